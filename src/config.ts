@@ -1,0 +1,173 @@
+import path from 'node:path';
+
+/** Parsed, validated, frozen runtime configuration. Built once per process by `loadConfig`. */
+export interface Config {
+  readonly host: string;
+  readonly port: number;
+  /** Absolute base URL that clients reach Podium at (links, tracker links). No trailing slash. */
+  readonly publicUrl: string;
+  /** PostgreSQL connection string; when absent the embedded PGlite database in `dataDir` is used. */
+  readonly databaseUrl: string | undefined;
+  readonly dataDir: string;
+  readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  readonly bodyLimitBytes: number;
+  readonly trustProxy: boolean;
+  /** Load the demo dataset when the database is empty (used by `npm start`). */
+  readonly demoOnEmpty: boolean;
+}
+
+type Parser<T> = (raw: string) => T;
+
+interface Setting<K extends keyof Config> {
+  key: K;
+  env: string;
+  description: string;
+  /** Secrets are only taken from the environment, never from flags, and never echoed back. */
+  secret?: boolean;
+  default: (partial: Partial<Config>) => Config[K];
+  parse: Parser<Config[K]>;
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+function int(min: number, max: number): Parser<number> {
+  return (raw) => {
+    if (!/^\d+$/.test(raw)) throw new Error(`must be an integer between ${min} and ${max}`);
+    const n = Number(raw);
+    if (n < min || n > max) throw new Error(`must be an integer between ${min} and ${max}`);
+    return n;
+  };
+}
+
+function bool(raw: string): boolean {
+  if (/^(1|true|yes|on)$/i.test(raw)) return true;
+  if (/^(0|false|no|off)$/i.test(raw)) return false;
+  throw new Error('must be true or false');
+}
+
+function httpUrl(raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new Error('must be an absolute http(s) URL');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('must be an http(s) URL');
+  if (url.search || url.hash) throw new Error('must not carry a query string or fragment');
+  return url.toString().replace(/\/+$/, '');
+}
+
+function postgresUrl(raw: string): string {
+  if (!/^postgres(ql)?:\/\//.test(raw)) throw new Error('must be a postgres:// or postgresql:// URL');
+  return raw;
+}
+
+/** Every setting Podium reads, in one table: the config reference in the docs is generated from it. */
+export const SETTINGS = [
+  {
+    key: 'host',
+    env: 'HOST',
+    description: 'Interface to listen on.',
+    default: () => '127.0.0.1',
+    parse: (raw: string) => raw,
+  } satisfies Setting<'host'>,
+  {
+    key: 'port',
+    env: 'PORT',
+    description: 'TCP port of the HTTP server.',
+    default: () => 3000,
+    parse: int(0, 65535),
+  } satisfies Setting<'port'>,
+  {
+    key: 'publicUrl',
+    env: 'PODIUM_PUBLIC_URL',
+    description: 'Public base URL (scheme, host, optional port) used in links and tracker links.',
+    default: (p: Partial<Config>) =>
+      `http://${p.host === '0.0.0.0' ? '127.0.0.1' : (p.host ?? '127.0.0.1')}:${p.port ?? 3000}`,
+    parse: httpUrl,
+  } satisfies Setting<'publicUrl'>,
+  {
+    key: 'databaseUrl',
+    env: 'DATABASE_URL',
+    description: 'PostgreSQL connection string. Unset: embedded PGlite in the data directory.',
+    secret: true,
+    default: () => undefined,
+    parse: postgresUrl,
+  } satisfies Setting<'databaseUrl'>,
+  {
+    key: 'dataDir',
+    env: 'PODIUM_DATA_DIR',
+    description: 'Directory of the embedded database (ignored with DATABASE_URL).',
+    default: () => path.resolve('data'),
+    parse: (raw: string) => path.resolve(raw),
+  } satisfies Setting<'dataDir'>,
+  {
+    key: 'logLevel',
+    env: 'LOG_LEVEL',
+    description: `Log level: ${LOG_LEVELS.join(', ')}.`,
+    default: () => 'info',
+    parse: (raw: string) => {
+      if (!(LOG_LEVELS as readonly string[]).includes(raw))
+        throw new Error(`must be one of ${LOG_LEVELS.join(', ')}`);
+      return raw as Config['logLevel'];
+    },
+  } satisfies Setting<'logLevel'>,
+  {
+    key: 'bodyLimitBytes',
+    env: 'PODIUM_BODY_LIMIT',
+    description: 'Largest accepted request body in bytes.',
+    default: () => 1024 * 1024,
+    parse: int(1024, 64 * 1024 * 1024),
+  } satisfies Setting<'bodyLimitBytes'>,
+  {
+    key: 'trustProxy',
+    env: 'PODIUM_TRUST_PROXY',
+    description: 'Trust X-Forwarded-* headers (set when running behind a reverse proxy).',
+    default: () => false,
+    parse: bool,
+  } satisfies Setting<'trustProxy'>,
+  {
+    key: 'demoOnEmpty',
+    env: 'PODIUM_DEMO',
+    description: 'Load the demo dataset into an empty database at start.',
+    default: () => false,
+    parse: bool,
+  } satisfies Setting<'demoOnEmpty'>,
+] as const;
+
+/** Raised when the environment or flags hold invalid values; lists every bad key at once. */
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n  ${problems.join('\n  ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/**
+ * Builds the frozen config from the environment, with `overrides` (already typed, e.g. from CLI
+ * flags or tests) taking precedence. Throws ConfigError naming every invalid key.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
+  const out: Partial<Record<keyof Config, unknown>> = {};
+  const problems: string[] = [];
+  for (const s of SETTINGS) {
+    if (s.key in overrides && overrides[s.key] !== undefined) {
+      out[s.key] = overrides[s.key];
+      continue;
+    }
+    const raw = env[s.env];
+    if (raw === undefined || raw === '') continue;
+    try {
+      out[s.key] = s.parse(raw);
+    } catch (err) {
+      problems.push(
+        `${s.env}: ${(err as Error).message}${'secret' in s && s.secret ? '' : ` (got ${JSON.stringify(raw)})`}`,
+      );
+    }
+  }
+  if (problems.length) throw new ConfigError(problems);
+  for (const s of SETTINGS) {
+    if (!(s.key in out)) out[s.key] = s.default(out as Partial<Config>);
+  }
+  return Object.freeze(out as unknown as Config);
+}

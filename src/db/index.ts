@@ -1,0 +1,151 @@
+import { mkdirSync } from 'node:fs';
+import { PGlite } from '@electric-sql/pglite';
+import pg from 'pg';
+
+/** Anything that runs SQL: the database itself or an open transaction. */
+export interface Queryable {
+  /** One parameterised statement; returns its rows. */
+  query<T = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<T[]>;
+  /** Several statements without parameters (migrations). */
+  exec(sql: string): Promise<void>;
+}
+
+export type Listener = (payload: string) => void;
+
+/** The database handle the app uses, the same on PGlite and on PostgreSQL. */
+export interface Db extends Queryable {
+  readonly kind: 'pglite' | 'postgres';
+  /** Runs `fn` in a transaction; rolls back when it throws. */
+  tx<T>(fn: (q: Queryable) => Promise<T>): Promise<T>;
+  /** Subscribes to a NOTIFY channel; resolves to an unsubscribe function. */
+  listen(channel: string, fn: Listener): Promise<() => Promise<void>>;
+  close(): Promise<void>;
+}
+
+export interface DbOptions {
+  /** PostgreSQL URL; when absent PGlite is used. */
+  url?: string | undefined;
+  /** PGlite data directory; `undefined` means in memory. */
+  dataDir?: string | undefined;
+  /** PostgreSQL only: schema to use as search_path (test isolation). */
+  schema?: string | undefined;
+  poolSize?: number;
+}
+
+// int8 (COUNT, bigint ids) as JS numbers: every id and count Podium handles stays below 2^53.
+pg.types.setTypeParser(20, (v) => Number.parseInt(v, 10));
+
+/** Opens the database named by the options. */
+export async function openDb(opts: DbOptions): Promise<Db> {
+  return opts.url ? openPostgres(opts) : openPglite(opts.dataDir);
+}
+
+async function openPglite(dataDir: string | undefined): Promise<Db> {
+  if (dataDir) mkdirSync(dataDir, { recursive: true });
+  const lite = new PGlite(dataDir);
+  await lite.waitReady;
+  const wrap = (q: Pick<PGlite, 'query' | 'exec'>): Queryable => ({
+    async query<T>(sql: string, params?: readonly unknown[]) {
+      const res = await q.query<T>(sql, params as unknown[] | undefined);
+      return res.rows;
+    },
+    async exec(sql: string) {
+      await q.exec(sql);
+    },
+  });
+  const base = wrap(lite);
+  return {
+    kind: 'pglite',
+    ...base,
+    tx: (fn) => lite.transaction((t) => fn(wrap(t))),
+    async listen(channel, fn) {
+      const unsub = await lite.listen(channel, fn);
+      return () => unsub();
+    },
+    close: () => lite.close(),
+  };
+}
+
+function quoteIdent(name: string): string {
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(name)) throw new Error(`invalid schema name ${name}`);
+  return `"${name}"`;
+}
+
+async function openPostgres(opts: DbOptions): Promise<Db> {
+  const clientConfig: pg.ClientConfig = { connectionString: opts.url };
+  if (opts.schema) {
+    const bootstrap = new pg.Client(clientConfig);
+    await bootstrap.connect();
+    try {
+      await bootstrap.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(opts.schema)}`);
+    } finally {
+      await bootstrap.end();
+    }
+    clientConfig.options = `-c search_path=${opts.schema}`;
+  }
+  const pool = new pg.Pool({ ...clientConfig, max: opts.poolSize ?? 10, idleTimeoutMillis: 30_000 });
+  // An idle client losing its connection must not crash the process; the pool replaces it.
+  pool.on('error', () => {});
+  await pool.query('SELECT 1');
+
+  const wrap = (q: pg.Pool | pg.PoolClient): Queryable => ({
+    async query<T>(sql: string, params?: readonly unknown[]) {
+      const res = await q.query(sql, params as unknown[] | undefined);
+      return res.rows as T[];
+    },
+    async exec(sql: string) {
+      await q.query(sql);
+    },
+  });
+
+  let listenClient: pg.Client | undefined;
+  const channels = new Map<string, Set<Listener>>();
+
+  async function listenConnection(): Promise<pg.Client> {
+    if (listenClient) return listenClient;
+    const c = new pg.Client(clientConfig);
+    c.on('error', () => {});
+    c.on('notification', (msg) => {
+      for (const fn of channels.get(msg.channel) ?? []) fn(msg.payload ?? '');
+    });
+    await c.connect();
+    listenClient = c;
+    return c;
+  }
+
+  return {
+    kind: 'postgres',
+    ...wrap(pool),
+    async tx(fn) {
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        const out = await fn(wrap(client));
+        await client.query('COMMIT');
+        return out;
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => {});
+        throw err;
+      } finally {
+        client.release();
+      }
+    },
+    async listen(channel, fn) {
+      const c = await listenConnection();
+      let set = channels.get(channel);
+      if (!set) {
+        set = new Set();
+        channels.set(channel, set);
+        await c.query(`LISTEN ${quoteIdent(channel)}`);
+      }
+      set.add(fn);
+      return async () => {
+        set.delete(fn);
+      };
+    },
+    async close() {
+      await listenClient?.end().catch(() => {});
+      await pool.end();
+    },
+  };
+}

@@ -1,0 +1,51 @@
+/**
+ * The one error catalog. Every error that reaches a client is an AppError with a stable
+ * snake_case `code`, an HTTP status and a human `message`; the error handler renders
+ * `{ code, message, details? }` at the root of the body.
+ */
+export const ERRORS = {
+  bad_request: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  method_not_allowed: 405,
+  conflict: 409,
+  payload_too_large: 413,
+  uri_too_long: 414,
+  unsupported_media_type: 415,
+  validation_failed: 422,
+  rate_limited: 429,
+  internal_error: 500,
+  service_unavailable: 503,
+} as const;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+export class AppError extends Error {
+  readonly status: number;
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details?: Record<string, unknown>,
+  ) {
+    super(message);
+    this.name = 'AppError';
+    this.status = ERRORS[code];
+  }
+
+  /** The public JSON body. */
+  toBody(): { code: string; message: string; details?: Record<string, unknown> } {
+    return this.details
+      ? { code: this.code, message: this.message, details: this.details }
+      : { code: this.code, message: this.message };
+  }
+}
+
+export const notFound = (what = 'Resource'): AppError => new AppError('not_found', `${what} not found`);
+
+/** A 422 naming the offending field; `field` is a dotted path such as `items.2.brandId`. */
+export const invalidField = (field: string, message: string): AppError =>
+  new AppError('validation_failed', `${field}: ${message}`, { field });
+
+export const conflict = (message: string, details?: Record<string, unknown>): AppError =>
+  new AppError('conflict', message, details);

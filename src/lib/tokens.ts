@@ -1,0 +1,32 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+
+/** Token kinds and their prefixes: the prefix tells a human (and a secret scanner) what a token is. */
+export const TOKEN_PREFIX = { site: 'pds_', admin: 'pda_' } as const;
+export type TokenKind = keyof typeof TOKEN_PREFIX;
+
+/** A new random token (256 bits, base64url) with its kind prefix. Shown once, stored only as a hash. */
+export function mintToken(kind: TokenKind): string {
+  return TOKEN_PREFIX[kind] + randomBytes(32).toString('base64url');
+}
+
+/** SHA-256 of a token, as stored at rest and used for lookup. */
+export function hashToken(token: string): Buffer {
+  return createHash('sha256').update(token, 'utf8').digest();
+}
+
+/** Constant-time equality of two hashes (or any equal-length byte strings). */
+export function sameBytes(a: Buffer | Uint8Array, b: Buffer | Uint8Array): boolean {
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/** The non-secret leading part of a token, safe to display in lists ("pds_AbC1…"). */
+export function tokenHint(token: string): string {
+  return `${token.slice(0, 8)}…`;
+}
+
+/** Reads a bearer token from an Authorization header value; undefined when absent or malformed. */
+export function parseBearer(header: string | undefined): string | undefined {
+  if (!header) return undefined;
+  const m = /^Bearer[ ]+([A-Za-z0-9._~+/=-]{1,512})[ ]*$/i.exec(header);
+  return m?.[1];
+}

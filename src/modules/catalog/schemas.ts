@@ -1,0 +1,218 @@
+import { type Static, Type as T, type TObject, type TProperties } from '@sinclair/typebox';
+import { SCOPES } from './scopes.ts';
+
+/** Request schemas of the editorial admin API. Unknown fields are rejected, not ignored. */
+
+const strict = { additionalProperties: false } as const;
+const Id = T.Integer({ minimum: 1, maximum: 2147483647 });
+const Name = T.String({ minLength: 1, maxLength: 200 });
+const ExternalId = T.String({ minLength: 1, maxLength: 100 });
+const Text = (max: number) => T.String({ maxLength: max });
+const List = (max = 100, item = T.String({ minLength: 1, maxLength: 100 })) =>
+  T.Array(item, { maxItems: max });
+const Url = T.String({ minLength: 1, maxLength: 2000, pattern: '^https?://[^\\s]+$' });
+const Slug = T.String({ minLength: 1, maxLength: 120, pattern: '^[a-z0-9]+(?:-[a-z0-9]+)*$' });
+const Decimal = T.Union([T.String({ pattern: '^(0|[1-9][0-9]{0,11})(\\.[0-9]{1,2})?$' }), T.Null()], {
+  description: 'decimal as a string ("12.5", "100.00"), or null',
+});
+const Currency = T.String({ pattern: '^[A-Z]{3}$' });
+const CountryCode = T.String({ pattern: '^[A-Z]{2}$' });
+const Geos = T.Object({ countries: List(300), markets: List(100) }, strict);
+const Timestamp = T.Union([T.String({ format: 'date-time' }), T.Null()]);
+
+/** All properties optional and at least one present (PATCH bodies). */
+const patchOf = <P extends TProperties>(s: TObject<P>) => T.Partial(s, { ...strict, minProperties: 1 });
+
+export const IdParams = T.Object({ id: Id });
+export const SubIdParams = T.Object({ id: Id, subId: Id });
+
+export const PageQuery = T.Object({
+  page: T.Optional(T.Integer({ minimum: 1, maximum: 1_000_000 })),
+  per_page: T.Optional(T.Integer({ minimum: 1, maximum: 100 })),
+});
+
+export const OwnerInput = T.Object(
+  { name: Name, externalId: T.Optional(T.Union([ExternalId, T.Null()])) },
+  strict,
+);
+export const OwnerPatch = patchOf(OwnerInput);
+
+export const SiteInput = T.Object(
+  {
+    domain: T.String({
+      minLength: 1,
+      maxLength: 253,
+      pattern: '^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\\.)+[a-z]{2,63}$',
+      description: 'lowercase host name, e.g. casino-guide.example',
+    }),
+    name: T.Optional(Text(200)),
+  },
+  strict,
+);
+export const SitePatch = patchOf(SiteInput);
+
+export const TokenInput = T.Object({ name: T.Optional(Text(200)) }, strict);
+
+export const AdminTokenInput = T.Object(
+  {
+    name: Name,
+    scopes: T.Array(T.Union(SCOPES.map((s) => T.Literal(s))), {
+      minItems: 1,
+      maxItems: SCOPES.length,
+      uniqueItems: true,
+    }),
+  },
+  strict,
+);
+
+export const NamedTypeInput = T.Object({ name: Name }, strict);
+
+export const TemplateInput = T.Object(
+  {
+    name: Name,
+    externalId: T.Optional(T.Union([ExternalId, T.Null()])),
+    productTypeId: Id,
+    classificationTypeId: Id,
+  },
+  strict,
+);
+export const TemplatePatch = patchOf(TemplateInput);
+
+export const BrandInput = T.Object(
+  {
+    externalId: ExternalId,
+    name: Name,
+    slug: Slug,
+    rating: T.Number({ minimum: 0, maximum: 10, multipleOf: 0.01 }),
+    logo: T.Object(
+      { rectangular: Url, square: Url, backgroundColor: T.String({ pattern: '^#[0-9A-Fa-f]{6}$' }) },
+      strict,
+    ),
+    licenses: T.Optional(List()),
+    paymentMethods: T.Optional(List()),
+    restrictedCountries: T.Optional(List(300)),
+    classificationTypes: T.Optional(List()),
+    languages: T.Optional(
+      T.Object(
+        {
+          website: List(50, T.String({ pattern: '^[a-z]{2,3}(-[A-Za-z]{2,4})?$' })),
+          support: List(50, T.String({ pattern: '^[a-z]{2,3}(-[A-Za-z]{2,4})?$' })),
+          livechat: List(50, T.String({ pattern: '^[a-z]{2,3}(-[A-Za-z]{2,4})?$' })),
+        },
+        strict,
+      ),
+    ),
+  },
+  strict,
+);
+export const BrandPatch = patchOf(BrandInput);
+
+export const TrackerInput = T.Object(
+  {
+    externalId: T.Optional(T.Union([ExternalId, T.Null()])),
+    campaignName: Name,
+    landingUrl: Url,
+    tcLink: T.Optional(T.Union([Url, T.Literal('')])),
+    pageType: T.Optional(T.String({ minLength: 1, maxLength: 20 })),
+    geos: T.Optional(Geos),
+  },
+  strict,
+);
+export const TrackerPatch = patchOf(TrackerInput);
+
+export const OfferInput = T.Object(
+  {
+    externalId: ExternalId,
+    brandId: Id,
+    offerTypeId: Id,
+    offerText: Text(2000),
+    currencies: T.Optional(T.Array(Currency, { maxItems: 50 })),
+    hasFreeSpins: T.Optional(T.Boolean()),
+    bonusWageringRequirement: T.Optional(T.Integer({ minimum: 0, maximum: 1000 })),
+    bonusExpiryDate: T.String({ format: 'date' }),
+    bonusCode: T.Optional(Text(100)),
+    minimumDeposit: T.Optional(T.Union([T.Integer({ minimum: 0, maximum: 1_000_000_000 }), T.Null()])),
+    freeTickets: T.Optional(T.Union([T.Integer({ minimum: 0, maximum: 1_000_000 }), T.Null()])),
+    maxBonusAmount: T.Optional(Decimal),
+    maxPayout: T.Optional(Decimal),
+    minimumOdds: T.Optional(Decimal),
+    freeBetValue: T.Optional(Decimal),
+    tournamentTicketValue: T.Optional(Decimal),
+    rakebackPercentage: T.Optional(Decimal),
+    isStickyBonus: T.Optional(T.Boolean()),
+    stakeReturned: T.Optional(T.Union([T.Boolean(), T.Null()])),
+    betType: T.Optional(T.Union([T.String({ minLength: 1, maxLength: 50 }), T.Null()])),
+    geos: T.Optional(Geos),
+    trackers: T.Optional(T.Array(TrackerInput, { maxItems: 50 })),
+  },
+  strict,
+);
+export const OfferPatch = patchOf(T.Omit(OfferInput, ['trackers']));
+
+export const GeoInput = T.Object(
+  {
+    type: T.Union([T.Literal('country'), T.Literal('market'), T.Literal('global')]),
+    code: T.String({ minLength: 2, maxLength: 32 }),
+    name: T.Optional(T.String({ minLength: 1, maxLength: 100 })),
+    coveredCountries: T.Optional(
+      T.Union([T.Array(CountryCode, { maxItems: 300, uniqueItems: true }), T.Null()]),
+    ),
+  },
+  strict,
+);
+
+export const ToplistInput = T.Object(
+  {
+    externalId: T.Optional(T.Union([ExternalId, T.Null()])),
+    siteId: Id,
+    templateId: Id,
+    ownerId: Id,
+    name: Name,
+    slug: Slug,
+    geo: GeoInput,
+    currentPeriod: T.Optional(Text(100)),
+    locked: T.Optional(T.Boolean()),
+    liveFrom: T.Optional(Timestamp),
+    liveUntil: T.Optional(Timestamp),
+  },
+  strict,
+);
+export const ToplistPatch = patchOf(T.Omit(ToplistInput, ['siteId']));
+
+export const ItemInput = T.Object(
+  {
+    id: T.Optional(Id),
+    position: T.Integer({ minimum: 1, maximum: 1000 }),
+    brandId: Id,
+    offerId: Id,
+    dealId: T.Optional(T.Integer({ minimum: 0, maximum: 2147483647 })),
+    isLocked: T.Optional(T.Boolean()),
+  },
+  strict,
+);
+export const ItemsInput = T.Object({ items: T.Array(ItemInput, { maxItems: 200 }) }, strict);
+
+export const PublishInput = T.Object(
+  { liveFrom: T.Optional(Timestamp), liveUntil: T.Optional(Timestamp) },
+  strict,
+);
+
+export const ToplistQuery = T.Object({
+  ...PageQuery.properties,
+  site_id: T.Optional(Id),
+  template_id: T.Optional(Id),
+  geo_type: T.Optional(T.Union([T.Literal('country'), T.Literal('market'), T.Literal('global')])),
+  geo_code: T.Optional(T.String({ minLength: 1, maxLength: 32 })),
+});
+
+export const OfferQuery = T.Object({ ...PageQuery.properties, brand_id: T.Optional(Id) });
+
+export type OwnerInputT = Static<typeof OwnerInput>;
+export type SiteInputT = Static<typeof SiteInput>;
+export type TemplateInputT = Static<typeof TemplateInput>;
+export type BrandInputT = Static<typeof BrandInput>;
+export type TrackerInputT = Static<typeof TrackerInput>;
+export type OfferInputT = Static<typeof OfferInput>;
+export type ToplistInputT = Static<typeof ToplistInput>;
+export type GeoInputT = Static<typeof GeoInput>;
+export type ItemInputT = Static<typeof ItemInput>;

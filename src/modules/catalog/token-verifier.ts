@@ -1,0 +1,79 @@
+import type { Change, ChangeBus } from '../../db/changes.ts';
+import { hashToken, sameBytes, TOKEN_PREFIX } from '../../lib/tokens.ts';
+import type { CatalogRepository } from './repository.ts';
+
+export interface SitePrincipal {
+  kind: 'site';
+  tokenId: number;
+  siteId: number;
+  domain: string;
+}
+
+export interface AdminPrincipal {
+  kind: 'admin';
+  tokenId: number;
+  scopes: readonly string[];
+}
+
+type Entry = { principal: SitePrincipal | AdminPrincipal | null; hash: Buffer };
+
+// Bounded so a flood of random tokens cannot grow memory without limit.
+const MAX_ENTRIES = 50_000;
+
+/**
+ * Resolves bearer tokens to principals. Results (also misses) are cached in memory and the
+ * whole cache is dropped on any token change, here at once and in other processes via NOTIFY,
+ * so a revoked token is refused by the next request.
+ */
+export class TokenVerifier {
+  private cache = new Map<string, Entry>();
+  private generation = 0;
+
+  constructor(
+    private readonly repo: CatalogRepository,
+    bus: ChangeBus,
+  ) {
+    bus.subscribe((c: Change) => {
+      if (c.kind === 'tokens' || c.kind === 'all') this.clear();
+    });
+  }
+
+  clear(): void {
+    this.generation++;
+    this.cache = new Map();
+  }
+
+  async verifySite(token: string): Promise<SitePrincipal | null> {
+    if (!token.startsWith(TOKEN_PREFIX.site)) return null;
+    const p = await this.resolve(token);
+    return p?.kind === 'site' ? p : null;
+  }
+
+  async verifyAdmin(token: string): Promise<AdminPrincipal | null> {
+    if (!token.startsWith(TOKEN_PREFIX.admin)) return null;
+    const p = await this.resolve(token);
+    return p?.kind === 'admin' ? p : null;
+  }
+
+  private async resolve(token: string): Promise<SitePrincipal | AdminPrincipal | null> {
+    const hash = hashToken(token);
+    const key = hash.toString('base64');
+    const hit = this.cache.get(key);
+    if (hit && sameBytes(hit.hash, hash)) return hit.principal;
+    const generation = this.generation;
+    const found = await this.repo.findLiveTokenByHash(hash);
+    let principal: SitePrincipal | AdminPrincipal | null = null;
+    if (found && sameBytes(found.tokenHash, hash)) {
+      principal =
+        found.kind === 'site'
+          ? { kind: 'site', tokenId: found.id, siteId: found.siteId!, domain: found.domain! }
+          : { kind: 'admin', tokenId: found.id, scopes: found.scopes! };
+    }
+    // A change that raced this lookup must not be overwritten by a stale answer.
+    if (generation === this.generation) {
+      if (this.cache.size >= MAX_ENTRIES) this.cache = new Map();
+      this.cache.set(key, { principal, hash });
+    }
+    return principal;
+  }
+}

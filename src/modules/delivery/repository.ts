@@ -1,0 +1,41 @@
+import type { Queryable } from '../../db/index.ts';
+
+export interface LiveEditionRow {
+  toplistId: number;
+  slug: string;
+  templateId: number;
+  geoType: string;
+  geoCode: string;
+  updatedAt: Date;
+  liveFrom: Date | null;
+  liveUntil: Date | null;
+  editionId: number;
+  document: string;
+}
+
+/** Read-path SQL: the live editions of one site, with the stored wire documents. */
+export class DeliveryRepository {
+  constructor(private readonly db: Queryable) {}
+
+  async liveEditions(siteId: number): Promise<LiveEditionRow[]> {
+    const rows = await this.db.query<Record<string, unknown>>(
+      `SELECT t.id, t.slug, t.template_id, t.geo_type, t.geo_code, t.updated_at, t.live_from, t.live_until,
+              e.id AS edition_id, e.document
+       FROM toplists t JOIN editions e ON e.id = t.live_edition_id
+       WHERE t.site_id = $1`,
+      [siteId],
+    );
+    return rows.map((r) => ({
+      toplistId: r.id as number,
+      slug: r.slug as string,
+      templateId: r.template_id as number,
+      geoType: r.geo_type as string,
+      geoCode: r.geo_code as string,
+      updatedAt: r.updated_at as Date,
+      liveFrom: r.live_from as Date | null,
+      liveUntil: r.live_until as Date | null,
+      editionId: r.edition_id as number,
+      document: r.document as string,
+    }));
+  }
+}

@@ -1,0 +1,77 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type as T } from '@sinclair/typebox';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Config } from '../../config.ts';
+import { invalidField, notFound } from '../../lib/errors.ts';
+import { DEFAULT_PER_PAGE } from '../../lib/paging.ts';
+import { requireSite } from '../../plugins/auth.ts';
+import type { CatalogService } from '../catalog/service.ts';
+import { toplistOpenApi } from './openapi.ts';
+import { ListQuerySchema } from './schemas.ts';
+import type { DeliveryService, Rendered } from './service.ts';
+
+/** Whether an If-None-Match header value matches a strong ETag (RFC 9110 §13.1.2). */
+export function etagMatches(header: string | undefined, etag: string): boolean {
+  if (!header) return false;
+  if (header.trim() === '*') return true;
+  return header.split(',').some((t) => t.trim().replace(/^W\//, '') === etag);
+}
+
+function send(request: FastifyRequest, reply: FastifyReply, r: Rendered): FastifyReply {
+  reply.header('etag', r.etag).header('cache-control', 'private').header('vary', 'Authorization');
+  if (etagMatches(request.headers['if-none-match'], r.etag)) return reply.status(304).send();
+  return reply.type('application/json; charset=utf-8').send(r.body);
+}
+
+/** The public read API, mounted under /api/v1. */
+export async function registerDelivery(
+  scope: FastifyInstance,
+  deps: { catalog: CatalogService; delivery: DeliveryService; config: Config },
+): Promise<void> {
+  const app = scope.withTypeProvider<TypeBoxTypeProvider>();
+  const { delivery } = deps;
+  const auth = { preHandler: requireSite(deps.catalog.tokens) };
+  const openapi = JSON.stringify(toplistOpenApi(deps.config.publicUrl));
+
+  app.get('/openapi.json', (_req, reply) => reply.type('application/json; charset=utf-8').send(openapi));
+
+  app.get('/toplists', { ...auth, schema: { querystring: ListQuerySchema } }, async (req, reply) => {
+    const q = req.query;
+    if ((q.geo_type === undefined) !== (q.geo_code === undefined)) {
+      throw invalidField(
+        q.geo_type === undefined ? 'geo_type' : 'geo_code',
+        'geo_type and geo_code must be given together',
+      );
+    }
+    const page = await delivery.list(req.site!.siteId, {
+      templateId: q.template_id,
+      geoType: q.geo_type,
+      geoCode: q.geo_code,
+      page: q.page ?? 1,
+      perPage: q.per_page ?? DEFAULT_PER_PAGE,
+    });
+    return send(req, reply, page);
+  });
+
+  app.get(
+    '/toplists/by-slug/:slug',
+    { ...auth, schema: { params: T.Object({ slug: T.String() }) } },
+    async (req, reply) => {
+      const found = await delivery.bySlug(req.site!.siteId, req.params.slug);
+      if (!found) throw notFound('Toplist');
+      return send(req, reply, found);
+    },
+  );
+
+  app.get(
+    '/toplists/:id',
+    { ...auth, schema: { params: T.Object({ id: T.String() }) } },
+    async (req, reply) => {
+      // A non-numeric or out-of-range id names no toplist: 404, like any other unknown id.
+      const id = /^[1-9][0-9]{0,9}$/.test(req.params.id) ? Number(req.params.id) : Number.NaN;
+      const found = Number.isNaN(id) ? undefined : await delivery.byId(req.site!.siteId, id);
+      if (!found) throw notFound('Toplist');
+      return send(req, reply, found);
+    },
+  );
+}

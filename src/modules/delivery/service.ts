@@ -1,0 +1,199 @@
+import { createHash } from 'node:crypto';
+import type { ChangeBus } from '../../db/changes.ts';
+import type { Db } from '../../db/index.ts';
+import { pageMeta } from '../../lib/paging.ts';
+import { DeliveryRepository } from './repository.ts';
+
+/** One live edition of a site, held in memory with its stored wire bytes. */
+interface LiveEntry {
+  id: number;
+  slug: string;
+  templateId: number;
+  geoType: string;
+  geoCode: string;
+  updatedAtMs: number;
+  liveFromMs: number | null;
+  liveUntilMs: number | null;
+  editionId: number;
+  doc: Buffer;
+  etag: string;
+}
+
+/** A site's live editions, newest-updated first (`updated_at DESC, id DESC`). */
+interface SiteSet {
+  ordered: LiveEntry[];
+  byId: Map<number, LiveEntry>;
+  bySlug: Map<string, LiveEntry>;
+}
+
+export interface Rendered {
+  body: Buffer;
+  etag: string;
+}
+
+export interface ListParams {
+  templateId?: number | undefined;
+  geoType?: string | undefined;
+  geoCode?: string | undefined;
+  page: number;
+  perPage: number;
+}
+
+const DATA_OPEN = Buffer.from('{"data":');
+const LIST_OPEN = Buffer.from('{"data":[');
+const COMMA = Buffer.from(',');
+const CLOSE = Buffer.from('}');
+
+const strongTag = (parts: string) => `"${createHash('sha1').update(parts).digest('base64url').slice(0, 22)}"`;
+
+/**
+ * The read path. Serves the wire bytes stored at publish time, from a per-site in-memory set of
+ * live editions. The set is loaded on first use and dropped when the site changes (publish,
+ * unpublish, window edits) in this or any other process; publish windows are evaluated per
+ * request against the clock.
+ */
+export class DeliveryService {
+  private readonly repo: DeliveryRepository;
+  private readonly sets = new Map<number, Promise<SiteSet>>();
+  private readonly generations = new Map<number, number>();
+  private stats = { hits: 0, misses: 0 };
+
+  constructor(
+    db: Db,
+    bus: ChangeBus,
+    private readonly now: () => Date,
+    private readonly listUrl: string,
+  ) {
+    this.repo = new DeliveryRepository(db);
+    bus.subscribe((c) => {
+      if (c.kind === 'site') this.invalidate(c.siteId);
+      else if (c.kind === 'all') this.invalidateAll();
+    });
+  }
+
+  /** Cache hit/miss counters (for metrics). */
+  cacheStats(): { hits: number; misses: number } {
+    return { ...this.stats };
+  }
+
+  invalidate(siteId: number): void {
+    this.generations.set(siteId, (this.generations.get(siteId) ?? 0) + 1);
+    this.sets.delete(siteId);
+  }
+
+  invalidateAll(): void {
+    for (const siteId of this.sets.keys()) this.invalidate(siteId);
+  }
+
+  private siteSet(siteId: number): Promise<SiteSet> {
+    const cached = this.sets.get(siteId);
+    if (cached) {
+      this.stats.hits++;
+      return cached;
+    }
+    this.stats.misses++;
+    const generation = this.generations.get(siteId) ?? 0;
+    const loading = this.load(siteId);
+    this.sets.set(siteId, loading);
+    loading.then(
+      () => {
+        // An invalidation during the load means these rows may be stale: do not keep them.
+        if ((this.generations.get(siteId) ?? 0) !== generation && this.sets.get(siteId) === loading)
+          this.sets.delete(siteId);
+      },
+      () => {
+        if (this.sets.get(siteId) === loading) this.sets.delete(siteId);
+      },
+    );
+    return loading;
+  }
+
+  private async load(siteId: number): Promise<SiteSet> {
+    const rows = await this.repo.liveEditions(siteId);
+    const ordered = rows
+      .map(
+        (r): LiveEntry => ({
+          id: r.toplistId,
+          slug: r.slug,
+          templateId: r.templateId,
+          geoType: r.geoType,
+          geoCode: r.geoCode,
+          updatedAtMs: r.updatedAt.getTime(),
+          liveFromMs: r.liveFrom ? r.liveFrom.getTime() : null,
+          liveUntilMs: r.liveUntil ? r.liveUntil.getTime() : null,
+          editionId: r.editionId,
+          doc: Buffer.from(r.document, 'utf8'),
+          etag: `"t${r.toplistId}e${r.editionId}"`,
+        }),
+      )
+      .sort((a, b) => b.updatedAtMs - a.updatedAtMs || b.id - a.id);
+    return {
+      ordered,
+      byId: new Map(ordered.map((e) => [e.id, e])),
+      bySlug: new Map(ordered.map((e) => [e.slug, e])),
+    };
+  }
+
+  private visible(e: LiveEntry, nowMs: number): boolean {
+    return (
+      (e.liveFromMs === null || e.liveFromMs <= nowMs) && (e.liveUntilMs === null || nowMs < e.liveUntilMs)
+    );
+  }
+
+  private single(e: LiveEntry | undefined): Rendered | undefined {
+    if (!e || !this.visible(e, this.now().getTime())) return undefined;
+    return { body: Buffer.concat([DATA_OPEN, e.doc, CLOSE]), etag: e.etag };
+  }
+
+  async byId(siteId: number, id: number): Promise<Rendered | undefined> {
+    return this.single((await this.siteSet(siteId)).byId.get(id));
+  }
+
+  async bySlug(siteId: number, slug: string): Promise<Rendered | undefined> {
+    return this.single((await this.siteSet(siteId)).bySlug.get(slug));
+  }
+
+  /** One page of the site's visible toplists with `links` and `meta`. */
+  async list(siteId: number, p: ListParams): Promise<Rendered> {
+    const set = await this.siteSet(siteId);
+    const nowMs = this.now().getTime();
+    const code = p.geoCode?.toUpperCase();
+    const matching = set.ordered.filter(
+      (e) =>
+        this.visible(e, nowMs) &&
+        (p.templateId === undefined || e.templateId === p.templateId) &&
+        (p.geoType === undefined || (e.geoType === p.geoType && e.geoCode === code)),
+    );
+    const meta = pageMeta(matching.length, p.page, p.perPage);
+    const start = (p.page - 1) * p.perPage;
+    const onPage = matching.slice(start, start + p.perPage);
+    const links = this.links(p, meta.last_page);
+    const tail = Buffer.from(`],"links":${JSON.stringify(links)},"meta":${JSON.stringify(meta)}}`);
+    const parts: Buffer[] = [LIST_OPEN];
+    onPage.forEach((e, i) => {
+      if (i) parts.push(COMMA);
+      parts.push(e.doc);
+    });
+    parts.push(tail);
+    const etag = strongTag(`${onPage.map((e) => e.editionId).join('.')}|${tail.toString('latin1')}`);
+    return { body: Buffer.concat(parts), etag };
+  }
+
+  private links(p: ListParams, lastPage: number) {
+    const url = (page: number) => {
+      const q = new URLSearchParams();
+      if (p.templateId !== undefined) q.set('template_id', String(p.templateId));
+      if (p.geoType !== undefined) q.set('geo_type', p.geoType);
+      if (p.geoCode !== undefined) q.set('geo_code', p.geoCode.toUpperCase());
+      q.set('per_page', String(p.perPage));
+      q.set('page', String(page));
+      return `${this.listUrl}?${q}`;
+    };
+    return {
+      first: url(1),
+      last: url(lastPage),
+      prev: p.page > 1 ? url(Math.min(p.page - 1, lastPage)) : null,
+      next: p.page < lastPage ? url(p.page + 1) : null,
+    };
+  }
+}

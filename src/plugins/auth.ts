@@ -1,0 +1,47 @@
+import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
+import { AppError } from '../lib/errors.ts';
+import { parseBearer } from '../lib/tokens.ts';
+import { hasScope, type Scope } from '../modules/catalog/scopes.ts';
+import type { AdminPrincipal, SitePrincipal, TokenVerifier } from '../modules/catalog/token-verifier.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    site?: SitePrincipal;
+    admin?: AdminPrincipal;
+  }
+}
+
+const unauthorized = (reply: FastifyReply, message: string): AppError => {
+  reply.header('www-authenticate', 'Bearer realm="podium", error="invalid_token"');
+  return new AppError('unauthorized', message);
+};
+
+function bearerOf(request: FastifyRequest, reply: FastifyReply): string {
+  const token = parseBearer(request.headers.authorization);
+  if (!token) {
+    reply.header('www-authenticate', 'Bearer realm="podium"');
+    throw new AppError('unauthorized', 'Missing bearer token: send Authorization: Bearer <token>');
+  }
+  return token;
+}
+
+/** preHandler: requires a live site read token (`pds_…`) and sets `request.site`. */
+export function requireSite(verifier: TokenVerifier): preHandlerAsyncHookHandler {
+  return async (request, reply) => {
+    const site = await verifier.verifySite(bearerOf(request, reply));
+    if (!site) throw unauthorized(reply, 'Invalid or revoked site token');
+    request.site = site;
+  };
+}
+
+/** preHandler: requires a live admin token (`pda_…`) holding `scope`; sets `request.admin`. */
+export function requireAdmin(verifier: TokenVerifier, scope: Scope): preHandlerAsyncHookHandler {
+  return async (request, reply) => {
+    const admin = await verifier.verifyAdmin(bearerOf(request, reply));
+    if (!admin) throw unauthorized(reply, 'Invalid or revoked admin token');
+    if (!hasScope(admin.scopes, scope)) {
+      throw new AppError('forbidden', `This token lacks the ${scope} scope`, { requiredScope: scope });
+    }
+    request.admin = admin;
+  };
+}

@@ -1,0 +1,101 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError } from '../lib/errors.ts';
+
+interface AjvIssue {
+  instancePath: string;
+  keyword: string;
+  message?: string;
+  params: Record<string, unknown>;
+}
+
+/** Turns an AJV issue into a dotted field path (`query.per_page`, `body.items.0.brandId`). */
+function fieldOf(context: string | undefined, issue: AjvIssue): string {
+  const parts = issue.instancePath.split('/').filter(Boolean);
+  if (issue.keyword === 'required' && typeof issue.params.missingProperty === 'string') {
+    parts.push(issue.params.missingProperty);
+  }
+  if (issue.keyword === 'additionalProperties' && typeof issue.params.additionalProperty === 'string') {
+    parts.push(issue.params.additionalProperty);
+  }
+  const path = parts.join('.');
+  if (context === 'querystring' || context === 'params') return path || context;
+  return path || 'body';
+}
+
+function describe(issue: AjvIssue): string {
+  switch (issue.keyword) {
+    case 'required':
+      return 'is required';
+    case 'additionalProperties':
+      return 'is not an accepted field';
+    case 'type':
+      return `must be of type ${String(issue.params.type)}`;
+    default:
+      return issue.message ?? 'is invalid';
+  }
+}
+
+/** Maps a Fastify/AJV validation failure to a 422 naming the first offending field. */
+export function validationError(context: string | undefined, issues: AjvIssue[]): AppError {
+  const first = issues[0];
+  if (!first) return new AppError('validation_failed', 'Request is invalid');
+  const field = fieldOf(context, first);
+  const errors = issues.slice(0, 20).map((i) => ({ field: fieldOf(context, i), message: describe(i) }));
+  return new AppError('validation_failed', `${field} ${describe(first)}`, { field, errors });
+}
+
+const BY_STATUS: Record<number, AppError['code']> = {
+  400: 'bad_request',
+  401: 'unauthorized',
+  403: 'forbidden',
+  404: 'not_found',
+  405: 'method_not_allowed',
+  409: 'conflict',
+  413: 'payload_too_large',
+  414: 'uri_too_long',
+  415: 'unsupported_media_type',
+  422: 'validation_failed',
+  429: 'rate_limited',
+  503: 'service_unavailable',
+};
+
+/** Fastify's `frameworkErrors` option: router-level failures (bad URL encoding, over-long parameter) in our body shape. */
+export function frameworkErrors(err: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
+  const code = (err.statusCode && BY_STATUS[err.statusCode]) || 'bad_request';
+  const out = new AppError(code, err.message);
+  reply.status(out.status).type('application/json; charset=utf-8').send(out.toBody());
+}
+
+/** Renders every error as `{code, message, details?}`; never a stack trace or internal text. */
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((err: FastifyError & { validationContext?: string }, request, reply) => {
+    let out: AppError;
+    if (err instanceof AppError) {
+      out = err;
+    } else if (err.validation) {
+      out = validationError(err.validationContext, err.validation as AjvIssue[]);
+    } else if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500 && BY_STATUS[err.statusCode]) {
+      // Fastify's own client errors (bad JSON, body too large, bad content type): their messages are safe.
+      out = new AppError(BY_STATUS[err.statusCode]!, err.message);
+    } else {
+      request.log.error({ err }, 'unhandled error');
+      out = new AppError('internal_error', 'Internal server error');
+    }
+    if (out.status === 401 && !reply.hasHeader('www-authenticate')) {
+      reply.header('www-authenticate', 'Bearer');
+    }
+    reply.status(out.status).type('application/json; charset=utf-8').send(out.toBody());
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    reply
+      .status(404)
+      .type('application/json; charset=utf-8')
+      .send(
+        new AppError(
+          'not_found',
+          `No route for ${request.method} ${request.url.split('?')[0]?.slice(0, 200)}`,
+        ).toBody(),
+      );
+  });
+}

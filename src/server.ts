@@ -1,0 +1,67 @@
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from './app.ts';
+import type { Config } from './config.ts';
+import { ChangeBus } from './db/changes.ts';
+import { type Db, openDb } from './db/index.ts';
+import { migrate } from './db/migrate.ts';
+
+export interface RunningServer {
+  app: FastifyInstance;
+  db: Db;
+  /** The address actually bound (port 0 picks a free one). */
+  url: string;
+  /** Stops accepting, drains in-flight work, closes the database. Safe to call twice. */
+  close(): Promise<void>;
+}
+
+/** Opens (and migrates) the configured database. */
+export async function openConfiguredDb(config: Config, log: (msg: string) => void = () => {}): Promise<Db> {
+  const db = await openDb({ url: config.databaseUrl, dataDir: config.dataDir });
+  await migrate(db, log);
+  return db;
+}
+
+/** Starts the whole service: database, migrations, change bus, HTTP listener. */
+export async function startServer(config: Config, opts: { db?: Db } = {}): Promise<RunningServer> {
+  const db = opts.db ?? (await openConfiguredDb(config));
+  const bus = new ChangeBus(db);
+  await bus.start();
+  const app = await buildApp({ config, db, bus });
+  const address = await app.listen({ host: config.host, port: config.port });
+  let closing: Promise<void> | undefined;
+  return {
+    app,
+    db,
+    url: address,
+    close() {
+      closing ??= (async () => {
+        await app.close();
+        await bus.stop();
+        await db.close();
+      })();
+      return closing;
+    },
+  };
+}
+
+/** SIGTERM/SIGINT drain and close; a second signal exits at once. */
+export function installShutdown(server: RunningServer, log: (msg: string) => void): void {
+  let signalled = false;
+  const onSignal = (sig: NodeJS.Signals) => {
+    if (signalled) {
+      log(`${sig} again: exiting now`);
+      process.exit(1);
+    }
+    signalled = true;
+    log(`${sig}: draining and shutting down`);
+    server.close().then(
+      () => process.exit(0),
+      (err) => {
+        log(`shutdown failed: ${(err as Error).message}`);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+}

@@ -1,0 +1,57 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ChangeBus } from '../src/db/changes.ts';
+import { listMigrations, migrate, pendingMigrations } from '../src/db/migrate.ts';
+import { DB_KIND, type TestDb, testDb } from './helpers.ts';
+
+describe(`database (${DB_KIND})`, () => {
+  let t: TestDb;
+  beforeAll(async () => {
+    t = await testDb();
+  });
+  afterAll(() => t.close());
+
+  it('applies every migration once and is idempotent', async () => {
+    expect(await pendingMigrations(t.db)).toEqual([]);
+    expect(await migrate(t.db)).toEqual([]);
+    const rows = await t.db.query<{ version: string }>(
+      'SELECT version FROM schema_migrations ORDER BY version',
+    );
+    expect(rows.map((r) => r.version)).toEqual(listMigrations().map((m) => m.version));
+  });
+
+  it('rolls a failed transaction back completely', async () => {
+    await expect(
+      t.db.tx(async (q) => {
+        await q.query("INSERT INTO owners (name) VALUES ('half-written')");
+        throw new Error('boom');
+      }),
+    ).rejects.toThrow('boom');
+    const rows = await t.db.query("SELECT 1 FROM owners WHERE name = 'half-written'");
+    expect(rows).toHaveLength(0);
+  });
+
+  it('returns numerics as exact strings and counts as numbers', async () => {
+    const [row] = await t.db.query<{ n: string; c: number }>(
+      'SELECT 1234567890.10::numeric(14,2) AS n, count(*) AS c FROM owners',
+    );
+    expect(row).toEqual({ n: '1234567890.10', c: 0 });
+  });
+
+  it('delivers change notifications to this process at once and through NOTIFY', async () => {
+    const bus = new ChangeBus(t.db);
+    await bus.start();
+    const seen: unknown[] = [];
+    bus.subscribe((c) => seen.push(c));
+    const published = bus.publish({ kind: 'site', siteId: 7 });
+    expect(seen).toEqual([{ kind: 'site', siteId: 7 }]);
+    await published;
+    // The NOTIFY round trip brings it back a second time (other processes see it this way).
+    await expect
+      .poll(() => seen, { timeout: 5000 })
+      .toEqual([
+        { kind: 'site', siteId: 7 },
+        { kind: 'site', siteId: 7 },
+      ]);
+    await bus.stop();
+  });
+});

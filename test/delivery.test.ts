@@ -1,0 +1,347 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type DemoTokens, loadDemo } from '../src/modules/catalog/demo.ts';
+import { expectContract } from './contract.ts';
+import { DB_KIND, type TestApp, testApp } from './helpers.ts';
+
+interface WireToplist {
+  id: number;
+  slug: string;
+  version: string;
+  updatedAt: string;
+  geo: { geo_type: string; code: string; coveredCountries: string[] | null };
+  template: { id: number };
+  items: unknown[];
+}
+
+describe(`toplist delivery API (${DB_KIND})`, () => {
+  let t: TestApp;
+  let demo: DemoTokens;
+  let site1: string;
+  let site2: string;
+
+  const get = (url: string, token?: string, headers: Record<string, string> = {}) =>
+    t.app.inject({
+      method: 'GET',
+      url,
+      headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers },
+    });
+  const admin = async (
+    method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE',
+    url: string,
+    payload?: unknown,
+  ) => {
+    const res = await t.app.inject({
+      method,
+      url: `/api/admin/v1${url}`,
+      headers: { authorization: `Bearer ${demo.adminToken}` },
+      payload: payload as object,
+    });
+    return { status: res.statusCode, body: res.json() };
+  };
+  const casinoTemplateId = async () =>
+    (await get('/api/v1/toplists/by-slug/best-casinos-row', site1)).json().data.template.id as number;
+
+  beforeAll(async () => {
+    t = await testApp();
+    demo = await loadDemo(t.app.services.catalog);
+    site1 = demo.siteTokens[0]!.token;
+    site2 = demo.siteTokens[1]!.token;
+  });
+  afterAll(() => t.close());
+
+  describe('list', () => {
+    it('serves the first page with the spec envelope and cache headers', async () => {
+      const res = await get('/api/v1/toplists', site1);
+      expect(res.statusCode).toBe(200);
+      expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+      expect(res.headers['cache-control']).toBe('private');
+      expect(res.headers.vary).toBe('Authorization');
+      expect(res.headers.etag).toMatch(/^"[^"]+"$/);
+      const body = res.json();
+      expectContract('list', body);
+      expect(body.meta).toMatchObject({
+        current_page: 1,
+        per_page: 15,
+        total: 130,
+        last_page: 9,
+        from: 1,
+        to: 15,
+      });
+      expect(body.links.prev).toBeNull();
+      expect(body.links.next).toBe('https://podium.test/api/v1/toplists?per_page=15&page=2');
+      expect(body.data).toHaveLength(15);
+    });
+
+    it('orders by updatedAt desc then id desc, also across pages', async () => {
+      const all: WireToplist[] = [];
+      for (let page = 1; page <= 2; page++)
+        all.push(...(await get(`/api/v1/toplists?per_page=100&page=${page}`, site1)).json().data);
+      const sorted = [...all].sort(
+        (a, b) => Date.parse(b.updatedAt) - Date.parse(a.updatedAt) || b.id - a.id,
+      );
+      expect(all.map((x) => x.id)).toEqual(sorted.map((x) => x.id));
+    });
+
+    it.each([15, 100])(
+      'walks the 129-member geo family with per_page=%i, every member exactly once',
+      async (perPage) => {
+        const templateId = await casinoTemplateId();
+        const seen: number[] = [];
+        let page = 1;
+        let lastPage = Number.POSITIVE_INFINITY;
+        for (let guard = 0; page <= lastPage && guard < 50; guard++, page++) {
+          const res = await get(
+            `/api/v1/toplists?template_id=${templateId}&per_page=${perPage}&page=${page}`,
+            site1,
+          );
+          expect(res.statusCode).toBe(200);
+          const body = res.json();
+          expectContract('list', body);
+          lastPage = body.meta.last_page;
+          expect(body.meta.total).toBe(129);
+          expect(body.links.next === null).toBe(page === lastPage);
+          if (body.links.next) expect(body.links.next).toContain(`template_id=${templateId}`);
+          seen.push(...body.data.map((x: WireToplist) => x.id));
+        }
+        expect(lastPage).toBe(Math.ceil(129 / perPage));
+        expect(seen).toHaveLength(129);
+        expect(new Set(seen).size).toBe(129);
+        // The family carries the three geo kinds, with markets holding uppercase covered countries.
+        const rows = (
+          await get(`/api/v1/toplists?template_id=${templateId}&geo_type=market&geo_code=NORDICS`, site1)
+        ).json().data;
+        expect(rows).toHaveLength(1);
+        expect(rows[0].geo).toEqual({
+          geo_type: 'market',
+          name: 'Nordics',
+          code: 'NORDICS',
+          coveredCountries: ['SE', 'NO', 'DK', 'FI', 'IS'],
+        });
+      },
+    );
+
+    it('filters one geo variant; geo_code is matched case-insensitively', async () => {
+      const res = await get('/api/v1/toplists?geo_type=country&geo_code=de', site1);
+      const body = res.json();
+      expect(body.meta.total).toBe(1);
+      expect(body.data[0].geo).toMatchObject({ geo_type: 'country', code: 'DE', coveredCountries: null });
+      const global = (await get('/api/v1/toplists?geo_type=global&geo_code=ROW', site1)).json();
+      expect(global.data.map((x: WireToplist) => x.slug).sort()).toEqual([
+        'best-casinos-row',
+        'casino-bonuses',
+      ]);
+    });
+
+    it('a page past the end is empty, with a correct last_page and no next link', async () => {
+      const body = (await get('/api/v1/toplists?page=50', site1)).json();
+      expectContract('list', body);
+      expect(body.data).toEqual([]);
+      expect(body.meta).toMatchObject({ current_page: 50, last_page: 9, from: null, to: null });
+      expect(body.links.next).toBeNull();
+    });
+  });
+
+  describe('single toplist', () => {
+    it('by slug and by id return {data} only, validating against the contract', async () => {
+      const bySlug = await get('/api/v1/toplists/by-slug/best-casinos-se', site1);
+      expect(bySlug.statusCode).toBe(200);
+      const body = bySlug.json();
+      expectContract('single', body);
+      expect(Object.keys(body)).toEqual(['data']);
+      const byId = await get(`/api/v1/toplists/${body.data.id}`, site1);
+      expect(byId.body).toBe(bySlug.body);
+      expect(byId.headers.etag).toBe(bySlug.headers.etag);
+      expect(body.data.items).toHaveLength(10);
+      const tracker = body.data.items[0].offer.trackers[0];
+      expect(tracker.trackerLink).toMatch(/^https:\/\/podium\.test\/go\/[A-Za-z0-9_-]{12}$/);
+    });
+
+    it('serves a published toplist with zero items as items: []', async () => {
+      const body = (await get('/api/v1/toplists/by-slug/casino-bonuses', site1)).json();
+      expectContract('single', body);
+      expect(body.data.items).toEqual([]);
+    });
+
+    it('never serves an unpublished toplist', async () => {
+      expect((await get('/api/v1/toplists/by-slug/casino-bonuses-se', site1)).statusCode).toBe(404);
+      const draft = (
+        await admin('GET', '/toplists?site_id=1&geo_type=country&geo_code=SE&per_page=100')
+      ).body.data.find((x: { slug: string }) => x.slug === 'casino-bonuses-se');
+      expect(draft.liveVersion).toBeNull();
+      const res = await get(`/api/v1/toplists/${draft.id}`, site1);
+      expect(res.statusCode).toBe(404);
+      expect(res.json()).toEqual({ code: 'not_found', message: 'Toplist not found' });
+      const listed = (await get('/api/v1/toplists?per_page=100&page=1', site1))
+        .json()
+        .data.concat((await get('/api/v1/toplists?per_page=100&page=2', site1)).json().data);
+      expect(listed.some((x: WireToplist) => x.id === draft.id)).toBe(false);
+    });
+  });
+
+  describe('site isolation and tokens', () => {
+    it("a site never sees another site's toplists, by list, slug or id", async () => {
+      const mine = (await get('/api/v1/toplists/by-slug/best-casinos-se', site1)).json().data;
+      expect((await get('/api/v1/toplists/by-slug/best-casinos-se', site2)).statusCode).toBe(404);
+      expect((await get(`/api/v1/toplists/${mine.id}`, site2)).statusCode).toBe(404);
+      const list = (await get('/api/v1/toplists?per_page=100', site2)).json();
+      expect(list.meta.total).toBe(3);
+      expect(list.data.every((x: { site: { id: number } }) => x.site.id === 2)).toBe(true);
+    });
+
+    it('answers 401 with WWW-Authenticate for a missing, malformed, unknown or wrong-kind token', async () => {
+      for (const headers of [
+        {},
+        { authorization: 'Basic dXNlcjpwYXNz' },
+        { authorization: 'Bearer' },
+        { authorization: 'Bearer pds_unknown' },
+        { authorization: `Bearer ${demo.adminToken}` },
+        { authorization: `Bearer ${site1}x` },
+      ]) {
+        const res = await t.app.inject({ url: '/api/v1/toplists', headers });
+        expect(res.statusCode).toBe(401);
+        expect(res.headers['www-authenticate']).toMatch(/^Bearer/);
+        expectContract('error', res.json());
+        expect(res.json().code).toBe('unauthorized');
+      }
+    });
+
+    it('refuses a revoked token at once while another token of the site keeps working', async () => {
+      const a = (await admin('POST', '/sites/1/tokens', { name: 'rotation A' })).body.data;
+      const b = (await admin('POST', '/sites/1/tokens', { name: 'rotation B' })).body.data;
+      expect((await get('/api/v1/toplists', a.token)).statusCode).toBe(200);
+      expect((await admin('DELETE', `/sites/1/tokens/${a.id}`)).status).toBe(200);
+      expect((await get('/api/v1/toplists', a.token)).statusCode).toBe(401);
+      expect((await get('/api/v1/toplists', b.token)).statusCode).toBe(200);
+    });
+  });
+
+  describe('publishing and caching', () => {
+    it('answers 304 to a matching If-None-Match and a new ETag after a publish', async () => {
+      const first = await get('/api/v1/toplists/by-slug/best-casinos-fi', site1);
+      const etag = first.headers.etag as string;
+      const again = await get('/api/v1/toplists/by-slug/best-casinos-fi', site1, { 'if-none-match': etag });
+      expect(again.statusCode).toBe(304);
+      expect(again.body).toBe('');
+      expect(again.headers.etag).toBe(etag);
+      const listEtag = (await get('/api/v1/toplists', site1)).headers.etag as string;
+      expect(
+        (await get('/api/v1/toplists', site1, { 'if-none-match': `"other", ${listEtag}` })).statusCode,
+      ).toBe(304);
+
+      t.clock.now = new Date(t.clock.now.getTime() + 60_000);
+      const id = first.json().data.id;
+      const published = await admin('POST', `/toplists/${id}/publish`);
+      expect(published.status).toBe(200);
+      expect(published.body.version).toBe('2');
+      const after = await get('/api/v1/toplists/by-slug/best-casinos-fi', site1, { 'if-none-match': etag });
+      expect(after.statusCode).toBe(200);
+      expect(after.json().data.version).toBe('2');
+      expect(after.json().data.updatedAt).toBe(`${new Date(t.clock.now).toISOString().slice(0, 19)}+00:00`);
+      // The newest publish moves to the top of the list.
+      expect((await get('/api/v1/toplists?per_page=1', site1)).json().data[0].id).toBe(id);
+      expect((await get('/api/v1/toplists', site1, { 'if-none-match': listEtag })).statusCode).toBe(200);
+    });
+
+    it('unpublish removes the toplist at once; republish brings a new version', async () => {
+      const id = (await get('/api/v1/toplists/by-slug/best-casinos-no', site1)).json().data.id;
+      expect((await admin('POST', `/toplists/${id}/unpublish`)).status).toBe(200);
+      expect((await get(`/api/v1/toplists/${id}`, site1)).statusCode).toBe(404);
+      const templateId = await casinoTemplateId();
+      expect((await get(`/api/v1/toplists?template_id=${templateId}`, site1)).json().meta.total).toBe(128);
+      await admin('POST', `/toplists/${id}/publish`);
+      const back = await get(`/api/v1/toplists/${id}`, site1);
+      expect(back.json().data.version).toBe('2');
+    });
+
+    it('honours the live_from / live_until window at read time', async () => {
+      const id = (await get('/api/v1/toplists/by-slug/best-casinos-dk', site1)).json().data.id;
+      const now = t.clock.now.getTime();
+      const inAnHour = new Date(now + 3_600_000).toISOString();
+      const inTwoHours = new Date(now + 7_200_000).toISOString();
+      expect(
+        (await admin('PATCH', `/toplists/${id}`, { liveFrom: inAnHour, liveUntil: inTwoHours })).status,
+      ).toBe(200);
+      expect((await get(`/api/v1/toplists/${id}`, site1)).statusCode).toBe(404);
+      expect((await get('/api/v1/toplists/by-slug/best-casinos-dk', site1)).statusCode).toBe(404);
+      t.clock.now = new Date(now + 5_400_000);
+      expect((await get(`/api/v1/toplists/${id}`, site1)).statusCode).toBe(200);
+      t.clock.now = new Date(now + 7_200_000);
+      expect((await get(`/api/v1/toplists/${id}`, site1)).statusCode).toBe(404);
+      const list = (await get('/api/v1/toplists?geo_type=country&geo_code=DK', site1)).json();
+      expect(list.meta.total).toBe(0);
+      t.clock.now = new Date(now);
+      await admin('PATCH', `/toplists/${id}`, { liveFrom: null, liveUntil: null });
+      expect((await get(`/api/v1/toplists/${id}`, site1)).statusCode).toBe(200);
+    });
+  });
+
+  describe('hostile input', () => {
+    it.each([
+      ['page=abc', 'page'],
+      ['page=0', 'page'],
+      ['page=-1', 'page'],
+      ['page=1.5', 'page'],
+      ['page=99999999999999999999', 'page'],
+      ['page=1&page=2', 'page'],
+      ['per_page=0', 'per_page'],
+      ['per_page=101', 'per_page'],
+      ['per_page=1e2', 'per_page'],
+      ['per_page=%20', 'per_page'],
+      ['template_id=abc', 'template_id'],
+      ['template_id=-5', 'template_id'],
+      ['geo_type=country', 'geo_code'],
+      ['geo_code=SE', 'geo_type'],
+      ['geo_type=planet&geo_code=MARS', 'geo_type'],
+    ])('?%s → 422 naming %s', async (query, field) => {
+      const res = await get(`/api/v1/toplists?${query}`, site1);
+      expect(res.statusCode).toBe(422);
+      const body = res.json();
+      expectContract('error', body);
+      expect(body.code).toBe('validation_failed');
+      expect(body.details.field).toBe(field);
+      expect(body.message).toContain(field);
+    });
+
+    it.each([
+      "/api/v1/toplists/by-slug/' OR 1=1 --",
+      '/api/v1/toplists/by-slug/%F0%9F%8E%B0-casino',
+      '/api/v1/toplists/by-slug/..%2F..%2Fetc%2Fpasswd',
+      '/api/v1/toplists/abc',
+      '/api/v1/toplists/0',
+      '/api/v1/toplists/-1',
+      '/api/v1/toplists/99999999999999999999',
+      '/api/v1/toplists/1;DROP TABLE toplists',
+    ])('%s → 404 not_found', async (url) => {
+      const res = await get(url, site1);
+      expect(res.statusCode).toBe(404);
+      expectContract('error', res.json());
+      expect(res.json().code).toBe('not_found');
+    });
+
+    it('answers 414 uri_too_long for an absurdly long path parameter', async () => {
+      const res = await get(`/api/v1/toplists/by-slug/${'a'.repeat(5000)}`, site1);
+      expect(res.statusCode).toBe(414);
+      expectContract('error', res.json());
+      expect(res.json().code).toBe('uri_too_long');
+    });
+
+    it('survives all of the above with the data intact', async () => {
+      expect((await get('/api/v1/toplists', site1)).json().meta.total).toBe(130);
+    });
+  });
+
+  it('publishes an OpenAPI 3.1 document of the public API', async () => {
+    const res = await get('/api/v1/openapi.json');
+    expect(res.statusCode).toBe(200);
+    const doc = res.json();
+    expect(doc.openapi).toBe('3.1.0');
+    expect(Object.keys(doc.paths).sort()).toEqual([
+      '/toplists',
+      '/toplists/by-slug/{slug}',
+      '/toplists/{id}',
+    ]);
+    expect(doc.paths['/toplists'].get.parameters.map((p: { name: string }) => p.name)).toEqual(
+      expect.arrayContaining(['template_id', 'geo_type', 'geo_code', 'page', 'per_page']),
+    );
+  });
+});

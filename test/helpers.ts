@@ -1,0 +1,63 @@
+import { randomBytes } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../src/app.ts';
+import { type Config, loadConfig } from '../src/config.ts';
+import { ChangeBus } from '../src/db/changes.ts';
+import { type Db, openDb } from '../src/db/index.ts';
+import { migrate } from '../src/db/migrate.ts';
+
+/** Which database this run uses: PGlite in memory, or the server named by DATABASE_URL. */
+export const DB_KIND = process.env.DATABASE_URL ? 'postgres' : 'pglite';
+
+export interface TestDb {
+  db: Db;
+  close(): Promise<void>;
+}
+
+/**
+ * A fresh, migrated database: in-memory PGlite, or a throwaway schema on the real server
+ * (dropped on close) when DATABASE_URL is set.
+ */
+export async function testDb(): Promise<TestDb> {
+  const url = process.env.DATABASE_URL;
+  const schema = url ? `t_${randomBytes(6).toString('hex')}` : undefined;
+  const db = await openDb({ url, schema, poolSize: 4 });
+  await migrate(db);
+  return {
+    db,
+    async close() {
+      if (schema) await db.exec(`DROP SCHEMA "${schema}" CASCADE`);
+      await db.close();
+    },
+  };
+}
+
+export interface TestApp extends TestDb {
+  app: FastifyInstance;
+  config: Config;
+  bus: ChangeBus;
+  clock: { now: Date };
+}
+
+/** A migrated database and a built app around it, with a settable clock. */
+export async function testApp(overrides: Partial<Config> = {}): Promise<TestApp> {
+  const t = await testDb();
+  const config = loadConfig({}, { publicUrl: 'https://podium.test', logLevel: 'silent', ...overrides });
+  const bus = new ChangeBus(t.db);
+  await bus.start();
+  const clock = { now: new Date() };
+  const app = await buildApp({ config, db: t.db, bus, now: () => clock.now, logger: false });
+  await app.ready();
+  return {
+    ...t,
+    app,
+    config,
+    bus,
+    clock,
+    async close() {
+      await app.close();
+      await bus.stop();
+      await t.close();
+    },
+  };
+}
