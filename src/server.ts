@@ -4,12 +4,15 @@ import type { Config } from './config.ts';
 import { ChangeBus } from './db/changes.ts';
 import { type Db, openDb } from './db/index.ts';
 import { migrate } from './db/migrate.ts';
+import { type DemoTokens, ensureDemo } from './modules/catalog/demo.ts';
 
 export interface RunningServer {
   app: FastifyInstance;
   db: Db;
   /** The address actually bound (port 0 picks a free one). */
   url: string;
+  /** Demo tokens minted at start (only with `demoOnEmpty`, when the demo sites exist). */
+  demo: DemoTokens | null;
   /** Stops accepting, drains in-flight work, closes the database. Safe to call twice. */
   close(): Promise<void>;
 }
@@ -22,17 +25,22 @@ export async function openConfiguredDb(config: Config, log: (msg: string) => voi
 }
 
 /** Starts the whole service: database, migrations, change bus, HTTP listener. */
-export async function startServer(config: Config, opts: { db?: Db } = {}): Promise<RunningServer> {
-  const db = opts.db ?? (await openConfiguredDb(config));
+export async function startServer(
+  config: Config,
+  opts: { db?: Db; log?: (msg: string) => void } = {},
+): Promise<RunningServer> {
+  const db = opts.db ?? (await openConfiguredDb(config, opts.log));
   const bus = new ChangeBus(db);
   await bus.start();
   const app = await buildApp({ config, db, bus });
+  const demo = config.demoOnEmpty ? await ensureDemo(app.services.catalog, opts.log) : null;
   const address = await app.listen({ host: config.host, port: config.port });
   let closing: Promise<void> | undefined;
   return {
     app,
     db,
     url: address,
+    demo,
     close() {
       closing ??= (async () => {
         await app.close();

@@ -1,6 +1,11 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { type Config, ConfigError, loadConfig } from '../config.ts';
+import { ensureDemo } from '../modules/catalog/demo.ts';
+import { parseImportDocument } from '../modules/catalog/import-schema.ts';
+import { SCOPES, type Scope } from '../modules/catalog/scopes.ts';
 import { installShutdown, openConfiguredDb, startServer } from '../server.ts';
+import { withCatalog } from './context.ts';
+import { demoText, readImportFile, startBanner } from './output.ts';
 
 const program = new Command('podium')
   .description('Podium: toplist delivery, affiliate tracking, docs and ad-server integration')
@@ -38,6 +43,31 @@ function configFrom(opts: CommonOpts, extra: Partial<Config> = {}): Config {
 }
 
 const err = (msg: string) => process.stderr.write(`${msg}\n`);
+const out = (msg: string) => process.stdout.write(`${msg}\n`);
+
+function positiveInt(raw: string): number {
+  if (!/^[1-9][0-9]{0,9}$/.test(raw) || Number(raw) > 2147483647) {
+    throw new InvalidArgumentError('must be a positive whole number');
+  }
+  return Number(raw);
+}
+
+function tokenKind(opts: { site?: number; admin?: boolean }): 'site' | 'admin' {
+  if ((opts.site === undefined) === !opts.admin)
+    throw new Error('give exactly one of --site <id> or --admin');
+  return opts.admin ? 'admin' : 'site';
+}
+
+function parseScopes(raw: string): Scope[] {
+  const list = raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  const bad = list.filter((s) => !(SCOPES as readonly string[]).includes(s));
+  if (bad.length || !list.length)
+    throw new Error(`--scopes: unknown scope ${bad.join(', ') || '(none)'}; known: ${SCOPES.join(', ')}`);
+  return [...new Set(list)] as Scope[];
+}
 
 common(program.command('serve').description('run the HTTP server')).action(async (opts: CommonOpts) => {
   const server = await startServer(configFrom(opts));
@@ -47,9 +77,9 @@ common(program.command('serve').description('run the HTTP server')).action(async
 common(
   program.command('start').description('run the server on the embedded database, for a first look'),
 ).action(async (opts: CommonOpts) => {
-  const server = await startServer(configFrom(opts, { demoOnEmpty: true }));
+  const server = await startServer(configFrom(opts, { demoOnEmpty: true }), { log: err });
   installShutdown(server, err);
-  process.stdout.write(`\nPodium is running at ${server.url}\n`);
+  out(startBanner(server.url, server.demo));
 });
 
 common(program.command('migrate').description('apply pending database migrations')).action(
@@ -60,6 +90,78 @@ common(program.command('migrate').description('apply pending database migrations
     process.stdout.write('database is up to date\n');
   },
 );
+
+common(
+  program
+    .command('demo')
+    .description('load the demo dataset into an empty database, or mint fresh demo tokens'),
+)
+  .option('--json', 'print the tokens as JSON')
+  .action(async (opts: CommonOpts & { json?: boolean }) => {
+    const tokens = await withCatalog(configFrom(opts), (catalog) => ensureDemo(catalog, err));
+    if (!tokens) throw new Error('the database holds other data; the demo loads only into an empty database');
+    out(opts.json ? JSON.stringify(tokens) : demoText(tokens));
+  });
+
+common(
+  program.command('import').description('bulk-import owners, templates, brands and offers from a JSON file'),
+)
+  .argument('<file>', 'JSON import document (see docs/admin-api.md, "Bulk import")')
+  .action(async (file: string, opts: CommonOpts) => {
+    const doc = parseImportDocument(readImportFile(file));
+    const summary = await withCatalog(configFrom(opts), (catalog) =>
+      catalog.importCatalog(doc, (p) => err(`import: ${p.done}/${p.total} rows (${p.section})`)),
+    );
+    out(JSON.stringify(summary));
+  });
+
+const token = program.command('token').description('create or revoke API tokens');
+common(token.command('create').description('mint a site read token (--site) or an admin token (--admin)'))
+  .option('--site <id>', 'site id for a site read token', positiveInt)
+  .option('--admin', 'mint an admin token')
+  .option('--scopes <list>', `admin scopes, comma-separated (${SCOPES.join(', ')})`, 'admin')
+  .option('--name <name>', 'a label to recognise the token by', '')
+  .action(async (opts: CommonOpts & { site?: number; admin?: boolean; scopes: string; name: string }) => {
+    const kind = tokenKind(opts);
+    const scopes = parseScopes(opts.scopes);
+    const minted = await withCatalog(
+      configFrom(opts),
+      (catalog): Promise<{ id: number; token: string }> =>
+        kind === 'site'
+          ? catalog.createSiteToken(opts.site!, opts.name)
+          : catalog.createAdminToken(opts.name || 'cli', scopes, null),
+    );
+    err(`token id ${minted.id} created; it is shown only now:`);
+    out(minted.token);
+  });
+common(
+  token
+    .command('revoke')
+    .description('revoke a site token (--site and --id) or an admin token (--admin and --id)'),
+)
+  .option('--site <id>', 'site id of the token', positiveInt)
+  .option('--admin', 'the token is an admin token')
+  .requiredOption('--id <tokenId>', 'token id (from the admin API token list)', positiveInt)
+  .action(async (opts: CommonOpts & { site?: number; admin?: boolean; id: number }) => {
+    const kind = tokenKind(opts);
+    await withCatalog(
+      configFrom(opts),
+      (catalog): Promise<unknown> =>
+        kind === 'site' ? catalog.revokeSiteToken(opts.site!, opts.id) : catalog.revokeAdminToken(opts.id),
+    );
+    out(`token ${opts.id} revoked`);
+  });
+
+common(program.command('publish').description('publish the drafts of toplists as new editions'))
+  .argument('<toplistId...>', 'toplist ids', (v: string, prev: number[] = []) => [...prev, positiveInt(v)])
+  .action(async (ids: number[], opts: CommonOpts) => {
+    await withCatalog(configFrom(opts), async (catalog) => {
+      for (const id of ids) {
+        const r = await catalog.publish(id);
+        out(`toplist ${id} (${r.toplist.slug}) published as version ${r.version}`);
+      }
+    });
+  });
 
 program.parseAsync(process.argv).catch((e: unknown) => {
   if (e instanceof ConfigError) err(e.message);

@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
+import { lockDir } from './dir-lock.ts';
 
 /** Anything that runs SQL: the database itself or an open transaction. */
 export interface Queryable {
@@ -41,9 +42,18 @@ export async function openDb(opts: DbOptions): Promise<Db> {
 }
 
 async function openPglite(dataDir: string | undefined): Promise<Db> {
-  if (dataDir) mkdirSync(dataDir, { recursive: true });
+  let unlock = () => {};
+  if (dataDir) {
+    mkdirSync(dataDir, { recursive: true });
+    unlock = lockDir(dataDir);
+  }
   const lite = new PGlite(dataDir);
-  await lite.waitReady;
+  try {
+    await lite.waitReady;
+  } catch (err) {
+    unlock();
+    throw err;
+  }
   const wrap = (q: Pick<PGlite, 'query' | 'exec'>): Queryable => ({
     async query<T>(sql: string, params?: readonly unknown[]) {
       const res = await q.query<T>(sql, params as unknown[] | undefined);
@@ -62,7 +72,13 @@ async function openPglite(dataDir: string | undefined): Promise<Db> {
       const unsub = await lite.listen(channel, fn);
       return () => unsub();
     },
-    close: () => lite.close(),
+    async close() {
+      try {
+        await lite.close();
+      } finally {
+        unlock();
+      }
+    },
   };
 }
 

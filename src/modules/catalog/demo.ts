@@ -377,3 +377,25 @@ export async function mintDemoTokens(
   }
   return { adminToken: admin.token, siteTokens };
 }
+
+/**
+ * `npm start` / `podium demo`: loads the demo dataset into an empty catalog, or mints fresh
+ * tokens when the demo sites are already there. Returns null for a catalog holding other
+ * data, which the demo never touches.
+ */
+export async function ensureDemo(
+  catalog: CatalogService,
+  log: (msg: string) => void = () => {},
+): Promise<DemoTokens | null> {
+  const { meta } = await catalog.listSites(1, 1);
+  if (meta.total === 0) {
+    log('demo: empty database, loading the demo dataset');
+    return loadDemo(catalog, log);
+  }
+  const sites = [];
+  for (const s of DEMO_SITES) {
+    const found = await catalog.repo.findSiteByDomain(s.domain);
+    if (found) sites.push(found);
+  }
+  return sites.length ? mintDemoTokens(catalog, sites) : null;
+}

@@ -83,7 +83,7 @@ export const BrandInput = T.Object(
     externalId: ExternalId,
     name: Name,
     slug: Slug,
-    rating: T.Number({ minimum: 0, maximum: 10, multipleOf: 0.01 }),
+    rating: T.Number({ minimum: 0, maximum: 10, description: 'at most two decimals' }),
     logo: T.Object(
       { rectangular: Url, square: Url, backgroundColor: T.String({ pattern: '^#[0-9A-Fa-f]{6}$' }) },
       strict,
