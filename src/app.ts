@@ -55,7 +55,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   const now = deps.now ?? (() => new Date());
   const catalog = new CatalogService(deps.db, deps.bus, config, now);
-  const delivery = new DeliveryService(deps.db, deps.bus, now, `${config.publicUrl}/api/v1/toplists`);
+  const delivery = new DeliveryService(deps.db, deps.bus, now, `${config.publicUrl}/api/v1`);
   app.decorate('services', { catalog, delivery });
 
   app.get('/healthz', async () => ({ status: 'ok' }));

@@ -178,6 +178,42 @@ describe(`toplist delivery API (${DB_KIND})`, () => {
     });
   });
 
+  describe('brands', () => {
+    it("pages through the brands of the site's live toplists exactly once, A-Z, as the contract says", async () => {
+      const fromToplists = new Set<number>();
+      for (let page = 1; page <= 2; page++) {
+        for (const t of (await get(`/api/v1/toplists?per_page=100&page=${page}`, site1)).json().data)
+          for (const i of t.items) fromToplists.add(i.brand.id);
+      }
+      const seen: { id: number; name: string }[] = [];
+      let page = 1;
+      for (;;) {
+        const res = await get(`/api/v1/brands?per_page=25&page=${page}`, site1);
+        expect(res.statusCode).toBe(200);
+        const body = res.json();
+        expectContract('brands', body);
+        seen.push(...body.data);
+        if (body.meta.current_page >= body.meta.last_page) {
+          expect(body.links.next).toBeNull();
+          break;
+        }
+        page++;
+      }
+      expect(seen.map((b) => b.id).sort((a, b) => a - b)).toEqual([...fromToplists].sort((a, b) => a - b));
+      const names = seen.map((b) => b.name);
+      expect(names).toEqual([...names].sort());
+    });
+
+    it("never lists another site's brands", async () => {
+      const casino = new Set(
+        (await get('/api/v1/brands?per_page=100', site1)).json().data.map((b: { id: number }) => b.id),
+      );
+      const sport = (await get('/api/v1/brands?per_page=100', site2)).json().data;
+      expect(sport.length).toBeGreaterThan(0);
+      expect(sport.some((b: { id: number }) => casino.has(b.id))).toBe(false);
+    });
+  });
+
   describe('site isolation and tokens', () => {
     it("a site never sees another site's toplists, by list, slug or id", async () => {
       const mine = (await get('/api/v1/toplists/by-slug/best-casinos-se', site1)).json().data;
@@ -336,6 +372,7 @@ describe(`toplist delivery API (${DB_KIND})`, () => {
     const doc = res.json();
     expect(doc.openapi).toBe('3.1.0');
     expect(Object.keys(doc.paths).sort()).toEqual([
+      '/brands',
       '/toplists',
       '/toplists/by-slug/{slug}',
       '/toplists/{id}',

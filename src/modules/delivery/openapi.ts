@@ -1,6 +1,9 @@
 import {
+  BrandListSchema,
+  BrandSchema,
   ErrorSchema,
   ListQuerySchema,
+  PageQuerySchema,
   ToplistListSchema,
   ToplistSchema,
   ToplistSingleSchema,
@@ -31,12 +34,8 @@ const conditional = [
   },
 ];
 
-const listParams = Object.entries(ListQuerySchema.properties).map(([name, schema]) => ({
-  name,
-  in: 'query',
-  required: false,
-  schema,
-}));
+const queryParams = (props: Record<string, unknown>) =>
+  Object.entries(props).map(([name, schema]) => ({ name, in: 'query', required: false, schema }));
 
 /** The OpenAPI 3.1 document of the public toplist API, built from the same schemas the tests validate against. */
 export function toplistOpenApi(serverUrl: string): Record<string, unknown> {
@@ -55,9 +54,21 @@ export function toplistOpenApi(serverUrl: string): Record<string, unknown> {
         get: {
           operationId: 'listToplists',
           summary: 'Toplists visible to the site, newest-updated first (updated_at DESC, id DESC)',
-          parameters: [...listParams, ...conditional],
+          parameters: [...queryParams(ListQuerySchema.properties), ...conditional],
           responses: {
             '200': { description: 'One page', headers: cacheHeaders, content: json(ref('ToplistList')) },
+            '304': { description: 'Not modified' },
+            ...errors,
+          },
+        },
+      },
+      '/brands': {
+        get: {
+          operationId: 'listBrands',
+          summary: "Brands of the site's visible toplists, A–Z (for syncing brand pages)",
+          parameters: [...queryParams(PageQuerySchema.properties), ...conditional],
+          responses: {
+            '200': { description: 'One page', headers: cacheHeaders, content: json(ref('BrandList')) },
             '304': { description: 'Not modified' },
             ...errors,
           },
@@ -102,6 +113,8 @@ export function toplistOpenApi(serverUrl: string): Record<string, unknown> {
         Toplist: ToplistSchema,
         ToplistList: ToplistListSchema,
         ToplistSingle: ToplistSingleSchema,
+        Brand: BrandSchema,
+        BrandList: BrandListSchema,
         Error: ErrorSchema,
       },
     },

@@ -7,7 +7,7 @@ import { DEFAULT_PER_PAGE } from '../../lib/paging.ts';
 import { requireSite } from '../../plugins/auth.ts';
 import type { CatalogService } from '../catalog/service.ts';
 import { toplistOpenApi } from './openapi.ts';
-import { ListQuerySchema } from './schemas.ts';
+import { ListQuerySchema, PageQuerySchema } from './schemas.ts';
 import type { DeliveryService, Rendered } from './service.ts';
 
 /** Whether an If-None-Match header value matches a strong ETag (RFC 9110 §13.1.2). */
@@ -52,6 +52,17 @@ export async function registerDelivery(
     });
     return send(req, reply, page);
   });
+
+  app.get('/brands', { ...auth, schema: { querystring: PageQuerySchema } }, async (req, reply) =>
+    send(
+      req,
+      reply,
+      await delivery.brands(req.site!.siteId, {
+        page: req.query.page ?? 1,
+        perPage: req.query.per_page ?? DEFAULT_PER_PAGE,
+      }),
+    ),
+  );
 
   app.get(
     '/toplists/by-slug/:slug',

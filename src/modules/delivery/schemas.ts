@@ -160,25 +160,31 @@ export const ToplistSchema = T.Object(
 
 const Link = T.Union([T.String({ format: 'uri' }), T.Null()]);
 
-export const ToplistListSchema = T.Object(
+const LinksSchema = T.Object(
+  { first: T.String({ format: 'uri' }), last: T.String({ format: 'uri' }), prev: Link, next: Link },
+  strict,
+);
+
+const MetaSchema = T.Object(
   {
-    data: T.Array(ToplistSchema),
-    links: T.Object(
-      { first: T.String({ format: 'uri' }), last: T.String({ format: 'uri' }), prev: Link, next: Link },
-      strict,
-    ),
-    meta: T.Object(
-      {
-        current_page: T.Integer({ minimum: 1 }),
-        per_page: T.Integer({ minimum: 1, maximum: 100 }),
-        total: T.Integer({ minimum: 0 }),
-        last_page: T.Integer({ minimum: 1 }),
-        from: T.Union([T.Integer(), T.Null()]),
-        to: T.Union([T.Integer(), T.Null()]),
-      },
-      strict,
-    ),
+    current_page: T.Integer({ minimum: 1 }),
+    per_page: T.Integer({ minimum: 1, maximum: 100 }),
+    total: T.Integer({ minimum: 0 }),
+    last_page: T.Integer({ minimum: 1 }),
+    from: T.Union([T.Integer(), T.Null()]),
+    to: T.Union([T.Integer(), T.Null()]),
   },
+  strict,
+);
+
+export const ToplistListSchema = T.Object(
+  { data: T.Array(ToplistSchema), links: LinksSchema, meta: MetaSchema },
+  strict,
+);
+
+/** `GET /brands`: the brands of the site's live toplists (WordPress "sync brands"), same brand object as in items. */
+export const BrandListSchema = T.Object(
+  { data: T.Array(BrandSchema), links: LinksSchema, meta: MetaSchema },
   strict,
 );
 
@@ -201,6 +207,12 @@ export const ListQuerySchema = T.Object({
   per_page: T.Optional(T.Integer({ minimum: 1, maximum: 100 })),
 });
 
+export const PageQuerySchema = T.Object({
+  page: ListQuerySchema.properties.page,
+  per_page: ListQuerySchema.properties.per_page,
+});
+
+export type WireBrand = Static<typeof BrandSchema>;
 export type WireToplist = Static<typeof ToplistSchema>;
 export type WireItem = Static<typeof ItemSchema>;
 export type ListQuery = Static<typeof ListQuerySchema>;

@@ -3,6 +3,7 @@ import type { ChangeBus } from '../../db/changes.ts';
 import type { Db } from '../../db/index.ts';
 import { pageMeta } from '../../lib/paging.ts';
 import { DeliveryRepository } from './repository.ts';
+import type { WireBrand, WireToplist } from './schemas.ts';
 
 /** One live edition of a site, held in memory with its stored wire bytes. */
 interface LiveEntry {
@@ -17,6 +18,8 @@ interface LiveEntry {
   editionId: number;
   doc: Buffer;
   etag: string;
+  /** The edition's brands, parsed from `doc` on first use by `GET /brands`. */
+  brands?: WireBrand[];
 }
 
 /** A site's live editions, newest-updated first (`updated_at DESC, id DESC`). */
@@ -62,7 +65,8 @@ export class DeliveryService {
     db: Db,
     bus: ChangeBus,
     private readonly now: () => Date,
-    private readonly listUrl: string,
+    /** Absolute base of the public API (`https://host/api/v1`), for `links`. */
+    private readonly apiBase: string,
   ) {
     this.repo = new DeliveryRepository(db);
     bus.subscribe((c) => {
@@ -167,7 +171,7 @@ export class DeliveryService {
     const meta = pageMeta(matching.length, p.page, p.perPage);
     const start = (p.page - 1) * p.perPage;
     const onPage = matching.slice(start, start + p.perPage);
-    const links = this.links(p, meta.last_page);
+    const links = this.links('toplists', p, meta.last_page);
     const tail = Buffer.from(`],"links":${JSON.stringify(links)},"meta":${JSON.stringify(meta)}}`);
     const parts: Buffer[] = [LIST_OPEN];
     onPage.forEach((e, i) => {
@@ -179,7 +183,34 @@ export class DeliveryService {
     return { body: Buffer.concat(parts), etag };
   }
 
-  private links(p: ListParams, lastPage: number) {
+  /** One page of the brands in the site's visible toplists, A–Z; a brand's newest edition wins. */
+  async brands(siteId: number, p: { page: number; perPage: number }): Promise<Rendered> {
+    const set = await this.siteSet(siteId);
+    const nowMs = this.now().getTime();
+    const byId = new Map<number, WireBrand>();
+    for (const e of set.ordered) {
+      if (!this.visible(e, nowMs)) continue;
+      e.brands ??= (JSON.parse(e.doc.toString('utf8')) as WireToplist).items.map((i) => i.brand);
+      for (const b of e.brands) if (!byId.has(b.id)) byId.set(b.id, b);
+    }
+    const all = [...byId.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.id - b.id));
+    const meta = pageMeta(all.length, p.page, p.perPage);
+    const start = (p.page - 1) * p.perPage;
+    const body = Buffer.from(
+      JSON.stringify({
+        data: all.slice(start, start + p.perPage),
+        links: this.links('brands', p, meta.last_page),
+        meta,
+      }),
+    );
+    return { body, etag: strongTag(body.toString('utf8')) };
+  }
+
+  private links(
+    path: 'toplists' | 'brands',
+    p: Partial<ListParams> & { page: number; perPage: number },
+    lastPage: number,
+  ) {
     const url = (page: number) => {
       const q = new URLSearchParams();
       if (p.templateId !== undefined) q.set('template_id', String(p.templateId));
@@ -187,7 +218,7 @@ export class DeliveryService {
       if (p.geoCode !== undefined) q.set('geo_code', p.geoCode.toUpperCase());
       q.set('per_page', String(p.perPage));
       q.set('page', String(page));
-      return `${this.listUrl}?${q}`;
+      return `${this.apiBase}/${path}?${q}`;
     };
     return {
       first: url(1),
