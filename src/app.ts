@@ -8,6 +8,7 @@ import { registerDelivery } from './modules/delivery/routes.ts';
 import { DeliveryService } from './modules/delivery/service.ts';
 import { frameworkErrors, registerErrorHandling } from './plugins/errors.ts';
 import { registerStrictQuery } from './plugins/strict-query.ts';
+import { registerValidation } from './plugins/validation.ts';
 
 /** Everything a running app needs from outside; tests build their own. */
 export interface AppDeps {
@@ -43,10 +44,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     trustProxy: config.trustProxy,
     routerOptions: { maxParamLength: 200 },
     frameworkErrors,
-    ajv: { customOptions: { coerceTypes: 'array', removeAdditional: false, allErrors: false } },
   });
   registerErrorHandling(app);
   registerStrictQuery(app);
+  registerValidation(app);
 
   // An empty POST/PUT/PATCH is validated as `{}` so it gets a field-level 422, not a type error.
   app.addHook('preValidation', async (request) => {

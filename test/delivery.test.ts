@@ -268,7 +268,7 @@ describe(`toplist delivery API (${DB_KIND})`, () => {
       const id = first.json().data.id;
       const published = await admin('POST', `/toplists/${id}/publish`);
       expect(published.status).toBe(200);
-      expect(published.body.version).toBe('2');
+      expect(published.body.data.version).toBe('2');
       const after = await get('/api/v1/toplists/by-slug/best-casinos-fi', site1, { 'if-none-match': etag });
       expect(after.statusCode).toBe(200);
       expect(after.json().data.version).toBe('2');

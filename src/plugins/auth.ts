@@ -1,4 +1,4 @@
-import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
+import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import { AppError } from '../lib/errors.ts';
 import { parseBearer } from '../lib/tokens.ts';
 import { hasScope, type Scope } from '../modules/catalog/scopes.ts';
@@ -25,8 +25,8 @@ function bearerOf(request: FastifyRequest, reply: FastifyReply): string {
   return token;
 }
 
-/** preHandler: requires a live site read token (`pds_…`) and sets `request.site`. */
-export function requireSite(verifier: TokenVerifier): preHandlerAsyncHookHandler {
+/** onRequest hook (before body parsing and validation, so nobody unauthenticated learns the schema): requires a live site read token (`pds_…`) and sets `request.site`. */
+export function requireSite(verifier: TokenVerifier): onRequestAsyncHookHandler {
   return async (request, reply) => {
     const site = await verifier.verifySite(bearerOf(request, reply));
     if (!site) throw unauthorized(reply, 'Invalid or revoked site token');
@@ -34,8 +34,8 @@ export function requireSite(verifier: TokenVerifier): preHandlerAsyncHookHandler
   };
 }
 
-/** preHandler: requires a live admin token (`pda_…`) holding `scope`; sets `request.admin`. */
-export function requireAdmin(verifier: TokenVerifier, scope: Scope): preHandlerAsyncHookHandler {
+/** onRequest hook (before body parsing and validation, so nobody unauthenticated learns the schema): requires a live admin token (`pda_…`) holding `scope`; sets `request.admin`. */
+export function requireAdmin(verifier: TokenVerifier, scope: Scope): onRequestAsyncHookHandler {
   return async (request, reply) => {
     const admin = await verifier.verifyAdmin(bearerOf(request, reply));
     if (!admin) throw unauthorized(reply, 'Invalid or revoked admin token');

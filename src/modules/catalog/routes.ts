@@ -32,10 +32,10 @@ import type { CatalogService } from './service.ts';
 /** The editorial admin API, mounted under /api/admin/v1. */
 export async function registerCatalog(scope: FastifyInstance, catalog: CatalogService): Promise<void> {
   const app = scope.withTypeProvider<TypeBoxTypeProvider>();
-  const read = { preHandler: requireAdmin(catalog.tokens, 'catalog:read') };
-  const write = { preHandler: requireAdmin(catalog.tokens, 'catalog:write') };
-  const tokens = { preHandler: requireAdmin(catalog.tokens, 'tokens:write') };
-  const publish = { preHandler: requireAdmin(catalog.tokens, 'publish') };
+  const read = { onRequest: requireAdmin(catalog.tokens, 'catalog:read') };
+  const write = { onRequest: requireAdmin(catalog.tokens, 'catalog:write') };
+  const tokens = { onRequest: requireAdmin(catalog.tokens, 'tokens:write') };
+  const publish = { onRequest: requireAdmin(catalog.tokens, 'publish') };
 
   /* Owners */
   app.get('/owners', { ...read, schema: { querystring: PageQuery } }, (req) =>
@@ -80,7 +80,7 @@ export async function registerCatalog(scope: FastifyInstance, catalog: CatalogSe
   }));
 
   /* Admin tokens */
-  const adminOnly = { preHandler: requireAdmin(catalog.tokens, 'admin') };
+  const adminOnly = { onRequest: requireAdmin(catalog.tokens, 'admin') };
   app.get('/admin-tokens', adminOnly, async () => ({ data: await catalog.listAdminTokens() }));
   app.post('/admin-tokens', { ...adminOnly, schema: { body: AdminTokenInput } }, async (req, reply) => {
     const created = await catalog.createAdminToken(req.body.name, req.body.scopes, req.admin!.tokenId);
@@ -193,7 +193,7 @@ export async function registerCatalog(scope: FastifyInstance, catalog: CatalogSe
     { ...publish, schema: { params: IdParams, body: PublishInput } },
     async (req) => {
       const out = await catalog.publish(req.params.id, { by: req.admin!.tokenId, ...(req.body ?? {}) });
-      return { data: out.toplist, version: out.version, publishedAt: out.publishedAt };
+      return { data: { version: out.version, publishedAt: out.publishedAt, toplist: out.toplist } };
     },
   );
   app.post('/toplists/:id/unpublish', { ...publish, schema: { params: IdParams } }, async (req) => ({

@@ -30,7 +30,7 @@ export async function registerDelivery(
 ): Promise<void> {
   const app = scope.withTypeProvider<TypeBoxTypeProvider>();
   const { delivery } = deps;
-  const auth = { preHandler: requireSite(deps.catalog.tokens) };
+  const auth = { onRequest: requireSite(deps.catalog.tokens) };
   const openapi = JSON.stringify(toplistOpenApi(deps.config.publicUrl));
 
   app.get('/openapi.json', (_req, reply) => reply.type('application/json; charset=utf-8').send(openapi));
