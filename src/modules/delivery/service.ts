@@ -16,6 +16,9 @@ interface LiveEntry {
   liveFromMs: number | null;
   liveUntilMs: number | null;
   editionId: number;
+  /** `{"data":<document>}`, built once at load: single reads send it without copying. */
+  single: Buffer;
+  /** The stored wire document: a view into `single`, no copy. */
   doc: Buffer;
   etag: string;
   /** The edition's brands, parsed from `doc` on first use by `GET /brands`. */
@@ -29,8 +32,9 @@ interface SiteSet {
   bySlug: Map<string, LiveEntry>;
 }
 
+/** A response body: one buffer, or parts written in order (large lists are never concatenated). */
 export interface Rendered {
-  body: Buffer;
+  body: Buffer | Buffer[];
   etag: string;
 }
 
@@ -42,10 +46,9 @@ export interface ListParams {
   perPage: number;
 }
 
-const DATA_OPEN = Buffer.from('{"data":');
+const DATA_OPEN = '{"data":';
 const LIST_OPEN = Buffer.from('{"data":[');
 const COMMA = Buffer.from(',');
-const CLOSE = Buffer.from('}');
 
 const strongTag = (parts: string) => `"${createHash('sha1').update(parts).digest('base64url').slice(0, 22)}"`;
 
@@ -115,8 +118,9 @@ export class DeliveryService {
   private async load(siteId: number): Promise<SiteSet> {
     const rows = await this.repo.liveEditions(siteId);
     const ordered = rows
-      .map(
-        (r): LiveEntry => ({
+      .map((r): LiveEntry => {
+        const single = Buffer.from(`${DATA_OPEN}${r.document}}`, 'utf8');
+        return {
           id: r.toplistId,
           slug: r.slug,
           templateId: r.templateId,
@@ -126,10 +130,11 @@ export class DeliveryService {
           liveFromMs: r.liveFrom ? r.liveFrom.getTime() : null,
           liveUntilMs: r.liveUntil ? r.liveUntil.getTime() : null,
           editionId: r.editionId,
-          doc: Buffer.from(r.document, 'utf8'),
+          single,
+          doc: single.subarray(DATA_OPEN.length, single.length - 1),
           etag: `"t${r.toplistId}e${r.editionId}"`,
-        }),
-      )
+        };
+      })
       .sort((a, b) => b.updatedAtMs - a.updatedAtMs || b.id - a.id);
     return {
       ordered,
@@ -146,7 +151,7 @@ export class DeliveryService {
 
   private single(e: LiveEntry | undefined): Rendered | undefined {
     if (!e || !this.visible(e, this.now().getTime())) return undefined;
-    return { body: Buffer.concat([DATA_OPEN, e.doc, CLOSE]), etag: e.etag };
+    return { body: e.single, etag: e.etag };
   }
 
   async byId(siteId: number, id: number): Promise<Rendered | undefined> {
@@ -180,7 +185,7 @@ export class DeliveryService {
     });
     parts.push(tail);
     const etag = strongTag(`${onPage.map((e) => e.editionId).join('.')}|${tail.toString('latin1')}`);
-    return { body: Buffer.concat(parts), etag };
+    return { body: parts, etag };
   }
 
   /** One page of the brands in the site's visible toplists, A–Z; a brand's newest edition wins. */

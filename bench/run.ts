@@ -1,0 +1,22 @@
+/**
+ * `npm run bench [name...]`: runs the named benchmarks (default: all) one after another and
+ * prints one JSON document. Progress goes to stderr, results to stdout.
+ */
+import * as delivery from './delivery.ts';
+
+const BENCHES: Record<string, { run(log: (m: string) => void): Promise<Record<string, unknown>> }> = {
+  delivery,
+};
+
+const log = (m: string) => process.stderr.write(`${m}\n`);
+const wanted = process.argv.slice(2);
+const unknown = wanted.filter((w) => !(w in BENCHES));
+if (unknown.length) {
+  log(`unknown benchmark(s): ${unknown.join(', ')}; known: ${Object.keys(BENCHES).join(', ')}`);
+  process.exit(2);
+}
+const out: Record<string, unknown> = { node: process.version, started_at: new Date().toISOString() };
+for (const name of wanted.length ? wanted : Object.keys(BENCHES)) {
+  out[name] = await BENCHES[name]!.run(log);
+}
+process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
