@@ -2,11 +2,17 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import type { Config } from './config.ts';
 import type { ChangeBus } from './db/changes.ts';
 import type { Db } from './db/index.ts';
+import { pendingMigrations } from './db/migrate.ts';
+import { loggerOptions } from './lib/logger.ts';
 import { registerCatalog } from './modules/catalog/routes.ts';
 import { CatalogService } from './modules/catalog/service.ts';
 import { registerDelivery } from './modules/delivery/routes.ts';
 import { DeliveryService } from './modules/delivery/service.ts';
+import { Metrics } from './modules/ops/metrics.ts';
+import { Readiness } from './modules/ops/readiness.ts';
+import { registerOps } from './modules/ops/routes.ts';
 import { frameworkErrors, registerErrorHandling } from './plugins/errors.ts';
+import { registerRequestLog, requestId } from './plugins/request-log.ts';
 import { registerStrictQuery } from './plugins/strict-query.ts';
 import { registerValidation } from './plugins/validation.ts';
 
@@ -24,6 +30,8 @@ export interface AppDeps {
 export interface Services {
   catalog: CatalogService;
   delivery: DeliveryService;
+  readiness: Readiness;
+  metrics: Metrics;
 }
 
 declare module 'fastify' {
@@ -36,15 +44,15 @@ declare module 'fastify' {
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config } = deps;
   const app = Fastify({
-    logger: deps.logger ?? {
-      level: config.logLevel,
-      redact: ['req.headers.authorization', 'req.headers.cookie'],
-    },
+    logger: deps.logger ?? loggerOptions(config),
+    disableRequestLogging: true,
+    genReqId: requestId,
     bodyLimit: config.bodyLimitBytes,
     trustProxy: config.trustProxy,
     routerOptions: { maxParamLength: 200 },
     frameworkErrors,
   });
+  registerRequestLog(app);
   registerErrorHandling(app);
   registerStrictQuery(app);
   registerValidation(app);
@@ -57,9 +65,35 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const now = deps.now ?? (() => new Date());
   const catalog = new CatalogService(deps.db, deps.bus, config, now);
   const delivery = new DeliveryService(deps.db, deps.bus, now, `${config.publicUrl}/api/v1`);
-  app.decorate('services', { catalog, delivery });
+  const readiness = new Readiness();
+  const metrics = new Metrics();
+  app.decorate('services', { catalog, delivery, readiness, metrics });
 
-  app.get('/healthz', async () => ({ status: 'ok' }));
+  readiness.register('database', async () => {
+    await deps.db.query('SELECT 1');
+    return null;
+  });
+  readiness.register('migrations', async () => {
+    const pending = await pendingMigrations(deps.db);
+    return pending.length ? `${pending.length} pending` : null;
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    metrics.httpDuration
+      .labels(request.method, request.routeOptions.url ?? 'unmatched', String(reply.statusCode))
+      .observe(reply.elapsedTime / 1000);
+  });
+  metrics.counterFrom(
+    'podium_edition_cache_hits_total',
+    'Edition cache hits',
+    () => delivery.cacheStats().hits,
+  );
+  metrics.counterFrom(
+    'podium_edition_cache_misses_total',
+    'Edition cache misses (site sets loaded from the database)',
+    () => delivery.cacheStats().misses,
+  );
+
+  await registerOps(app, { readiness, metrics, metricsToken: config.metricsToken });
   await app.register(async (scope) => registerCatalog(scope, catalog), { prefix: '/api/admin/v1' });
   await app.register(async (scope) => registerDelivery(scope, { catalog, delivery, config }), {
     prefix: '/api/v1',

@@ -14,6 +14,8 @@ export interface Config {
   readonly trustProxy: boolean;
   /** Load the demo dataset when the database is empty (used by `npm start`). */
   readonly demoOnEmpty: boolean;
+  /** Bearer token that `/metrics` requires; unset leaves it open (bind it to a private network). */
+  readonly metricsToken: string | undefined;
 }
 
 type Parser<T> = (raw: string) => T;
@@ -133,6 +135,17 @@ export const SETTINGS = [
     default: () => false,
     parse: bool,
   } satisfies Setting<'demoOnEmpty'>,
+  {
+    key: 'metricsToken',
+    env: 'PODIUM_METRICS_TOKEN',
+    description: 'Bearer token required by GET /metrics (unset: no token required).',
+    secret: true,
+    default: () => undefined,
+    parse: (raw: string) => {
+      if (raw.length < 16) throw new Error('must be at least 16 characters');
+      return raw;
+    },
+  } satisfies Setting<'metricsToken'>,
 ] as const;
 
 /** Raised when the environment or flags hold invalid values; lists every bad key at once. */

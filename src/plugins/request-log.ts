@@ -1,0 +1,32 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { ulid } from 'ulid';
+
+const SAFE_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+
+/** Fastify `genReqId`: keeps a well-formed incoming `X-Request-Id`, mints a ULID otherwise. */
+export function requestId(req: { headers: Record<string, string | string[] | undefined> }): string {
+  const given = req.headers['x-request-id'];
+  return typeof given === 'string' && SAFE_ID.test(given) ? given : ulid();
+}
+
+/**
+ * One log line per request (route pattern, status, duration, site id — never a token or a
+ * query string) and the request id echoed in `X-Request-Id`.
+ */
+export function registerRequestLog(app: FastifyInstance): void {
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  app.addHook('onResponse', async (request: FastifyRequest, reply) => {
+    const line: Record<string, unknown> = {
+      method: request.method,
+      route: request.routeOptions.url ?? 'unmatched',
+      status: reply.statusCode,
+      ms: Math.round(reply.elapsedTime * 10) / 10,
+    };
+    if (request.site) line.siteId = request.site.siteId;
+    if (request.admin) line.adminTokenId = request.admin.tokenId;
+    const level = reply.statusCode >= 500 ? 'error' : 'info';
+    request.log[level](line, 'request');
+  });
+}
