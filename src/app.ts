@@ -4,6 +4,8 @@ import type { ChangeBus } from './db/changes.ts';
 import type { Db } from './db/index.ts';
 import { pendingMigrations } from './db/migrate.ts';
 import { loggerOptions } from './lib/logger.ts';
+import { auditAdminWrites, registerAuditRoutes } from './modules/audit/routes.ts';
+import { AuditLog } from './modules/audit/service.ts';
 import { registerCatalog } from './modules/catalog/routes.ts';
 import { CatalogService } from './modules/catalog/service.ts';
 import { registerDelivery } from './modules/delivery/routes.ts';
@@ -32,7 +34,10 @@ export interface Services {
   delivery: DeliveryService;
   readiness: Readiness;
   metrics: Metrics;
+  audit: AuditLog;
 }
+
+const ADMIN_PREFIX = '/api/admin/v1';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -65,9 +70,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const now = deps.now ?? (() => new Date());
   const catalog = new CatalogService(deps.db, deps.bus, config, now);
   const delivery = new DeliveryService(deps.db, deps.bus, now, `${config.publicUrl}/api/v1`);
+  const audit = new AuditLog(deps.db, (err) => app.log.error({ err }, 'audit write failed'));
   const readiness = new Readiness();
   const metrics = new Metrics();
-  app.decorate('services', { catalog, delivery, readiness, metrics });
+  app.decorate('services', { catalog, delivery, readiness, metrics, audit });
 
   readiness.register('database', async () => {
     await deps.db.query('SELECT 1');
@@ -94,7 +100,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   );
 
   await registerOps(app, { readiness, metrics, metricsToken: config.metricsToken });
-  await app.register(async (scope) => registerCatalog(scope, catalog), { prefix: '/api/admin/v1' });
+  // Every admin module registers inside this scope, so each of its writes is audited.
+  await app.register(
+    async (admin) => {
+      auditAdminWrites(admin, audit, ADMIN_PREFIX);
+      await registerCatalog(admin, catalog);
+      await registerAuditRoutes(admin, audit, catalog.tokens);
+    },
+    { prefix: ADMIN_PREFIX },
+  );
   await app.register(async (scope) => registerDelivery(scope, { catalog, delivery, config }), {
     prefix: '/api/v1',
   });

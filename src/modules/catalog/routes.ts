@@ -72,23 +72,38 @@ export async function registerCatalog(scope: FastifyInstance, catalog: CatalogSe
     { ...tokens, schema: { params: IdParams, body: TokenInput } },
     async (req, reply) => {
       const created = await catalog.createSiteToken(req.params.id, req.body?.name ?? '');
+      req.audit = { before: null, after: { tokenId: created.id, name: created.name, hint: created.hint } };
       return reply.status(201).header('cache-control', 'no-store').send({ data: created });
     },
   );
-  app.delete('/sites/:id/tokens/:subId', { ...tokens, schema: { params: SubIdParams } }, async (req) => ({
-    data: await catalog.revokeSiteToken(req.params.id, req.params.subId),
-  }));
+  app.delete('/sites/:id/tokens/:subId', { ...tokens, schema: { params: SubIdParams } }, async (req) => {
+    const data = await catalog.revokeSiteToken(req.params.id, req.params.subId);
+    req.audit = {
+      before: { tokenId: data.id, revokedAt: null },
+      after: { tokenId: data.id, revokedAt: data.revokedAt },
+    };
+    return { data };
+  });
 
   /* Admin tokens */
   const adminOnly = { onRequest: requireAdmin(catalog.tokens, 'admin') };
   app.get('/admin-tokens', adminOnly, async () => ({ data: await catalog.listAdminTokens() }));
   app.post('/admin-tokens', { ...adminOnly, schema: { body: AdminTokenInput } }, async (req, reply) => {
     const created = await catalog.createAdminToken(req.body.name, req.body.scopes, req.admin!.tokenId);
+    req.audit = {
+      before: null,
+      after: { tokenId: created.id, name: created.name, scopes: created.scopes, hint: created.hint },
+    };
     return reply.status(201).header('cache-control', 'no-store').send({ data: created });
   });
-  app.delete('/admin-tokens/:id', { ...adminOnly, schema: { params: IdParams } }, async (req) => ({
-    data: await catalog.revokeAdminToken(req.params.id),
-  }));
+  app.delete('/admin-tokens/:id', { ...adminOnly, schema: { params: IdParams } }, async (req) => {
+    const data = await catalog.revokeAdminToken(req.params.id);
+    req.audit = {
+      before: { tokenId: data.id, revokedAt: null },
+      after: { tokenId: data.id, revokedAt: data.revokedAt },
+    };
+    return { data };
+  });
 
   /* Product, classification and offer types */
   for (const [path, table] of [
@@ -192,13 +207,21 @@ export async function registerCatalog(scope: FastifyInstance, catalog: CatalogSe
     '/toplists/:id/publish',
     { ...publish, schema: { params: IdParams, body: PublishInput } },
     async (req) => {
+      const before = await catalog.getToplist(req.params.id);
       const out = await catalog.publish(req.params.id, { by: req.admin!.tokenId, ...(req.body ?? {}) });
+      req.audit = {
+        before: { liveVersion: before.liveVersion, liveFrom: before.liveFrom, liveUntil: before.liveUntil },
+        after: { liveVersion: out.version, liveFrom: out.toplist.liveFrom, liveUntil: out.toplist.liveUntil },
+      };
       return { data: { version: out.version, publishedAt: out.publishedAt, toplist: out.toplist } };
     },
   );
-  app.post('/toplists/:id/unpublish', { ...publish, schema: { params: IdParams } }, async (req) => ({
-    data: await catalog.unpublish(req.params.id),
-  }));
+  app.post('/toplists/:id/unpublish', { ...publish, schema: { params: IdParams } }, async (req) => {
+    const before = await catalog.getToplist(req.params.id);
+    const data = await catalog.unpublish(req.params.id);
+    req.audit = { before: { liveVersion: before.liveVersion }, after: { liveVersion: data.liveVersion } };
+    return { data };
+  });
   app.get('/toplists/:id/editions', { ...read, schema: { params: IdParams } }, async (req) => ({
     data: await catalog.listEditions(req.params.id),
   }));

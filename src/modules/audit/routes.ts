@@ -1,0 +1,101 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type as T } from '@sinclair/typebox';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { requireAdmin } from '../../plugins/auth.ts';
+import type { TokenVerifier } from '../catalog/token-verifier.ts';
+import type { AuditLog } from './service.ts';
+
+/** What a handler adds to its audit row: the target when the URL does not name it, before/after. */
+export interface AuditDetail {
+  targetId?: string | number;
+  before?: unknown;
+  after?: unknown;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    audit?: AuditDetail;
+  }
+}
+
+const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/** The id a create returned (`{data: {id}}`), read from the serialized payload. */
+function createdId(payload: unknown): string | undefined {
+  if (typeof payload !== 'string' || payload.length > 1_000_000) return undefined;
+  try {
+    const id = (JSON.parse(payload) as { data?: { id?: unknown } }).data?.id;
+    return typeof id === 'number' || typeof id === 'string' ? String(id) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Records every successful admin write of this scope: who (admin token id), what (method and
+ * route pattern, target, names of the fields sent — never their values), and before/after
+ * where the handler supplied them (publishes, token changes).
+ */
+export function auditAdminWrites(scope: FastifyInstance, audit: AuditLog, prefix: string): void {
+  const created = new WeakMap<FastifyRequest, string>();
+  scope.addHook('onSend', async (request, reply, payload) => {
+    if (WRITES.has(request.method) && reply.statusCode === 201) {
+      const id = createdId(payload);
+      if (id) created.set(request, id);
+    }
+    return payload;
+  });
+  scope.addHook('onResponse', async (request, reply) => {
+    if (!WRITES.has(request.method) || !request.admin || reply.statusCode >= 400) return;
+    const route = request.routeOptions.url ?? '';
+    const params = (request.params ?? {}) as Record<string, unknown>;
+    const body = request.body;
+    const detail = request.audit ?? {};
+    const targetId = detail.targetId ?? params.id ?? created.get(request);
+    await audit.record({
+      adminTokenId: request.admin.tokenId,
+      actor: `admin-token:${request.admin.tokenId}`,
+      action: `${request.method} ${route}`,
+      targetType: route.slice(prefix.length).split('/')[1] ?? 'unknown',
+      targetId: targetId === undefined ? null : String(targetId),
+      status: reply.statusCode,
+      requestId: request.id,
+      fields: body && typeof body === 'object' && !Array.isArray(body) ? Object.keys(body).slice(0, 100) : [],
+      before: detail.before,
+      after: detail.after,
+    });
+  });
+}
+
+/** `GET /audit`: newest first, keyset-paged with `before_id`. */
+export async function registerAuditRoutes(scope: FastifyInstance, audit: AuditLog, tokens: TokenVerifier) {
+  const app = scope.withTypeProvider<TypeBoxTypeProvider>();
+  app.get(
+    '/audit',
+    {
+      onRequest: requireAdmin(tokens, 'admin'),
+      schema: {
+        querystring: T.Object({
+          target_type: T.Optional(T.String({ minLength: 1, maxLength: 50 })),
+          target_id: T.Optional(T.String({ minLength: 1, maxLength: 100 })),
+          admin_token_id: T.Optional(T.Integer({ minimum: 1, maximum: 2147483647 })),
+          before_id: T.Optional(T.Integer({ minimum: 1 })),
+          limit: T.Optional(T.Integer({ minimum: 1, maximum: 200 })),
+        }),
+      },
+    },
+    async (req) => {
+      const q = req.query;
+      const limit = q.limit ?? 50;
+      const data = await audit.list({
+        targetType: q.target_type,
+        targetId: q.target_id,
+        adminTokenId: q.admin_token_id,
+        beforeId: q.before_id,
+        limit,
+      });
+      const last = data.at(-1);
+      return { data, meta: { limit, next_before_id: data.length === limit && last ? last.id : null } };
+    },
+  );
+}
