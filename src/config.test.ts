@@ -1,5 +1,9 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from './config.ts';
+import { ConfigError, loadConfig, SETTINGS } from './config.ts';
+import { configReference } from './config-doc.ts';
 
 describe('loadConfig', () => {
   it('applies defaults and freezes the result', () => {
@@ -33,5 +37,24 @@ describe('loadConfig', () => {
 
   it('lets typed overrides win over the environment', () => {
     expect(loadConfig({ PORT: '1' }, { port: 4000 }).port).toBe(4000);
+  });
+});
+
+describe('configuration reference', () => {
+  it('docs/configuration.md is the page generated from SETTINGS (run `npm run docs:config`)', () => {
+    const page = readFileSync(join(import.meta.dirname, '..', 'docs', 'configuration.md'), 'utf8');
+    expect(page).toBe(configReference());
+    for (const s of SETTINGS) expect(page).toContain(`\`${s.env}\``);
+  });
+
+  it('reads a secret from NAME_FILE and names the variable when the file is missing', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'podium-cfg-'));
+    const file = join(dir, 'metrics-token');
+    writeFileSync(file, 'token-from-a-file-0123\n');
+    expect(loadConfig({ PODIUM_METRICS_TOKEN_FILE: file }).metricsToken).toBe('token-from-a-file-0123');
+    expect(() => loadConfig({ PODIUM_METRICS_TOKEN_FILE: join(dir, 'nope') })).toThrow(
+      /PODIUM_METRICS_TOKEN_FILE/,
+    );
+    rmSync(dir, { recursive: true, force: true });
   });
 });

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 
 /** Parsed, validated, frozen runtime configuration. Built once per process by `loadConfig`. */
@@ -168,7 +169,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       out[s.key] = overrides[s.key];
       continue;
     }
-    const raw = env[s.env];
+    let raw = env[s.env];
+    const file = 'secret' in s && s.secret ? env[`${s.env}_FILE`] : undefined;
+    if ((raw === undefined || raw === '') && file) {
+      try {
+        raw = readFileSync(file, 'utf8').trim();
+      } catch {
+        problems.push(`${s.env}_FILE: cannot read ${file}`);
+        continue;
+      }
+    }
     if (raw === undefined || raw === '') continue;
     try {
       out[s.key] = s.parse(raw);
