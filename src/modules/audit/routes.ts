@@ -1,6 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type as T } from '@sinclair/typebox';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { requireAdmin } from '../../plugins/auth.ts';
 import type { TokenVerifier } from '../catalog/token-verifier.ts';
 import type { AuditLog } from './service.ts';
@@ -37,21 +37,16 @@ function createdId(payload: unknown): string | undefined {
  * where the handler supplied them (publishes, token changes).
  */
 export function auditAdminWrites(scope: FastifyInstance, audit: AuditLog, prefix: string): void {
-  const created = new WeakMap<FastifyRequest, string>();
+  // onSend, not onResponse: the row is written before the client hears back, so whoever reads
+  // the log after a write finds it there.
   scope.addHook('onSend', async (request, reply, payload) => {
-    if (WRITES.has(request.method) && reply.statusCode === 201) {
-      const id = createdId(payload);
-      if (id) created.set(request, id);
-    }
-    return payload;
-  });
-  scope.addHook('onResponse', async (request, reply) => {
-    if (!WRITES.has(request.method) || !request.admin || reply.statusCode >= 400) return;
+    if (!WRITES.has(request.method) || !request.admin || reply.statusCode >= 400) return payload;
     const route = request.routeOptions.url ?? '';
     const params = (request.params ?? {}) as Record<string, unknown>;
     const body = request.body;
     const detail = request.audit ?? {};
-    const targetId = detail.targetId ?? params.id ?? created.get(request);
+    const targetId =
+      detail.targetId ?? params.id ?? (reply.statusCode === 201 ? createdId(payload) : undefined);
     await audit.record({
       adminTokenId: request.admin.tokenId,
       actor: `admin-token:${request.admin.tokenId}`,
@@ -64,6 +59,7 @@ export function auditAdminWrites(scope: FastifyInstance, audit: AuditLog, prefix
       before: detail.before,
       after: detail.after,
     });
+    return payload;
   });
 }
 

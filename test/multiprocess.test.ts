@@ -1,0 +1,122 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ChangeBus } from '../src/db/changes.ts';
+import { type DemoTokens, loadDemo } from '../src/modules/catalog/demo.ts';
+import { CatalogService } from '../src/modules/catalog/service.ts';
+import { type TestDb, testDb } from './helpers.ts';
+
+const BIN = join(import.meta.dirname, '..', 'bin', 'podium.js');
+
+/** Starts `podium serve` on a free port; resolves with its base URL once it listens. */
+async function serve(
+  env: NodeJS.ProcessEnv,
+): Promise<{ proc: ChildProcess; url: string; exit: Promise<number> }> {
+  const proc = spawn(process.execPath, [BIN, 'serve', '--port', '0'], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const exit = once(proc, 'exit').then(([code]) => code as number);
+  let out = '';
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`serve did not start: ${out}`)), 60_000);
+    const onData = (chunk: Buffer) => {
+      out += chunk;
+      const m = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]!);
+      }
+    };
+    proc.stdout!.on('data', onData);
+    proc.stderr!.on('data', onData);
+    proc.once('exit', () => reject(new Error(`serve exited: ${out}`)));
+  });
+  return { proc, url, exit };
+}
+
+interface Body {
+  data: { id: number; version: string; token: string };
+}
+const json = async (r: Response | Promise<Response>) => (await (await r).json()) as Body;
+
+/** Polls `probe` until it returns true, at most `ms` milliseconds. */
+async function eventually(probe: () => Promise<boolean>, ms = 5000): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (await probe()) return true;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return false;
+}
+
+// Several processes need a database server they can share: this runs with DATABASE_URL only.
+describe.runIf(process.env.DATABASE_URL)('two podium processes on one PostgreSQL', () => {
+  let t: TestDb;
+  let demo: DemoTokens;
+  let a: Awaited<ReturnType<typeof serve>>;
+  let b: Awaited<ReturnType<typeof serve>>;
+
+  beforeAll(async () => {
+    t = await testDb();
+    demo = await loadDemo(
+      new CatalogService(t.db, new ChangeBus(t.db), { publicUrl: 'https://podium.test' }, () => new Date()),
+    );
+    const [{ schema }] = (await t.db.query<{ schema: string }>('SELECT current_schema() AS schema')) as [
+      { schema: string },
+    ];
+    const url = new URL(process.env.DATABASE_URL!);
+    url.searchParams.set('options', `-c search_path=${schema}`);
+    const env = { ...process.env, DATABASE_URL: url.toString(), LOG_LEVEL: 'info' };
+    [a, b] = await Promise.all([serve(env), serve(env)]);
+  });
+  afterAll(async () => {
+    for (const p of [a, b]) if (p && p.proc.exitCode === null) p.proc.kill('SIGKILL');
+    await t.close();
+  });
+
+  const site = () => demo.siteTokens[0]!.token;
+  const get = (base: string, path: string, token = site()) =>
+    fetch(`${base}${path}`, { headers: { authorization: `Bearer ${token}` } });
+
+  it('a publish through one process reaches the cache of the other', async () => {
+    const before = await json(get(b.url, '/api/v1/toplists/by-slug/best-casinos-se'));
+    expect(before.data.version).toBe('1');
+    const res = await fetch(`${a.url}/api/admin/v1/toplists/${before.data.id}/publish`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${demo.adminToken}` },
+    });
+    expect(res.status).toBe(200);
+    const seen = await eventually(
+      async () => (await json(get(b.url, '/api/v1/toplists/by-slug/best-casinos-se'))).data.version === '2',
+    );
+    expect(seen).toBe(true);
+  });
+
+  it('a token revoked through one process is refused by the other', async () => {
+    const created = await fetch(`${a.url}/api/admin/v1/sites/1/tokens`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${demo.adminToken}`, 'content-type': 'application/json' },
+      body: '{"name":"fleet"}',
+    });
+    const token = (await json(created)).data;
+    expect((await get(b.url, '/api/v1/toplists?per_page=1', token.token)).status).toBe(200);
+    await fetch(`${a.url}/api/admin/v1/sites/1/tokens/${token.id}`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${demo.adminToken}` },
+    });
+    expect(
+      await eventually(
+        async () => (await get(b.url, '/api/v1/toplists?per_page=1', token.token)).status === 401,
+      ),
+    ).toBe(true);
+  });
+
+  it('SIGTERM drains and exits 0', async () => {
+    a.proc.kill('SIGTERM');
+    b.proc.kill('SIGTERM');
+    expect(await a.exit).toBe(0);
+    expect(await b.exit).toBe(0);
+  });
+});
