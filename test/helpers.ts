@@ -5,6 +5,7 @@ import { type Config, loadConfig } from '../src/config.ts';
 import { ChangeBus } from '../src/db/changes.ts';
 import { type Db, openDb } from '../src/db/index.ts';
 import { migrate } from '../src/db/migrate.ts';
+import { CatalogService } from '../src/modules/catalog/service.ts';
 
 /** Which database this run uses: PGlite in memory, or the server named by DATABASE_URL. */
 export const DB_KIND = process.env.DATABASE_URL ? 'postgres' : 'pglite';
@@ -60,4 +61,25 @@ export async function testApp(overrides: Partial<Config> = {}): Promise<TestApp>
       await t.close();
     },
   };
+}
+
+/** A catalog service straight on a database (no HTTP), as another process would have. */
+export function catalogOn(db: Db): CatalogService {
+  return new CatalogService(db, new ChangeBus(db), { publicUrl: 'https://podium.test' }, () => new Date());
+}
+
+/** The schema a test database works in (the throwaway one on PostgreSQL). */
+export async function schemaOf(db: Db): Promise<string> {
+  const [row] = await db.query<{ schema: string }>('SELECT current_schema() AS schema');
+  return row!.schema;
+}
+
+/** Polls `probe` until it returns true, at most `ms` milliseconds; false when time runs out. */
+export async function eventually(probe: () => Promise<boolean>, ms = 5000): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (await probe()) return true;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return false;
 }

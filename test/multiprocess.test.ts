@@ -2,10 +2,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ChangeBus } from '../src/db/changes.ts';
 import { type DemoTokens, loadDemo } from '../src/modules/catalog/demo.ts';
-import { CatalogService } from '../src/modules/catalog/service.ts';
-import { type TestDb, testDb } from './helpers.ts';
+import { catalogOn, eventually, schemaOf, type TestDb, testDb } from './helpers.ts';
 
 const BIN = join(import.meta.dirname, '..', 'bin', 'podium.js');
 
@@ -41,16 +39,6 @@ interface Body {
 }
 const json = async (r: Response | Promise<Response>) => (await (await r).json()) as Body;
 
-/** Polls `probe` until it returns true, at most `ms` milliseconds. */
-async function eventually(probe: () => Promise<boolean>, ms = 5000): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (await probe()) return true;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return false;
-}
-
 // Several processes need a database server they can share: this runs with DATABASE_URL only.
 describe.runIf(process.env.DATABASE_URL)('two podium processes on one PostgreSQL', () => {
   let t: TestDb;
@@ -60,12 +48,8 @@ describe.runIf(process.env.DATABASE_URL)('two podium processes on one PostgreSQL
 
   beforeAll(async () => {
     t = await testDb();
-    demo = await loadDemo(
-      new CatalogService(t.db, new ChangeBus(t.db), { publicUrl: 'https://podium.test' }, () => new Date()),
-    );
-    const [{ schema }] = (await t.db.query<{ schema: string }>('SELECT current_schema() AS schema')) as [
-      { schema: string },
-    ];
+    demo = await loadDemo(catalogOn(t.db));
+    const schema = await schemaOf(t.db);
     const url = new URL(process.env.DATABASE_URL!);
     url.searchParams.set('options', `-c search_path=${schema}`);
     const env = { ...process.env, DATABASE_URL: url.toString(), LOG_LEVEL: 'info' };

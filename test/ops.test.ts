@@ -1,5 +1,6 @@
 import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
+import parsePrometheus from 'parse-prometheus-text-format';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
@@ -89,6 +90,35 @@ describe(`operations: health, readiness, metrics, request logs (${DB_KIND})`, ()
     expect(Number(count?.[1])).toBe(2);
     expect(res.body).toMatch(/podium_edition_cache_hits_total \d+/);
     expect(res.body).not.toContain('best-casinos-se');
+  });
+
+  it('/metrics parses as Prometheus exposition text and its counters move with traffic', async () => {
+    const scrape = async () =>
+      (await app.inject({ url: '/metrics', headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).body;
+    const requests = (text: string) =>
+      Number(
+        /podium_http_request_duration_seconds_count\{method="GET",route="\/api\/v1\/toplists",status="200"\} (\d+)/.exec(
+          text,
+        )?.[1] ?? 0,
+      );
+    const hits = (text: string) =>
+      Number(
+        parsePrometheus(text).find((f) => f.name === 'podium_edition_cache_hits_total')?.metrics[0]?.value,
+      );
+    const before = await scrape();
+    const families = parsePrometheus(before);
+    expect(families.find((f) => f.name === 'podium_http_request_duration_seconds')?.type).toBe('HISTOGRAM');
+    expect(families.find((f) => f.name === 'podium_edition_cache_hits_total')?.type).toBe('COUNTER');
+    expect(families.find((f) => f.name === 'podium_process_resident_memory_bytes')?.type).toBe('GAUGE');
+    for (let i = 0; i < 3; i++) {
+      await app.inject({
+        url: '/api/v1/toplists',
+        headers: { authorization: `Bearer ${demo.siteTokens[0]!.token}` },
+      });
+    }
+    const after = await scrape();
+    expect(requests(after) - requests(before)).toBe(3);
+    expect(hits(after)).toBeGreaterThan(hits(before));
   });
 
   it('logs one line per request with route, status, duration and site id; never a token or query', async () => {

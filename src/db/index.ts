@@ -99,6 +99,8 @@ async function openPostgres(opts: DbOptions): Promise<Db> {
     }
     clientConfig.options = `-c search_path=${opts.schema}`;
   }
+  // A database that stops answering must fail requests quickly (503), never hang them.
+  clientConfig.connectionTimeoutMillis = 3000;
   const pool = new pg.Pool({ ...clientConfig, max: opts.poolSize ?? 10, idleTimeoutMillis: 30_000 });
   // An idle client losing its connection must not crash the process; the pool replaces it.
   pool.on('error', () => {});
@@ -114,19 +116,48 @@ async function openPostgres(opts: DbOptions): Promise<Db> {
     },
   });
 
-  let listenClient: pg.Client | undefined;
+  let listenClient: Promise<pg.Client> | undefined;
+  let closed = false;
   const channels = new Map<string, Set<Listener>>();
+  const deliver = (channel: string, payload: string) => {
+    for (const fn of channels.get(channel) ?? []) fn(payload);
+  };
 
-  async function listenConnection(): Promise<pg.Client> {
-    if (listenClient) return listenClient;
-    const c = new pg.Client(clientConfig);
-    c.on('error', () => {});
-    c.on('notification', (msg) => {
-      for (const fn of channels.get(msg.channel) ?? []) fn(msg.payload ?? '');
+  /**
+   * The dedicated LISTEN connection. When it drops, it is re-opened with backoff and every
+   * listener gets an empty payload: notifications may have been missed, so caches must drop all.
+   */
+  function listenConnection(): Promise<pg.Client> {
+    listenClient ??= (async () => {
+      const c = new pg.Client(clientConfig);
+      c.on('notification', (msg) => deliver(msg.channel, msg.payload ?? ''));
+      const lost = () => {
+        if (closed) return;
+        listenClient = undefined;
+        reconnect(250);
+      };
+      c.on('error', lost);
+      c.on('end', lost);
+      await c.connect();
+      for (const channel of channels.keys()) await c.query(`LISTEN ${quoteIdent(channel)}`);
+      return c;
+    })();
+    listenClient.catch(() => {
+      listenClient = undefined;
     });
-    await c.connect();
-    listenClient = c;
-    return c;
+    return listenClient;
+  }
+
+  function reconnect(delayMs: number): void {
+    setTimeout(() => {
+      if (closed) return;
+      listenConnection().then(
+        () => {
+          for (const channel of channels.keys()) deliver(channel, '');
+        },
+        () => reconnect(Math.min(delayMs * 2, 5000)),
+      );
+    }, delayMs).unref();
   }
 
   return {
@@ -160,7 +191,8 @@ async function openPostgres(opts: DbOptions): Promise<Db> {
       };
     },
     async close() {
-      await listenClient?.end().catch(() => {});
+      closed = true;
+      await listenClient?.then((c) => c.end()).catch(() => {});
       await pool.end();
     },
   };

@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { isDbUnavailable } from '../lib/db-errors.ts';
 import { AppError } from '../lib/errors.ts';
 
 interface AjvIssue {
@@ -77,6 +78,10 @@ export function registerErrorHandling(app: FastifyInstance): void {
     } else if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500 && BY_STATUS[err.statusCode]) {
       // Fastify's own client errors (bad JSON, body too large, bad content type): their messages are safe.
       out = new AppError(BY_STATUS[err.statusCode]!, err.message);
+    } else if (isDbUnavailable(err)) {
+      request.log.warn({ err }, 'database unavailable');
+      reply.header('retry-after', '5');
+      out = new AppError('service_unavailable', 'The database is unavailable; retry in a few seconds');
     } else {
       request.log.error({ err }, 'unhandled error');
       out = new AppError('internal_error', 'Internal server error');
