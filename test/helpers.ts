@@ -5,7 +5,9 @@ import { type Config, loadConfig } from '../src/config.ts';
 import { ChangeBus } from '../src/db/changes.ts';
 import { type Db, openDb } from '../src/db/index.ts';
 import { migrate } from '../src/db/migrate.ts';
+import { loggerOptions } from '../src/lib/logger.ts';
 import { CatalogService } from '../src/modules/catalog/service.ts';
+import { suiteLogStream } from './log-capture.ts';
 
 /** Which database this run uses: PGlite in memory, or the server named by DATABASE_URL. */
 export const DB_KIND = process.env.DATABASE_URL ? 'postgres' : 'pglite';
@@ -47,7 +49,9 @@ export async function testApp(overrides: Partial<Config> = {}): Promise<TestApp>
   const bus = new ChangeBus(t.db);
   await bus.start();
   const clock = { now: new Date() };
-  const app = await buildApp({ config, db: t.db, bus, now: () => clock.now, logger: false });
+  // Real log output (info and up) goes to the suite's log files, which are checked for secrets.
+  const logger = { ...loggerOptions({ ...config, logLevel: 'info' }), stream: suiteLogStream() };
+  const app = await buildApp({ config, db: t.db, bus, now: () => clock.now, logger });
   await app.ready();
   return {
     ...t,

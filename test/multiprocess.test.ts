@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DemoTokens, loadDemo } from '../src/modules/catalog/demo.ts';
 import { catalogOn, eventually, schemaOf, type TestDb, testDb } from './helpers.ts';
+import { suiteLogStream } from './log-capture.ts';
 
 const BIN = join(import.meta.dirname, '..', 'bin', 'podium.js');
 
@@ -29,6 +30,8 @@ async function serve(
     };
     proc.stdout!.on('data', onData);
     proc.stderr!.on('data', onData);
+    proc.stdout!.pipe(suiteLogStream(), { end: false });
+    proc.stderr!.pipe(suiteLogStream(), { end: false });
     proc.once('exit', () => reject(new Error(`serve exited: ${out}`)));
   });
   return { proc, url, exit };
