@@ -134,12 +134,25 @@ export async function placeOrder(store: Store, a: repo.Account, req: OrderReques
           'idempotency_conflict',
           'this Idempotency-Key was already used with a different request body; nothing was applied',
         );
-      return { status: 200, body: prior.response as OrderResponse, replayed: true };
+      return { status: 200, body: orderResponse(prior.response as OrderResponse), replayed: true };
     }
     const result = await applyOrder(q, a, req);
     await repo.completeKey(q, a.id, req.idempotency_key, result.status, result.body);
     return result;
   });
+}
+
+/** The order response with its keys in wire order (jsonb storage does not keep key order). */
+function orderResponse(o: OrderResponse): OrderResponse {
+  return {
+    order_id: o.order_id,
+    status: o.status,
+    line_items: o.line_items.map((l) => ({
+      external_ref: l.external_ref,
+      line_item_id: l.line_item_id,
+      status: l.status,
+    })),
+  };
 }
 
 async function validateLines(
