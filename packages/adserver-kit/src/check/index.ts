@@ -1,0 +1,69 @@
+import { httpClient } from './http.ts';
+import { type CheckResult, Run } from './runner.ts';
+import {
+  authScenario,
+  forecastScenario,
+  healthScenario,
+  inventoryScenario,
+  ordersScenario,
+  reportsScenario,
+  runWideChecks,
+} from './scenarios.ts';
+
+export { classifyHealth, type HealthState } from './health.ts';
+export type { CheckResult } from './runner.ts';
+
+export interface CheckOptions {
+  /** The ad server's base URL (for example `https://ads.example.com/api/v1`). */
+  baseUrl: string;
+  apiKey: string;
+  /** Run the `POST /orders` scenarios (creates drafts: point it at a sandbox). */
+  allowWrites?: boolean;
+  /** A key without the `forecast` scope, to check 403. */
+  limitedKey?: string;
+  /** Extra trusted CA certificates (PEM), for sandboxes with a private CA. */
+  ca?: string | Buffer;
+  /** Called after each check (progress). */
+  onResult?: (r: CheckResult) => void;
+}
+
+export interface CheckReport {
+  baseUrl: string;
+  /** True when no required check failed. */
+  ok: boolean;
+  counts: { pass: number; fail: number; skip: number };
+  results: CheckResult[];
+}
+
+/** Runs every scenario that applies against an ad server and returns the report. */
+export async function runChecks(opts: CheckOptions): Promise<CheckReport> {
+  const http = httpClient(opts.baseUrl, opts.apiKey, opts.ca);
+  const run = new Run(http, [opts.apiKey, opts.limitedKey ?? ''], opts.onResult);
+  try {
+    if (await healthScenario(run, opts.baseUrl)) {
+      await inventoryScenario(run);
+      await authScenario(run, opts.limitedKey);
+      await forecastScenario(run);
+      const order = opts.allowWrites ? await ordersScenario(run) : undefined;
+      if (!opts.allowWrites)
+        run.skip(
+          'orders',
+          'POST /orders',
+          'read-only run: pass --allow-writes against a sandbox to check drafts and idempotency',
+          false,
+        );
+      await reportsScenario(run, order);
+    }
+    runWideChecks(run);
+  } finally {
+    await http.close();
+  }
+  const counts = { pass: 0, fail: 0, skip: 0 };
+  for (const r of run.results) counts[r.status]++;
+  return {
+    baseUrl: opts.baseUrl,
+    ok: !run.results.some((r) => r.status === 'fail' && r.required),
+    counts,
+    results: run.results,
+  };
+}

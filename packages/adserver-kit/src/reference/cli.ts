@@ -1,0 +1,125 @@
+import { readFileSync } from 'node:fs';
+import { Command, InvalidArgumentError } from 'commander';
+import { openStore, type Store } from '../db.ts';
+import { SCOPES, type Scope } from '../schemas.ts';
+import { issueKey } from './admin.ts';
+import * as repo from './repository.ts';
+import { startReferenceServer } from './server.ts';
+
+// `adserver-reference`: run the reference ad server and do its console-side chores (keys,
+// activation). The store is PGlite in --data-dir, or PostgreSQL from ADSERVER_DATABASE_URL
+// (an environment variable, so a password never sits in the process list).
+
+const program = new Command('adserver-reference').description(
+  'Reference ad server of the Ad Server Integration API',
+);
+program.option(
+  '--data-dir <dir>',
+  'PGlite data directory (ignored when ADSERVER_DATABASE_URL is set)',
+  '.adserver-reference',
+);
+
+function storeOptions(): { url?: string; dataDir?: string } {
+  const url = process.env.ADSERVER_DATABASE_URL;
+  return url ? { url } : { dataDir: program.opts<{ dataDir: string }>().dataDir };
+}
+
+async function withAccount<T>(fn: (store: Store, account: repo.Account) => Promise<T>): Promise<T> {
+  const store = await openStore(storeOptions());
+  try {
+    const account = (await repo.listAccounts(store))[0];
+    if (!account) throw new Error('no account yet: run `adserver-reference serve` once to create it');
+    return await fn(store, account);
+  } finally {
+    await store.close();
+  }
+}
+
+const int = (v: string): number => {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError('expected a non-negative integer');
+  return n;
+};
+
+program
+  .command('serve')
+  .description('start the server; prints its base URL and a new API key')
+  .option('--host <host>', 'listen address', '127.0.0.1')
+  .option('--port <port>', 'listen port', int, 8080)
+  .option('--tls-key <file>', 'PEM private key (serve HTTPS)')
+  .option('--tls-cert <file>', 'PEM certificate chain (serve HTTPS)')
+  .option('--timezone <zone>', 'IANA zone of a newly created account', 'Europe/Malta')
+  .option('--currency <code>', 'ISO-4217 currency of a newly created account', 'EUR')
+  .option('--no-forecast', 'create the account with capabilities.forecast = false')
+  .option('--rate-max <n>', 'requests per key per window', int, 600)
+  .option('--rate-window-ms <ms>', 'rate window', int, 60_000)
+  .action(async (o) => {
+    if (!o.tlsKey !== !o.tlsCert) throw new InvalidArgumentError('--tls-key and --tls-cert go together');
+    const server = await startReferenceServer({
+      store: storeOptions(),
+      host: o.host,
+      port: o.port,
+      tls: o.tlsKey ? { key: readFileSync(o.tlsKey), cert: readFileSync(o.tlsCert) } : undefined,
+      account: { timezone: o.timezone, currency: o.currency, forecast: o.forecast },
+      rateLimit: { max: o.rateMax, windowMs: o.rateWindowMs },
+      logger: false,
+    });
+    process.stdout.write(
+      `base URL: ${server.url}\naccount:  ${server.accountId}\nAPI key:  ${server.apiKey}\n`,
+    );
+    if (!o.tlsKey)
+      process.stdout.write(
+        'plain HTTP: put a TLS-terminating proxy in front (the contract requires https://)\n',
+      );
+    const stop = () => void server.close().then(() => process.exit(0));
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+
+const keys = program.command('keys').description('manage API keys');
+keys
+  .command('create')
+  .description('issue a key (printed once); several may be live at a time')
+  .option('--scopes <list>', `comma-separated scopes (${SCOPES.join(', ')})`, SCOPES.join(','))
+  .option('--label <text>', 'note shown in the list', '')
+  .action((o) =>
+    withAccount(async (store, a) => {
+      const k = await issueKey(store, a.id, { scopes: o.scopes.split(',') as Scope[], label: o.label });
+      process.stdout.write(`${k.id}\t${k.scopes.join(',')}\n${k.key}\n`);
+    }),
+  );
+keys
+  .command('list')
+  .description('list keys (hints only)')
+  .action(() =>
+    withAccount(async (store, a) => {
+      for (const k of await repo.listKeys(store, a.id))
+        process.stdout.write(
+          `${k.id}\t${k.hint}\t${k.scopes.join(',')}\t${k.revoked_at ? 'revoked' : 'live'}\t${k.label}\n`,
+        );
+    }),
+  );
+keys
+  .command('revoke <id>')
+  .description('revoke a key at once')
+  .action((id: string) =>
+    withAccount(async (store) => {
+      if (!(await repo.revokeKey(store, id, new Date()))) throw new Error(`no live key ${id}`);
+      process.stdout.write(`revoked ${id}\n`);
+    }),
+  );
+
+program
+  .command('activate <orderId>')
+  .description('console action: take a draft order live (its lines start delivering in reports)')
+  .action((orderId: string) =>
+    withAccount(async (store) => {
+      if (!(await store.tx((q) => repo.activateOrder(q, orderId)))) throw new Error(`no order ${orderId}`);
+      process.stdout.write(`order ${orderId} is live\n`);
+    }),
+  );
+
+program.parseAsync().catch((err: Error) => {
+  process.stderr.write(`adserver-reference: ${err.message}\n`);
+  process.exit(1);
+});
