@@ -3,6 +3,7 @@ import type { Config } from './config.ts';
 import type { ChangeBus } from './db/changes.ts';
 import type { Db } from './db/index.ts';
 import { pendingMigrations } from './db/migrate.ts';
+import { Scheduler } from './lib/jobs.ts';
 import { loggerOptions } from './lib/logger.ts';
 import { auditAdminWrites, registerAuditRoutes } from './modules/audit/routes.ts';
 import { AuditLog } from './modules/audit/service.ts';
@@ -35,6 +36,7 @@ export interface Services {
   readiness: Readiness;
   metrics: Metrics;
   audit: AuditLog;
+  scheduler: Scheduler;
 }
 
 const ADMIN_PREFIX = '/api/admin/v1';
@@ -73,7 +75,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const audit = new AuditLog(deps.db, (err) => app.log.error({ err }, 'audit write failed'));
   const readiness = new Readiness();
   const metrics = new Metrics();
-  app.decorate('services', { catalog, delivery, readiness, metrics, audit });
+  // Modules register their periodic work here; `startServer` starts it, app.close() drains it.
+  const scheduler = new Scheduler(deps.db, now, (msg, err) => app.log.warn({ err }, msg));
+  app.addHook('onClose', () => scheduler.stop());
+  app.decorate('services', { catalog, delivery, readiness, metrics, audit, scheduler });
 
   readiness.register('database', async () => {
     await deps.db.query('SELECT 1');
@@ -99,6 +104,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     () => delivery.cacheStats().misses,
   );
 
+  metrics.jobGauges(() => scheduler.jobStats());
   await registerOps(app, { readiness, metrics, metricsToken: config.metricsToken });
   // Every admin module registers inside this scope, so each of its writes is audited.
   await app.register(

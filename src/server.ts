@@ -35,6 +35,7 @@ export async function startServer(
   const app = await buildApp({ config, db, bus });
   const demo = config.demoOnEmpty ? await ensureDemo(app.services.catalog, opts.log) : null;
   const address = await app.listen({ host: config.host, port: config.port });
+  app.services.scheduler.start();
   let closing: Promise<void> | undefined;
   return {
     app,

@@ -1,4 +1,4 @@
-import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 
 /**
  * The app's Prometheus registry (one per app, so tests and several apps in one process never
@@ -16,6 +16,32 @@ export class Metrics {
 
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'podium_' });
+  }
+
+  /** Scheduled-job runs, failures and lag, read from the scheduler at scrape time. */
+  jobGauges(read: () => Record<string, { runs: number; failures: number; lastLagMs: number }>): void {
+    const series = (
+      name: string,
+      help: string,
+      pick: (s: { runs: number; failures: number; lastLagMs: number }) => number,
+    ) =>
+      new Gauge({
+        name,
+        help,
+        labelNames: ['job'] as const,
+        registers: [this.registry],
+        collect() {
+          this.reset();
+          for (const [job, s] of Object.entries(read())) this.labels(job).set(pick(s));
+        },
+      });
+    series('podium_job_runs', 'Scheduled job runs started by this process', (s) => s.runs);
+    series('podium_job_failures', 'Scheduled job runs that failed in this process', (s) => s.failures);
+    series(
+      'podium_job_lag_seconds',
+      'Delay between slot start and run start, last run',
+      (s) => s.lastLagMs / 1000,
+    );
   }
 
   /** A counter whose value is read from elsewhere at scrape time (monotonic sources only). */

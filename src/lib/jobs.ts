@@ -1,0 +1,112 @@
+import { hostname } from 'node:os';
+import type { Db } from '../db/index.ts';
+import { scrub } from './scrub.ts';
+
+export interface JobDefinition {
+  /** Stable name; also the key runs are deduplicated on. */
+  name: string;
+  /** Period in milliseconds; slot N covers [N × every, (N+1) × every). */
+  everyMs: number;
+  run(signal: AbortSignal): Promise<void>;
+}
+
+export interface JobStats {
+  runs: number;
+  failures: number;
+  /** Milliseconds between the start of the last slot and the moment its run began. */
+  lastLagMs: number;
+}
+
+/**
+ * Runs scheduled jobs once per slot across every process sharing the database: a run first
+ * claims its (job, slot) row, and only the process whose INSERT wins runs it. An interrupted
+ * run (shutdown mid-way) gives its slot back so another process can take it.
+ */
+export class Scheduler {
+  private readonly jobs = new Map<string, JobDefinition>();
+  private readonly stats = new Map<string, JobStats>();
+  private readonly running = new Set<Promise<void>>();
+  private readonly abort = new AbortController();
+  private timer: NodeJS.Timeout | undefined;
+  readonly owner = `${hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 8)}`;
+
+  constructor(
+    private readonly db: Db,
+    private readonly now: () => Date = () => new Date(),
+    private readonly log: (msg: string, err?: unknown) => void = () => {},
+  ) {}
+
+  register(job: JobDefinition): void {
+    if (job.everyMs < 1000) throw new Error(`job ${job.name}: period under one second`);
+    this.jobs.set(job.name, job);
+    this.stats.set(job.name, { runs: 0, failures: 0, lastLagMs: 0 });
+  }
+
+  /** Per-job counters (for metrics). */
+  jobStats(): Record<string, JobStats> {
+    return Object.fromEntries([...this.stats].map(([k, v]) => [k, { ...v }]));
+  }
+
+  /** Starts ticking (every `tickMs`); each tick runs every job whose current slot is unclaimed. */
+  start(tickMs = 1000): void {
+    this.timer ??= setInterval(() => void this.tick(), tickMs);
+    this.timer.unref();
+  }
+
+  /** Claims and runs the current slot of each job; resolves when this tick's runs are done. */
+  async tick(): Promise<void> {
+    if (this.abort.signal.aborted) return;
+    await Promise.all([...this.jobs.values()].map((job) => this.runSlot(job)));
+  }
+
+  private async runSlot(job: JobDefinition): Promise<void> {
+    const nowMs = this.now().getTime();
+    const slot = Math.floor(nowMs / job.everyMs);
+    const claimed = await this.db
+      .query<{ id: number }>(
+        `INSERT INTO job_runs (job, slot, owner, status) VALUES ($1, $2, $3, 'running')
+         ON CONFLICT (job, slot) DO UPDATE SET owner = EXCLUDED.owner, status = 'running', started_at = now(), error = NULL
+           WHERE job_runs.status = 'interrupted'
+         RETURNING id`,
+        [job.name, slot, this.owner],
+      )
+      .catch((err) => {
+        this.log(`job ${job.name}: could not claim slot`, err);
+        return [];
+      });
+    const id = claimed[0]?.id;
+    if (id === undefined) return;
+    const stats = this.stats.get(job.name)!;
+    stats.runs++;
+    stats.lastLagMs = nowMs - slot * job.everyMs;
+    const run = (async () => {
+      let status = 'succeeded';
+      let error: string | null = null;
+      try {
+        await job.run(this.abort.signal);
+      } catch (err) {
+        status = this.abort.signal.aborted ? 'interrupted' : 'failed';
+        error = scrub((err as Error).message ?? String(err)).slice(0, 2000);
+        if (status === 'failed') stats.failures++;
+        this.log(`job ${job.name}: ${status}`, err);
+      }
+      await this.db
+        .query('UPDATE job_runs SET status = $2, finished_at = now(), error = $3 WHERE id = $1', [
+          id,
+          status,
+          error,
+        ])
+        .catch((err) => this.log(`job ${job.name}: could not record the run`, err));
+    })();
+    this.running.add(run);
+    await run;
+    this.running.delete(run);
+  }
+
+  /** Stops ticking, asks running jobs to stop, and waits for them (they record their outcome). */
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.abort.abort();
+    await Promise.all(this.running);
+  }
+}
