@@ -79,6 +79,11 @@ describe('auth and errors', () => {
     expect(f.body.code).toBe('forbidden');
   });
 
+  it('401 for an expired key', async () => {
+    const k = await s.issueKey({ expiresAt: new Date(Date.now() - 1000) });
+    expect((await call(s.url, k.key, 'GET', '/health')).status).toBe(401);
+  });
+
   it('rotates keys without downtime: old and new both work until the old is revoked', async () => {
     const a = await s.issueKey();
     const b = await s.issueKey();
@@ -213,6 +218,14 @@ describe('orders', () => {
     const ids = new Set(rs.map((r) => r.body.order_id));
     expect(ids.size).toBe(1);
     expect(rs.map((r) => r.status).sort()).toEqual([200, 200, 201]);
+  });
+
+  it('concurrent requests with different keys and one external_ref make one order', async () => {
+    const a = orderBody('k-race-a', { order: { name: 'Race', external_ref: 'camp-race' } });
+    const b = orderBody('k-race-b', { order: { name: 'Race', external_ref: 'camp-race' } });
+    const rs = await Promise.all([post(a), post(b)]);
+    expect(rs.map((r) => r.status).sort()).toEqual([200, 201]);
+    expect(rs[0]!.body.order_id).toBe(rs[1]!.body.order_id);
   });
 
   it('updates by external_ref with a new key: same ids, only missing lines added', async () => {

@@ -124,6 +124,17 @@ export interface OrderResult {
  * replays (or conflicts); a failure rolls the claim back so nothing half-done is cached.
  */
 export async function placeOrder(store: Store, a: repo.Account, req: OrderRequest): Promise<OrderResult> {
+  try {
+    return await placeOrderOnce(store, a, req);
+  } catch (err) {
+    // Two keys racing to create the same external_ref: the loser retries once and, seeing the
+    // winner's committed order, updates it instead (same ids).
+    if ((err as { code?: string }).code !== '23505') throw err;
+    return placeOrderOnce(store, a, req);
+  }
+}
+
+async function placeOrderOnce(store: Store, a: repo.Account, req: OrderRequest): Promise<OrderResult> {
   const hash = requestHash(req);
   return store.tx(async (q) => {
     if (!(await repo.claimKey(q, a.id, req.idempotency_key, hash))) {
