@@ -351,3 +351,75 @@ describe('rate budget', () => {
     }
   });
 });
+
+describe('account time zone and hostile input', () => {
+  it('cuts report days in the account zone: a day counts once it has ended there', async () => {
+    // 23:30 UTC on 10 Jan is already 11 Jan in Malta (UTC+1): the 10th has ended there.
+    const t = await testServer({ now: () => new Date('2025-01-10T23:30:00Z') });
+    try {
+      const body = {
+        ...orderBody('tz-1'),
+        line_items: [
+          {
+            external_ref: 'l',
+            inventory_id: 'slot-home-mpu',
+            flight: { start_date: '2025-01-09', end_date: '2025-01-12' },
+            goal_impressions: 4000,
+            sizes: ['300x250'],
+          },
+        ],
+      };
+      const o = await call(t.url, t.apiKey, 'POST', '/orders', body, { 'idempotency-key': 'tz-1' });
+      await t.activate(o.body.order_id);
+      const r = await call(t.url, t.apiKey, 'POST', '/reports', {
+        order_id: o.body.order_id,
+        date_range: { start_date: '2025-01-09', end_date: '2025-01-12' },
+        granularity: 'daily',
+      });
+      const shown = r.body.rows.map((x: { date: string; impressions: number }) => [
+        x.date,
+        x.impressions > 0,
+      ]);
+      expect(shown).toEqual([
+        ['2025-01-09', true],
+        ['2025-01-10', true],
+        ['2025-01-11', false],
+        ['2025-01-12', false],
+      ]);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('forecast: false answers 501 for every slot', async () => {
+    const t = await testServer({ account: { forecast: false } });
+    try {
+      const h = await call(t.url, t.apiKey, 'GET', '/health');
+      expect(h.body.capabilities.forecast).toBe(false);
+      const f = await call(t.url, t.apiKey, 'POST', '/forecast', {
+        inventory_id: 'slot-home-mpu',
+        flight: { start_date: '2026-01-01', end_date: '2026-01-02' },
+      });
+      expect([f.status, f.body.code]).toEqual([501, 'forecast_unsupported']);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('oversize bodies, injection strings and unicode get clear errors and change nothing', async () => {
+    const big = await api('POST', '/forecast', JSON.stringify({ inventory_id: 'x'.repeat(2 * 1024 * 1024) }));
+    expect([big.status, big.body.code]).toEqual([413, 'payload_too_large']);
+    const sqli = await api('POST', '/forecast', {
+      inventory_id: "x' OR '1'='1",
+      flight: { start_date: '2026-01-01', end_date: '2026-01-02' },
+    });
+    expect(sqli.status).toBe(404);
+    const uni = orderBody('k-uni', { advertiser: { name: 'Ünïcødé 🎰 Casino' } });
+    expect((await post(uni)).status).toBe(201);
+    expect(
+      (await post({ ...uni, line_items: [{ ...uni.line_items[0], goal_impressions: -5 }] })).status,
+    ).toBe(400);
+    const extra = await post({ ...orderBody('k-extra'), surprise: true });
+    expect([extra.status, extra.body.details.field]).toEqual([400, 'surprise']);
+  });
+});
