@@ -46,6 +46,14 @@ function orderBody(key: string, extra: Partial<Record<string, unknown>> = {}) {
     ...extra,
   };
 }
+/** A plain line item without creatives. */
+const line = (ref: string, slot: string, start: string, end: string, goal: number, size: string) => ({
+  external_ref: ref,
+  inventory_id: slot,
+  flight: { start_date: start, end_date: end },
+  goal_impressions: goal,
+  sizes: [size],
+});
 const post = (body: { idempotency_key: string; [k: string]: unknown }) =>
   api('POST', '/orders', body, { 'idempotency-key': body.idempotency_key });
 
@@ -151,15 +159,7 @@ describe('forecast', () => {
     const before = await api('POST', '/forecast', req());
     const o = await post({
       ...orderBody('fc-1'),
-      line_items: [
-        {
-          external_ref: 'l',
-          inventory_id: 'slot-article-sidebar',
-          flight: { start_date: '2026-03-01', end_date: '2026-03-31' },
-          goal_impressions: 1_000_000,
-          sizes: ['300x600'],
-        },
-      ],
+      line_items: [line('l', 'slot-article-sidebar', '2026-03-01', '2026-03-31', 1_000_000, '300x600')],
     });
     expect(o.status).toBe(201);
     const after = await api('POST', '/forecast', req());
@@ -276,20 +276,8 @@ describe('reports', () => {
   it('total equals the sum of daily, integers, paginated; 404 unknown ids', async () => {
     const body = orderBody('k-rep', {
       line_items: [
-        {
-          external_ref: 'a',
-          inventory_id: 'slot-home-mpu',
-          flight: { start_date: '2025-01-01', end_date: '2025-01-10' },
-          goal_impressions: 50000,
-          sizes: ['300x250'],
-        },
-        {
-          external_ref: 'b',
-          inventory_id: 'slot-home-mpu',
-          flight: { start_date: '2025-01-05', end_date: '2025-01-20' },
-          goal_impressions: 80000,
-          sizes: ['300x250'],
-        },
+        line('a', 'slot-home-mpu', '2025-01-01', '2025-01-10', 50000, '300x250'),
+        line('b', 'slot-home-mpu', '2025-01-05', '2025-01-20', 80000, '300x250'),
       ],
     });
     const o = await post(body);
@@ -359,15 +347,7 @@ describe('account time zone and hostile input', () => {
     try {
       const body = {
         ...orderBody('tz-1'),
-        line_items: [
-          {
-            external_ref: 'l',
-            inventory_id: 'slot-home-mpu',
-            flight: { start_date: '2025-01-09', end_date: '2025-01-12' },
-            goal_impressions: 4000,
-            sizes: ['300x250'],
-          },
-        ],
+        line_items: [line('l', 'slot-home-mpu', '2025-01-09', '2025-01-12', 4000, '300x250')],
       };
       const o = await call(t.url, t.apiKey, 'POST', '/orders', body, { 'idempotency-key': 'tz-1' });
       await t.activate(o.body.order_id);
