@@ -108,6 +108,22 @@ const VARIANTS: [string, string, Breakage][] = [
     ),
   ],
   [
+    'size not WIDTHxHEIGHT',
+    'inventory.walk',
+    onPath('/inventory', (_e, r) =>
+      r.status === 200
+        ? editJson(r, (b) => ({ ...b, data: b.data.map((d: object) => ({ ...d, sizes: ['300*250'] })) }))
+        : r,
+    ),
+  ],
+  [
+    'duplicate inventory ids',
+    'inventory.unique_ids',
+    onPath('/inventory', (_e, r) =>
+      r.status === 200 ? editJson(r, (b) => ({ ...b, data: [...b.data, ...b.data] })) : r,
+    ),
+  ],
+  [
     'available > forecasted',
     'forecast.invariants',
     onPath('/forecast', (_e, r) =>
@@ -198,6 +214,24 @@ const VARIANTS: [string, string, Breakage][] = [
     { response: (_e, r) => (r.status === 404 ? editJson(r, (b) => ({ error: b.message })) : r) },
   ],
 ];
+
+describe('adserver-check against a server without forecasting', () => {
+  it('passes when capabilities.forecast is false and /forecast answers 501', async () => {
+    const noForecast = await testServer({ tls, account: { forecast: false } });
+    try {
+      const rep = await runChecks({
+        baseUrl: noForecast.url,
+        apiKey: noForecast.apiKey,
+        ca: tls.cert,
+        allowWrites: true,
+      });
+      expect(failed(rep)).toEqual([]);
+      expect(rep.results.find((r) => r.id === 'forecast.capability')?.status).toBe('pass');
+    } finally {
+      await noForecast.close();
+    }
+  });
+});
 
 describe('adserver-check against deliberately broken servers', () => {
   for (const [name, checkId, breakage] of VARIANTS) {

@@ -65,5 +65,5 @@ describe('adserver-reference console commands', () => {
     } finally {
       await server.close();
     }
-  });
+  }, 240_000); // four PGlite boots on disk and three CLI processes: slow on a loaded two-core machine
 });

@@ -46,6 +46,14 @@ function orderBody(key: string, extra: Partial<Record<string, unknown>> = {}) {
     ...extra,
   };
 }
+/** A plain line item without creatives. */
+const line = (ref: string, slot: string, start: string, end: string, goal: number, size: string) => ({
+  external_ref: ref,
+  inventory_id: slot,
+  flight: { start_date: start, end_date: end },
+  goal_impressions: goal,
+  sizes: [size],
+});
 const post = (body: { idempotency_key: string; [k: string]: unknown }) =>
   api('POST', '/orders', body, { 'idempotency-key': body.idempotency_key });
 
@@ -151,15 +159,7 @@ describe('forecast', () => {
     const before = await api('POST', '/forecast', req());
     const o = await post({
       ...orderBody('fc-1'),
-      line_items: [
-        {
-          external_ref: 'l',
-          inventory_id: 'slot-article-sidebar',
-          flight: { start_date: '2026-03-01', end_date: '2026-03-31' },
-          goal_impressions: 1_000_000,
-          sizes: ['300x600'],
-        },
-      ],
+      line_items: [line('l', 'slot-article-sidebar', '2026-03-01', '2026-03-31', 1_000_000, '300x600')],
     });
     expect(o.status).toBe(201);
     const after = await api('POST', '/forecast', req());
@@ -276,20 +276,8 @@ describe('reports', () => {
   it('total equals the sum of daily, integers, paginated; 404 unknown ids', async () => {
     const body = orderBody('k-rep', {
       line_items: [
-        {
-          external_ref: 'a',
-          inventory_id: 'slot-home-mpu',
-          flight: { start_date: '2025-01-01', end_date: '2025-01-10' },
-          goal_impressions: 50000,
-          sizes: ['300x250'],
-        },
-        {
-          external_ref: 'b',
-          inventory_id: 'slot-home-mpu',
-          flight: { start_date: '2025-01-05', end_date: '2025-01-20' },
-          goal_impressions: 80000,
-          sizes: ['300x250'],
-        },
+        line('a', 'slot-home-mpu', '2025-01-01', '2025-01-10', 50000, '300x250'),
+        line('b', 'slot-home-mpu', '2025-01-05', '2025-01-20', 80000, '300x250'),
       ],
     });
     const o = await post(body);
@@ -349,5 +337,69 @@ describe('rate budget', () => {
     } finally {
       await t.close();
     }
+  });
+});
+
+describe('account time zone and hostile input', () => {
+  it('cuts report days in the account zone: a day counts once it has ended there', async () => {
+    // 23:30 UTC on 10 Jan is already 11 Jan in Malta (UTC+1): the 10th has ended there.
+    const t = await testServer({ now: () => new Date('2025-01-10T23:30:00Z') });
+    try {
+      const body = {
+        ...orderBody('tz-1'),
+        line_items: [line('l', 'slot-home-mpu', '2025-01-09', '2025-01-12', 4000, '300x250')],
+      };
+      const o = await call(t.url, t.apiKey, 'POST', '/orders', body, { 'idempotency-key': 'tz-1' });
+      await t.activate(o.body.order_id);
+      const r = await call(t.url, t.apiKey, 'POST', '/reports', {
+        order_id: o.body.order_id,
+        date_range: { start_date: '2025-01-09', end_date: '2025-01-12' },
+        granularity: 'daily',
+      });
+      const shown = r.body.rows.map((x: { date: string; impressions: number }) => [
+        x.date,
+        x.impressions > 0,
+      ]);
+      expect(shown).toEqual([
+        ['2025-01-09', true],
+        ['2025-01-10', true],
+        ['2025-01-11', false],
+        ['2025-01-12', false],
+      ]);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('forecast: false answers 501 for every slot', async () => {
+    const t = await testServer({ account: { forecast: false } });
+    try {
+      const h = await call(t.url, t.apiKey, 'GET', '/health');
+      expect(h.body.capabilities.forecast).toBe(false);
+      const f = await call(t.url, t.apiKey, 'POST', '/forecast', {
+        inventory_id: 'slot-home-mpu',
+        flight: { start_date: '2026-01-01', end_date: '2026-01-02' },
+      });
+      expect([f.status, f.body.code]).toEqual([501, 'forecast_unsupported']);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('oversize bodies, injection strings and unicode get clear errors and change nothing', async () => {
+    const big = await api('POST', '/forecast', JSON.stringify({ inventory_id: 'x'.repeat(2 * 1024 * 1024) }));
+    expect([big.status, big.body.code]).toEqual([413, 'payload_too_large']);
+    const sqli = await api('POST', '/forecast', {
+      inventory_id: "x' OR '1'='1",
+      flight: { start_date: '2026-01-01', end_date: '2026-01-02' },
+    });
+    expect(sqli.status).toBe(404);
+    const uni = orderBody('k-uni', { advertiser: { name: 'Ünïcødé 🎰 Casino' } });
+    expect((await post(uni)).status).toBe(201);
+    expect(
+      (await post({ ...uni, line_items: [{ ...uni.line_items[0], goal_impressions: -5 }] })).status,
+    ).toBe(400);
+    const extra = await post({ ...orderBody('k-extra'), surprise: true });
+    expect([extra.status, extra.body.details.field]).toEqual([400, 'surprise']);
   });
 });

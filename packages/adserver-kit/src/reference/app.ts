@@ -1,10 +1,10 @@
 import rateLimit from '@fastify/rate-limit';
+import { Type } from '@sinclair/typebox';
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import type { Store } from '../db.ts';
 import {
   ForecastRequest,
   type ForecastRequest as ForecastRequestT,
-  InventoryQuery,
   OrderRequest,
   type OrderRequest as OrderRequestT,
   ReportRequest,
@@ -35,6 +35,16 @@ declare module 'fastify' {
 
 const BODY_LIMIT = 1024 * 1024;
 
+// Query strings arrive as text; bodies are not coerced (a string where an integer belongs is a
+// 400), so `limit` is matched as digits 1..200 here instead of through type coercion.
+const InventoryQueryString = Type.Object(
+  {
+    limit: Type.Optional(Type.String({ pattern: '^([1-9]|[1-9][0-9]|1[0-9]{2}|200)$' })),
+    cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })),
+  },
+  { additionalProperties: false },
+);
+
 /** The reference ad server's HTTP app (not listening). */
 export async function buildReferenceApp(opts: ReferenceAppOptions): Promise<FastifyInstance> {
   const { store } = opts;
@@ -44,18 +54,16 @@ export async function buildReferenceApp(opts: ReferenceAppOptions): Promise<Fast
     logger: opts.logger ? { redact: ['req.headers.authorization'] } : false,
     bodyLimit: BODY_LIMIT,
     ...(opts.https ? { https: opts.https } : {}),
-    ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', allErrors: false } },
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
   }) as unknown as FastifyInstance;
 
   app.setErrorHandler((err, _req, reply) => {
     if (err instanceof ApiError) return reply.code(err.statusCode).headers(err.headers).send(err.body());
     const e = err as {
       validation?: unknown;
-      validationContext?: string;
       statusCode?: number;
       code?: string;
       message: string;
-      instancePath?: string;
     };
     if (e.validation) {
       const v = (
@@ -65,7 +73,6 @@ export async function buildReferenceApp(opts: ReferenceAppOptions): Promise<Fast
         }[]
       )[0];
       const field = [
-        e.validationContext,
         v?.instancePath?.replace(/^\//, '').replaceAll('/', '.'),
         v?.params?.missingProperty ?? v?.params?.additionalProperty,
       ]
@@ -129,10 +136,10 @@ export async function buildReferenceApp(opts: ReferenceAppOptions): Promise<Fast
 
       api.get(
         '/inventory',
-        { preHandler: auth('inventory:read'), schema: { querystring: InventoryQuery } },
+        { preHandler: auth('inventory:read'), schema: { querystring: InventoryQueryString } },
         async (req) => {
-          const q = req.query as { limit?: number; cursor?: string };
-          return service.inventory(store, req.account!, q.limit ?? 50, q.cursor);
+          const q = req.query as { limit?: string; cursor?: string };
+          return service.inventory(store, req.account!, q.limit ? Number(q.limit) : 50, q.cursor);
         },
       );
 
