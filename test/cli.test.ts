@@ -21,7 +21,7 @@ async function podium(dataDir: string, ...args: string[]) {
   }
 }
 
-describe('podium CLI', () => {
+describe('podium CLI', { timeout: 180_000 }, () => {
   let dir: string;
   let first: { adminToken: string; siteTokens: { siteId: number; domain: string; token: string }[] };
 
@@ -31,7 +31,7 @@ describe('podium CLI', () => {
     expect(r.stderr).toContain('demo: published');
     expect(r.code).toBe(0);
     first = JSON.parse(r.stdout);
-  });
+  }, 240_000);
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it('demo --json prints the admin token and one token per demo site', () => {
