@@ -6,6 +6,9 @@ import { registerCatalog } from './modules/catalog/routes.ts';
 import { CatalogService } from './modules/catalog/service.ts';
 import { registerDelivery } from './modules/delivery/routes.ts';
 import { DeliveryService } from './modules/delivery/service.ts';
+import { loadPages } from './modules/docs/pages.ts';
+import { registerDocs } from './modules/docs/routes.ts';
+import { DocsService } from './modules/docs/service.ts';
 import { frameworkErrors, registerErrorHandling } from './plugins/errors.ts';
 import { registerStrictQuery } from './plugins/strict-query.ts';
 
@@ -23,6 +26,7 @@ export interface AppDeps {
 export interface Services {
   catalog: CatalogService;
   delivery: DeliveryService;
+  docs: DocsService;
 }
 
 declare module 'fastify' {
@@ -56,12 +60,35 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const now = deps.now ?? (() => new Date());
   const catalog = new CatalogService(deps.db, deps.bus, config, now);
   const delivery = new DeliveryService(deps.db, deps.bus, now, `${config.publicUrl}/api/v1/toplists`);
-  app.decorate('services', { catalog, delivery });
+  const docs = new DocsService(loadPages(), config.docsBase, config.publicUrl);
+  app.decorate('services', { catalog, delivery, docs });
 
   app.get('/healthz', async () => ({ status: 'ok' }));
   await app.register(async (scope) => registerCatalog(scope, catalog), { prefix: '/api/admin/v1' });
   await app.register(async (scope) => registerDelivery(scope, { catalog, delivery, config }), {
     prefix: '/api/v1',
   });
+  if (!config.docsPort) await app.register(async (scope) => registerDocs(scope, docsOptions(deps, docs)));
+  return app;
+}
+
+function docsOptions(deps: Pick<AppDeps, 'config' | 'now'>, docs: DocsService) {
+  const now = deps.now ?? (() => new Date());
+  return { docs, rateMax: deps.config.docsRateLimit, nowMs: () => now().getTime() };
+}
+
+/** The documentation server on its own (config `docsPort`): no database, no account data. */
+export async function buildDocsApp(
+  deps: Pick<AppDeps, 'config' | 'now' | 'logger'>,
+): Promise<FastifyInstance> {
+  const { config } = deps;
+  const app = Fastify({
+    logger: deps.logger ?? { level: config.logLevel },
+    trustProxy: config.trustProxy,
+    frameworkErrors,
+  });
+  registerErrorHandling(app);
+  const docs = new DocsService(loadPages(), config.docsBase, config.publicUrl);
+  await app.register(async (scope) => registerDocs(scope, docsOptions(deps, docs)));
   return app;
 }

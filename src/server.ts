@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { buildApp } from './app.ts';
+import { buildApp, buildDocsApp } from './app.ts';
 import type { Config } from './config.ts';
 import { ChangeBus } from './db/changes.ts';
 import { type Db, openDb } from './db/index.ts';
@@ -28,6 +28,8 @@ export async function startServer(config: Config, opts: { db?: Db } = {}): Promi
   await bus.start();
   const app = await buildApp({ config, db, bus });
   const address = await app.listen({ host: config.host, port: config.port });
+  const docsApp = config.docsPort ? await buildDocsApp({ config }) : undefined;
+  await docsApp?.listen({ host: config.host, port: config.docsPort });
   let closing: Promise<void> | undefined;
   return {
     app,
@@ -36,6 +38,7 @@ export async function startServer(config: Config, opts: { db?: Db } = {}): Promi
     close() {
       closing ??= (async () => {
         await app.close();
+        await docsApp?.close();
         await bus.stop();
         await db.close();
       })();
