@@ -10,7 +10,7 @@ export default defineConfig({
     ],
     globalSetup: ['test/global-setup.ts'],
     testTimeout: 60_000,
-    hookTimeout: 120_000,
+    hookTimeout: 300_000,
     // Two cores: PGlite boots a WASM Postgres per file, so keep the number of files in flight small.
     maxWorkers: 2,
     pool: 'forks',

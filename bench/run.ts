@@ -3,9 +3,11 @@
  * prints one JSON document. Progress goes to stderr, results to stdout.
  */
 import * as delivery from './delivery.ts';
+import * as docs from './docs.ts';
 
 const BENCHES: Record<string, { run(log: (m: string) => void): Promise<Record<string, unknown>> }> = {
   delivery,
+  docs,
 };
 
 const log = (m: string) => process.stderr.write(`${m}\n`);

@@ -11,6 +11,9 @@ import { registerCatalog } from './modules/catalog/routes.ts';
 import { CatalogService } from './modules/catalog/service.ts';
 import { registerDelivery } from './modules/delivery/routes.ts';
 import { DeliveryService } from './modules/delivery/service.ts';
+import { loadPages } from './modules/docs/pages.ts';
+import { registerDocs } from './modules/docs/routes.ts';
+import { DocsService } from './modules/docs/service.ts';
 import { Metrics } from './modules/ops/metrics.ts';
 import { Readiness } from './modules/ops/readiness.ts';
 import { registerOps } from './modules/ops/routes.ts';
@@ -37,6 +40,7 @@ export interface Services {
   metrics: Metrics;
   audit: AuditLog;
   scheduler: Scheduler;
+  docs: DocsService;
 }
 
 const ADMIN_PREFIX = '/api/admin/v1';
@@ -72,13 +76,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const now = deps.now ?? (() => new Date());
   const catalog = new CatalogService(deps.db, deps.bus, config, now);
   const delivery = new DeliveryService(deps.db, deps.bus, now, `${config.publicUrl}/api/v1`);
+  const docs = new DocsService(loadPages(), config.docsBase, config.publicUrl);
   const audit = new AuditLog(deps.db, (err) => app.log.error({ err }, 'audit write failed'));
   const readiness = new Readiness();
   const metrics = new Metrics();
   // Modules register their periodic work here; `startServer` starts it, app.close() drains it.
   const scheduler = new Scheduler(deps.db, now, (msg, err) => app.log.warn({ err }, msg));
   app.addHook('onClose', () => scheduler.stop());
-  app.decorate('services', { catalog, delivery, readiness, metrics, audit, scheduler });
+  app.decorate('services', { catalog, delivery, readiness, metrics, audit, scheduler, docs });
 
   readiness.register('database', async () => {
     await deps.db.query('SELECT 1');
@@ -118,5 +123,27 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(async (scope) => registerDelivery(scope, { catalog, delivery, config }), {
     prefix: '/api/v1',
   });
+  if (!config.docsPort) await app.register(async (scope) => registerDocs(scope, docsOptions(deps, docs)));
+  return app;
+}
+
+function docsOptions(deps: Pick<AppDeps, 'config' | 'now'>, docs: DocsService) {
+  const now = deps.now ?? (() => new Date());
+  return { docs, rateMax: deps.config.docsRateLimit, nowMs: () => now().getTime() };
+}
+
+/** The documentation server on its own (config `docsPort`): no database, no account data. */
+export async function buildDocsApp(
+  deps: Pick<AppDeps, 'config' | 'now' | 'logger'>,
+): Promise<FastifyInstance> {
+  const { config } = deps;
+  const app = Fastify({
+    logger: deps.logger ?? { level: config.logLevel },
+    trustProxy: config.trustProxy,
+    frameworkErrors,
+  });
+  registerErrorHandling(app);
+  const docs = new DocsService(loadPages(), config.docsBase, config.publicUrl);
+  await app.register(async (scope) => registerDocs(scope, docsOptions(deps, docs)));
   return app;
 }

@@ -17,6 +17,12 @@ export interface Config {
   readonly demoOnEmpty: boolean;
   /** Bearer token that `/metrics` requires; unset leaves it open (bind it to a private network). */
   readonly metricsToken: string | undefined;
+  /** Path prefix of the documentation server (`/docs`); empty when the docs have their own port or host. */
+  readonly docsBase: string;
+  /** Separate port for the documentation server; 0 serves the docs on the main port. */
+  readonly docsPort: number;
+  /** Documentation server budget: requests per IP per 10 s before a 10 s block; 0 disables (benchmarks). */
+  readonly docsRateLimit: number;
 }
 
 type Parser<T> = (raw: string) => T;
@@ -147,6 +153,31 @@ export const SETTINGS = [
       return raw;
     },
   } satisfies Setting<'metricsToken'>,
+  {
+    key: 'docsBase',
+    env: 'PODIUM_DOCS_BASE',
+    description: 'Path prefix of the documentation server, e.g. /docs; "/" only with PODIUM_DOCS_PORT.',
+    default: () => '/docs',
+    parse: (raw: string) => {
+      if (!/^(\/[a-z0-9][a-z0-9-]*)*\/?$/.test(raw)) throw new Error('must be a path like /docs');
+      return raw.replace(/\/$/, '');
+    },
+  } satisfies Setting<'docsBase'>,
+  {
+    key: 'docsPort',
+    env: 'PODIUM_DOCS_PORT',
+    description: 'Serve the documentation on this port instead of the main one (0: main port).',
+    default: () => 0,
+    parse: int(0, 65535),
+  } satisfies Setting<'docsPort'>,
+  {
+    key: 'docsRateLimit',
+    env: 'PODIUM_DOCS_RATE_LIMIT',
+    description:
+      'Documentation server requests per IP per 10 s before a 10 s block (0: off, for benchmarks).',
+    default: () => 60,
+    parse: int(0, 1_000_000),
+  } satisfies Setting<'docsRateLimit'>,
 ] as const;
 
 /** Raised when the environment or flags hold invalid values; lists every bad key at once. */
@@ -188,6 +219,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       );
     }
   }
+  if (out.docsBase === '' && !out.docsPort) problems.push('PODIUM_DOCS_BASE: "/" needs PODIUM_DOCS_PORT');
   if (problems.length) throw new ConfigError(problems);
   for (const s of SETTINGS) {
     if (!(s.key in out)) out[s.key] = s.default(out as Partial<Config>);

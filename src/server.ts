@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { buildApp } from './app.ts';
+import { buildApp, buildDocsApp } from './app.ts';
 import type { Config } from './config.ts';
 import { ChangeBus } from './db/changes.ts';
 import { type Db, openDb } from './db/index.ts';
@@ -36,6 +36,8 @@ export async function startServer(
   const demo = config.demoOnEmpty ? await ensureDemo(app.services.catalog, opts.log) : null;
   const address = await app.listen({ host: config.host, port: config.port });
   app.services.scheduler.start();
+  const docsApp = config.docsPort ? await buildDocsApp({ config }) : undefined;
+  await docsApp?.listen({ host: config.host, port: config.docsPort });
   let closing: Promise<void> | undefined;
   return {
     app,
@@ -45,6 +47,7 @@ export async function startServer(
     close() {
       closing ??= (async () => {
         await app.close();
+        await docsApp?.close();
         await bus.stop();
         await db.close();
       })();

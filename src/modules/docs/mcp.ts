@@ -1,0 +1,145 @@
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import {
+  CallToolRequestSchema,
+  InitializeRequestSchema,
+  ListToolsRequestSchema,
+  PingRequestSchema,
+} from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import { MAX_QUERY_LENGTH } from './search.ts';
+import type { DocsService } from './service.ts';
+
+const json = (value: unknown) => ({
+  content: [{ type: 'text' as const, text: JSON.stringify(value, null, 2) }],
+});
+
+/**
+ * A fresh MCP server with the three read-only documentation tools. Stateless mode needs one per
+ * request (the SDK's transport refuses reuse), and building one costs microseconds.
+ */
+export function createDocsMcpServer(docs: DocsService, version: string): McpServer {
+  const server = new McpServer(
+    { name: 'podium-docs', title: 'Podium documentation', version },
+    {
+      instructions:
+        'Podium API documentation. Use search_docs to find pages, get_page to read one (by a path from list_pages or search_docs).',
+    },
+  );
+  server.registerTool(
+    'list_pages',
+    {
+      title: 'List documentation pages',
+      description:
+        'Every documentation page with its product, title, path and direction (you-call-us, we-call-you or empty).',
+      inputSchema: {},
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    () => json({ pages: docs.list() }),
+  );
+  server.registerTool(
+    'search_docs',
+    {
+      title: 'Search the documentation',
+      description: `Keyword search over all pages (common words ignored, prefixes and small typos tolerated). Returns at most 10 pages, best first, each with a snippet. Query at most ${MAX_QUERY_LENGTH} characters.`,
+      inputSchema: { query: z.string().min(1).max(MAX_QUERY_LENGTH).describe('Keywords or a question') },
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    ({ query }) => json({ results: docs.find(query) }),
+  );
+  server.registerTool(
+    'get_page',
+    {
+      title: 'Read one documentation page',
+      description: 'One page as markdown. The path must be one returned by list_pages or search_docs.',
+      inputSchema: { path: z.string().max(1000).describe('Page path, for example /docs/toplist-api') },
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    ({ path }) => {
+      const page = docs.byAddress(path);
+      if (!page) {
+        return {
+          isError: true,
+          content: [
+            {
+              type: 'text' as const,
+              text: `No page at path ${JSON.stringify(path.slice(0, 200))}: use a path returned by list_pages or search_docs.`,
+            },
+          ],
+        };
+      }
+      return { content: [{ type: 'text' as const, text: page.source }] };
+    },
+  );
+  return server;
+}
+
+/** JSON-RPC 2.0 error codes used before a message reaches the SDK. */
+export const RPC = { parseError: -32700, invalidRequest: -32600, invalidParams: -32602 } as const;
+
+// The SDK's own request schemas: a malformed `params` is -32602 here rather than the SDK's -32603.
+const PARAMS: Record<string, { safeParse(v: unknown): { success: boolean } }> = {
+  initialize: InitializeRequestSchema,
+  ping: PingRequestSchema,
+  'tools/list': ListToolsRequestSchema,
+  'tools/call': CallToolRequestSchema,
+};
+
+export interface RpcError {
+  jsonrpc: '2.0';
+  id: string | number | null;
+  error: { code: number; message: string };
+}
+
+const rpcError = (code: number, message: string, id: string | number | null = null): RpcError => ({
+  jsonrpc: '2.0',
+  id,
+  error: { code, message },
+});
+
+/**
+ * Checks the envelope of one JSON-RPC message: exactly one object per POST (a batch array is
+ * refused), `jsonrpc: "2.0"`, a string `method` or a response shape, a valid `id` type, and the
+ * params of the supported requests.
+ * The SDK reports some of these as parse errors; JSON-RPC calls them invalid requests.
+ */
+export function checkEnvelope(text: string): { message: unknown } | { error: RpcError } {
+  let message: unknown;
+  try {
+    message = JSON.parse(text);
+  } catch {
+    return { error: rpcError(RPC.parseError, 'Parse error: the body is not valid JSON') };
+  }
+  if (Array.isArray(message)) {
+    return {
+      error: rpcError(
+        RPC.invalidRequest,
+        'Invalid Request: send one JSON-RPC message per POST; batches are not supported',
+      ),
+    };
+  }
+  if (message === null || typeof message !== 'object') {
+    return { error: rpcError(RPC.invalidRequest, 'Invalid Request: the body must be a JSON-RPC object') };
+  }
+  const m = message as Record<string, unknown>;
+  const idOk = m.id === undefined || m.id === null || typeof m.id === 'string' || Number.isInteger(m.id);
+  const id = idOk && (typeof m.id === 'string' || typeof m.id === 'number') ? m.id : null;
+  if (m.jsonrpc !== '2.0')
+    return { error: rpcError(RPC.invalidRequest, 'Invalid Request: jsonrpc must be "2.0"', id) };
+  if (!idOk)
+    return { error: rpcError(RPC.invalidRequest, 'Invalid Request: id must be a string or an integer') };
+  const isResponse = m.method === undefined && ('result' in m || 'error' in m);
+  if (!isResponse && typeof m.method !== 'string') {
+    return { error: rpcError(RPC.invalidRequest, 'Invalid Request: method must be a string', id) };
+  }
+  if (
+    m.params !== undefined &&
+    (m.params === null || typeof m.params !== 'object' || Array.isArray(m.params))
+  ) {
+    return { error: rpcError(RPC.invalidRequest, 'Invalid Request: params must be an object', id) };
+  }
+  const schema = typeof m.method === 'string' && m.id !== undefined ? PARAMS[m.method] : undefined;
+  if (schema && !schema.safeParse(message).success) {
+    return { error: rpcError(RPC.invalidParams, `Invalid params for ${m.method}`, id) };
+  }
+  return { message };
+}

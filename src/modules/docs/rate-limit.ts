@@ -1,0 +1,71 @@
+/** Counter state of one client key. */
+interface Entry {
+  count: number;
+  windowStartMs: number;
+  /** Set when the key went over the budget: requests are refused until then. */
+  blockedUntilMs: number | null;
+}
+
+type Callback = (err: Error | null, res?: { current: number; ttl: number }) => void;
+
+/**
+ * A `@fastify/rate-limit` store with the docs server's policy: a fixed window of `windowMs`
+ * holding `max` requests; the request that goes over starts a block of `blockMs`, during which
+ * every request is refused, whatever the window. The clock is injectable so tests need no sleeps.
+ * Memory is bounded: expired keys are swept when the table reaches `maxKeys`.
+ */
+export class BlockingStore {
+  private readonly entries = new Map<string, Entry>();
+
+  constructor(
+    private readonly now: () => number,
+    private readonly max: number,
+    private readonly windowMs: number,
+    private readonly blockMs: number,
+    private readonly maxKeys = 100_000,
+  ) {}
+
+  /** The store interface of `@fastify/rate-limit`: count one request and report `{current, ttl}`. */
+  incr(key: string, cb: Callback): void {
+    const { max, windowMs: timeWindow } = this;
+    const now = this.now();
+    let e = this.entries.get(key);
+    if (e?.blockedUntilMs != null) {
+      if (now < e.blockedUntilMs) {
+        e.count++;
+        cb(null, { current: e.count, ttl: e.blockedUntilMs - now });
+        return;
+      }
+      e = undefined;
+    } else if (e && now - e.windowStartMs >= timeWindow) {
+      e = undefined;
+    }
+    if (!e) {
+      if (this.entries.size >= this.maxKeys) this.sweep(now);
+      e = { count: 0, windowStartMs: now, blockedUntilMs: null };
+      this.entries.set(key, e);
+    }
+    e.count++;
+    if (e.count > max) {
+      e.blockedUntilMs = now + this.blockMs;
+      cb(null, { current: e.count, ttl: this.blockMs });
+      return;
+    }
+    cb(null, { current: e.count, ttl: timeWindow - (now - e.windowStartMs) });
+  }
+
+  /** Route-level stores share this one table (the docs routes have one budget per IP). */
+  child(): BlockingStore {
+    return this;
+  }
+
+  private sweep(now: number): void {
+    const timeWindow = this.windowMs;
+    for (const [key, e] of this.entries) {
+      const done = e.blockedUntilMs != null ? now >= e.blockedUntilMs : now - e.windowStartMs >= timeWindow;
+      if (done) this.entries.delete(key);
+    }
+    // Still full of live keys (a flood of addresses): start over rather than grow without bound.
+    if (this.entries.size >= this.maxKeys) this.entries.clear();
+  }
+}

@@ -1,0 +1,132 @@
+import { readFileSync } from 'node:fs';
+import rateLimit from '@fastify/rate-limit';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { AppError, notFound } from '../../lib/errors.ts';
+import { checkEnvelope, createDocsMcpServer } from './mcp.ts';
+import { BlockingStore } from './rate-limit.ts';
+import type { DocsService } from './service.ts';
+
+/** Largest accepted body on the docs server (spec: 8 KB). */
+export const DOCS_BODY_LIMIT = 8 * 1024;
+/** Request budget per IP and window, and how long an address is blocked after going over (spec). */
+export const DOCS_RATE_WINDOW_MS = 10_000;
+export const DOCS_BLOCK_MS = 10_000;
+
+export interface DocsRouteOptions {
+  docs: DocsService;
+  /** Requests per IP per 10 s; 0 turns the limit off (benchmarks only). */
+  rateMax: number;
+  /** Clock of the rate limiter, in ms. */
+  nowMs: () => number;
+}
+
+const VERSION = (
+  JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }
+).version;
+
+const HTML_HEADERS = {
+  'content-type': 'text/html; charset=utf-8',
+  'content-security-policy':
+    "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; base-uri 'none'",
+  'x-content-type-options': 'nosniff',
+  'cache-control': 'public, max-age=300',
+};
+
+const text = (reply: FastifyReply, type: string, body: string) =>
+  reply
+    .header('content-type', `${type}; charset=utf-8`)
+    .header('x-content-type-options', 'nosniff')
+    .header('cache-control', 'public, max-age=300')
+    .send(body);
+
+/**
+ * The documentation server: HTML pages, `.md` sources, llms.txt, llms-full.txt, the search box
+ * and the stateless MCP endpoint, all under `docs.base`. Read-only; no account data is reachable.
+ */
+export async function registerDocs(app: FastifyInstance, opts: DocsRouteOptions): Promise<void> {
+  const { docs } = opts;
+  const base = docs.base;
+
+  if (opts.rateMax > 0) {
+    const { nowMs, rateMax } = opts;
+    await app.register(rateLimit, {
+      max: opts.rateMax,
+      timeWindow: DOCS_RATE_WINDOW_MS,
+      hook: 'onRequest',
+      // The plugin instantiates the store class once; routes share it through child().
+      store: class extends BlockingStore {
+        constructor() {
+          super(nowMs, rateMax, DOCS_RATE_WINDOW_MS, DOCS_BLOCK_MS);
+        }
+      },
+      keyGenerator: (req) => req.ip,
+      errorResponseBuilder: (_req, ctx) =>
+        new AppError(
+          'rate_limited',
+          `Too many requests to the documentation server; retry in ${Math.ceil(ctx.ttl / 1000)} s`,
+        ),
+    });
+  }
+
+  // MCP bodies are read as text so a malformed one gets a JSON-RPC parse error, not a generic 400.
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser(
+    'application/json',
+    { parseAs: 'string', bodyLimit: DOCS_BODY_LIMIT },
+    (_req, body, done) => done(null, body),
+  );
+
+  if (base) app.get(base, (_req, reply) => reply.redirect(`${base}/`, 301));
+  app.get(`${base}/`, (_req, reply) =>
+    reply.headers(HTML_HEADERS).send(docs.pageHtml(docs.pages.find((p) => p.slug === 'index')!)),
+  );
+  app.get(base ? `${base}.md` : '/index.md', (_req, reply) =>
+    text(reply, 'text/markdown', docs.pages.find((p) => p.slug === 'index')!.source),
+  );
+  app.get(`${base}/llms.txt`, (_req, reply) => text(reply, 'text/plain', docs.llmsTxt()));
+  app.get(`${base}/llms-full.txt`, (_req, reply) => text(reply, 'text/plain', docs.llmsFullTxt()));
+  app.get<{ Querystring: { q?: string | string[] } }>(`${base}/search`, (req, reply) => {
+    const q = req.query.q;
+    return reply.headers(HTML_HEADERS).send(docs.searchHtml(typeof q === 'string' ? q : ''));
+  });
+  app.get<{ Params: { file: string } }>(`${base}/:file`, (req, reply) => {
+    const path = `${base}/${req.params.file}`;
+    if (path.endsWith('.md')) {
+      const page = docs.byMarkdownPath(path);
+      if (!page) throw notFound('Page');
+      return text(reply, 'text/markdown', page.source);
+    }
+    const page = docs.byAddress(path);
+    if (!page) throw notFound('Page');
+    return reply.headers(HTML_HEADERS).send(docs.pageHtml(page));
+  });
+
+  const notAllowed = async (_req: unknown, reply: FastifyReply) => {
+    reply.header('allow', 'POST');
+    throw new AppError('method_not_allowed', 'The MCP endpoint takes one JSON-RPC message per POST');
+  };
+  app.route({ method: ['GET', 'DELETE', 'PUT', 'PATCH'], url: `${base}/mcp`, handler: notAllowed });
+
+  app.post(`${base}/mcp`, { bodyLimit: DOCS_BODY_LIMIT }, async (req, reply) => {
+    const checked = checkEnvelope(typeof req.body === 'string' ? req.body : '');
+    if ('error' in checked)
+      return reply.status(400).type('application/json; charset=utf-8').send(checked.error);
+    const server = createDocsMcpServer(docs, VERSION);
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
+    });
+    // The SDK writes the raw response; keep the headers Fastify hooks (rate limit) already set.
+    reply.hijack();
+    for (const [name, value] of Object.entries(reply.getHeaders())) {
+      if (value !== undefined) reply.raw.setHeader(name, value as string | number | string[]);
+    }
+    reply.raw.on('close', () => {
+      void transport.close();
+      void server.close();
+    });
+    await server.connect(transport);
+    await transport.handleRequest(req.raw, reply.raw, checked.message);
+  });
+}
