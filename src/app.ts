@@ -13,6 +13,12 @@ import { DeliveryService } from './modules/delivery/service.ts';
 import { Metrics } from './modules/ops/metrics.ts';
 import { Readiness } from './modules/ops/readiness.ts';
 import { registerOps } from './modules/ops/routes.ts';
+import {
+  registerPostback,
+  registerTrackingAdmin,
+  registerTrackingPublic,
+} from './modules/tracking/routes.ts';
+import { TrackingService } from './modules/tracking/service.ts';
 import { frameworkErrors, registerErrorHandling } from './plugins/errors.ts';
 import { registerRequestLog, requestId } from './plugins/request-log.ts';
 import { registerStrictQuery } from './plugins/strict-query.ts';
@@ -35,6 +41,7 @@ export interface Services {
   readiness: Readiness;
   metrics: Metrics;
   audit: AuditLog;
+  tracking: TrackingService;
 }
 
 const ADMIN_PREFIX = '/api/admin/v1';
@@ -73,7 +80,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const audit = new AuditLog(deps.db, (err) => app.log.error({ err }, 'audit write failed'));
   const readiness = new Readiness();
   const metrics = new Metrics();
-  app.decorate('services', { catalog, delivery, readiness, metrics, audit });
+  const tracking = new TrackingService(deps.db, catalog, config, now);
+  app.decorate('services', { catalog, delivery, readiness, metrics, audit, tracking });
+  // Clicks waiting for their group commit are written before the database closes.
+  app.addHook('onClose', () => tracking.drain());
 
   readiness.register('database', async () => {
     await deps.db.query('SELECT 1');
@@ -106,11 +116,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       auditAdminWrites(admin, audit, ADMIN_PREFIX);
       await registerCatalog(admin, catalog);
       await registerAuditRoutes(admin, audit, catalog.tokens);
+      await registerTrackingAdmin(admin, { tracking, tokens: catalog.tokens });
     },
     { prefix: ADMIN_PREFIX },
   );
   await app.register(async (scope) => registerDelivery(scope, { catalog, delivery, config }), {
     prefix: '/api/v1',
   });
+  await app.register(async (scope) => registerTrackingPublic(scope, { tracking, config }));
+  await app.register(async (scope) => registerPostback(scope, tracking));
   return app;
 }

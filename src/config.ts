@@ -17,6 +17,10 @@ export interface Config {
   readonly demoOnEmpty: boolean;
   /** Bearer token that `/metrics` requires; unset leaves it open (bind it to a private network). */
   readonly metricsToken: string | undefined;
+  /** Request header holding the visitor's country as set by a trusted edge (e.g. `cf-ipcountry`). */
+  readonly countryHeader: string;
+  /** Key of the HMAC that pseudonymises operators' player ids; unset: generated once and kept in the database. */
+  readonly pseudonymKey: string | undefined;
 }
 
 type Parser<T> = (raw: string) => T;
@@ -147,6 +151,29 @@ export const SETTINGS = [
       return raw;
     },
   } satisfies Setting<'metricsToken'>,
+  {
+    key: 'countryHeader',
+    env: 'PODIUM_COUNTRY_HEADER',
+    description:
+      'Trusted request header carrying the visitor country recorded with clicks (ISO 3166-1 alpha-2).',
+    default: () => 'cf-ipcountry',
+    parse: (raw: string) => {
+      if (!/^[A-Za-z0-9-]{1,64}$/.test(raw)) throw new Error('must be an HTTP header name');
+      return raw.toLowerCase();
+    },
+  } satisfies Setting<'countryHeader'>,
+  {
+    key: 'pseudonymKey',
+    env: 'PODIUM_PSEUDONYM_KEY',
+    description:
+      'HMAC key that pseudonymises player ids from postbacks (unset: generated once, kept in the database).',
+    secret: true,
+    default: () => undefined,
+    parse: (raw: string) => {
+      if (raw.length < 32) throw new Error('must be at least 32 characters');
+      return raw;
+    },
+  } satisfies Setting<'pseudonymKey'>,
 ] as const;
 
 /** Raised when the environment or flags hold invalid values; lists every bad key at once. */
