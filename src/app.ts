@@ -17,6 +17,12 @@ import { DocsService } from './modules/docs/service.ts';
 import { Metrics } from './modules/ops/metrics.ts';
 import { Readiness } from './modules/ops/readiness.ts';
 import { registerOps } from './modules/ops/routes.ts';
+import {
+  registerPostback,
+  registerTrackingAdmin,
+  registerTrackingPublic,
+} from './modules/tracking/routes.ts';
+import { TrackingService } from './modules/tracking/service.ts';
 import { frameworkErrors, registerErrorHandling } from './plugins/errors.ts';
 import { registerRequestLog, requestId } from './plugins/request-log.ts';
 import { registerStrictQuery } from './plugins/strict-query.ts';
@@ -41,6 +47,7 @@ export interface Services {
   audit: AuditLog;
   scheduler: Scheduler;
   docs: DocsService;
+  tracking: TrackingService;
 }
 
 const ADMIN_PREFIX = '/api/admin/v1';
@@ -83,7 +90,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Modules register their periodic work here; `startServer` starts it, app.close() drains it.
   const scheduler = new Scheduler(deps.db, now, (msg, err) => app.log.warn({ err }, msg));
   app.addHook('onClose', () => scheduler.stop());
-  app.decorate('services', { catalog, delivery, readiness, metrics, audit, scheduler, docs });
+  const tracking = new TrackingService(deps.db, catalog, config, now);
+  app.decorate('services', { catalog, delivery, readiness, metrics, audit, scheduler, docs, tracking });
+  // Clicks waiting for their group commit are written before the database closes.
+  app.addHook('onClose', () => tracking.drain());
 
   readiness.register('database', async () => {
     await deps.db.query('SELECT 1');
@@ -117,12 +127,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       auditAdminWrites(admin, audit, ADMIN_PREFIX);
       await registerCatalog(admin, catalog);
       await registerAuditRoutes(admin, audit, catalog.tokens);
+      await registerTrackingAdmin(admin, { tracking, tokens: catalog.tokens });
     },
     { prefix: ADMIN_PREFIX },
   );
   await app.register(async (scope) => registerDelivery(scope, { catalog, delivery, config }), {
     prefix: '/api/v1',
   });
+  await app.register(async (scope) => registerTrackingPublic(scope, { tracking, config }));
+  await app.register(async (scope) => registerPostback(scope, tracking));
   if (!config.docsPort) await app.register(async (scope) => registerDocs(scope, docsOptions(deps, docs)));
   return app;
 }

@@ -23,6 +23,10 @@ export interface Config {
   readonly docsPort: number;
   /** Documentation server budget: requests per IP per 10 s before a 10 s block; 0 disables (benchmarks). */
   readonly docsRateLimit: number;
+  /** Request header holding the visitor's country as set by a trusted edge (e.g. `cf-ipcountry`). */
+  readonly countryHeader: string;
+  /** Key of the HMAC that pseudonymises operators' player ids; unset: generated once and kept in the database. */
+  readonly pseudonymKey: string | undefined;
 }
 
 type Parser<T> = (raw: string) => T;
@@ -178,6 +182,29 @@ export const SETTINGS = [
     default: () => 60,
     parse: int(0, 1_000_000),
   } satisfies Setting<'docsRateLimit'>,
+  {
+    key: 'countryHeader',
+    env: 'PODIUM_COUNTRY_HEADER',
+    description:
+      'Trusted request header carrying the visitor country recorded with clicks (ISO 3166-1 alpha-2).',
+    default: () => 'cf-ipcountry',
+    parse: (raw: string) => {
+      if (!/^[A-Za-z0-9-]{1,64}$/.test(raw)) throw new Error('must be an HTTP header name');
+      return raw.toLowerCase();
+    },
+  } satisfies Setting<'countryHeader'>,
+  {
+    key: 'pseudonymKey',
+    env: 'PODIUM_PSEUDONYM_KEY',
+    description:
+      'HMAC key that pseudonymises player ids from postbacks (unset: generated once, kept in the database).',
+    secret: true,
+    default: () => undefined,
+    parse: (raw: string) => {
+      if (raw.length < 32) throw new Error('must be at least 32 characters');
+      return raw;
+    },
+  } satisfies Setting<'pseudonymKey'>,
 ] as const;
 
 /** Raised when the environment or flags hold invalid values; lists every bad key at once. */

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { LOG_DIR } from './log-capture.ts';
 
 /** Shapes of secrets Podium mints; none may appear in any log line the suite wrote. */
-const SECRET_SHAPES = [/\bpd[sa]_[A-Za-z0-9_-]{43}\b/, /\bBearer\s+[A-Za-z0-9._~+/=-]{16,}/];
+const SECRET_SHAPES = [/\bpd[sap]_[A-Za-z0-9_-]{43}\b/, /\bBearer\s+[A-Za-z0-9._~+/=-]{16,}/];
 
 export function setup(): void {
   rmSync(LOG_DIR, { recursive: true, force: true });

@@ -1,21 +1,33 @@
 import type { Config } from '../config.ts';
 import { ChangeBus } from '../db/changes.ts';
+import type { Db } from '../db/index.ts';
 import { CatalogService } from '../modules/catalog/service.ts';
+import { TrackingService } from '../modules/tracking/service.ts';
 import { openConfiguredDb } from '../server.ts';
+
+async function withServices<T>(
+  config: Config,
+  fn: (db: Db, catalog: CatalogService) => Promise<T>,
+): Promise<T> {
+  const db = await openConfiguredDb(config);
+  try {
+    return await fn(db, new CatalogService(db, new ChangeBus(db), config, () => new Date()));
+  } finally {
+    await db.close();
+  }
+}
 
 /**
  * Runs a CLI command against the configured database without an HTTP server. Changes are
  * announced through NOTIFY, so a server running on the same PostgreSQL drops its caches.
  */
-export async function withCatalog<T>(
-  config: Config,
-  fn: (catalog: CatalogService) => Promise<T>,
-): Promise<T> {
-  const db = await openConfiguredDb(config);
-  try {
-    const catalog = new CatalogService(db, new ChangeBus(db), config, () => new Date());
-    return await fn(catalog);
-  } finally {
-    await db.close();
-  }
+export function withCatalog<T>(config: Config, fn: (catalog: CatalogService) => Promise<T>): Promise<T> {
+  return withServices(config, (_db, catalog) => fn(catalog));
+}
+
+/** Runs a CLI command with the tracking service (programmes) against the configured database. */
+export function withTracking<T>(config: Config, fn: (tracking: TrackingService) => Promise<T>): Promise<T> {
+  return withServices(config, (db, catalog) =>
+    fn(new TrackingService(db, catalog, config, () => new Date())),
+  );
 }

@@ -1,10 +1,13 @@
+import type { Static } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
 import { Command, InvalidArgumentError } from 'commander';
 import { type Config, ConfigError, loadConfig } from '../config.ts';
 import { ensureDemo } from '../modules/catalog/demo.ts';
 import { parseImportDocument } from '../modules/catalog/import-schema.ts';
 import { SCOPES, type Scope } from '../modules/catalog/scopes.ts';
+import { ProgramInput } from '../modules/tracking/schemas.ts';
 import { installShutdown, openConfiguredDb, startServer } from '../server.ts';
-import { withCatalog } from './context.ts';
+import { withCatalog, withTracking } from './context.ts';
 import { demoText, readImportFile, startBanner } from './output.ts';
 
 const program = new Command('podium')
@@ -161,6 +164,67 @@ common(program.command('publish').description('publish the drafts of toplists as
         out(`toplist ${id} (${r.toplist.slug}) published as version ${r.version}`);
       }
     });
+  });
+
+const affiliate = program
+  .command('program')
+  .description('affiliate programmes (postback endpoints, landing parameters)');
+common(
+  affiliate
+    .command('create')
+    .description('create a programme; prints it with its postback URL (token shown only now)'),
+)
+  .requiredOption('--slug <slug>', 'the {program} segment of the postback URL')
+  .requiredOption('--name <name>', 'display name')
+  .option('--affiliate-id <id>', 'our account id at the operator ({affiliate_id})')
+  .option(
+    '--landing-params <template>',
+    "query template added on redirect, e.g. 'btag={affiliate_id}_{click_id}'",
+  )
+  .option('--param-map <json>', 'the programme\'s postback parameter names, e.g. \'{"click_id":"btag"}\'')
+  .option('--timezone <tz>', "IANA time zone of the programme's reports")
+  .option('--currency <code>', 'ISO 4217 currency')
+  .option('--trackers <ids>', 'comma-separated tracker ids paid by this programme')
+  .action(async (opts: CommonOpts & Record<string, string | undefined>) => {
+    let paramMap: unknown;
+    try {
+      paramMap = opts.paramMap === undefined ? undefined : JSON.parse(opts.paramMap);
+    } catch {
+      throw new InvalidArgumentError('--param-map must be a JSON object');
+    }
+    const input = {
+      slug: opts.slug,
+      name: opts.name,
+      affiliateId: opts.affiliateId,
+      landingParams: opts.landingParams,
+      paramMap,
+      timezone: opts.timezone,
+      currency: opts.currency,
+      trackerIds: opts.trackers?.split(',').map((v) => positiveInt(v.trim())),
+    };
+    const clean = Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined));
+    const problem = [...Value.Errors(ProgramInput, clean)][0];
+    if (problem) throw new InvalidArgumentError(`${problem.path || 'input'} ${problem.message}`);
+    const created = await withTracking(configFrom(opts), (t) =>
+      t.createProgram(clean as Static<typeof ProgramInput>),
+    );
+    err(`programme ${created.id} created; its postback URL carries a token shown only now:`);
+    out(JSON.stringify(created));
+  });
+common(affiliate.command('list').description('list programmes (JSON)')).action(async (opts: CommonOpts) => {
+  const { data } = await withTracking(configFrom(opts), (t) => t.listPrograms(1, 100));
+  out(JSON.stringify(data));
+});
+common(
+  affiliate
+    .command('rotate-token')
+    .description("replace a programme's postback token (the old one stops working)"),
+)
+  .requiredOption('--id <id>', 'programme id', positiveInt)
+  .action(async (opts: CommonOpts & { id: number }) => {
+    const p = await withTracking(configFrom(opts), (t) => t.rotateProgramToken(opts.id));
+    err(`programme ${p.id}: new postback URL, shown only now:`);
+    out(p.postbackUrl);
   });
 
 program.parseAsync(process.argv).catch((e: unknown) => {

@@ -4,7 +4,7 @@
  * adds exact values (API keys, configured passwords) that have no recognisable shape.
  */
 const PATTERNS: [RegExp, string][] = [
-  [/\b(pd[sa])_[A-Za-z0-9_-]{16,}/g, '$1_[redacted]'],
+  [/\b(pd[sap])_[A-Za-z0-9_-]{16,}/g, '$1_[redacted]'],
   [/\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]{8,}/gi, '$1 [redacted]'],
   [/(\/\/[^/\s:@]+:)[^@\s/]+@/g, '$1[redacted]@'],
 ];

@@ -7,6 +7,7 @@ import type {
   NamedType,
   Offer,
   Owner,
+  ResolvedTrackingLink,
   Site,
   SiteToken,
   Template,
@@ -811,6 +812,46 @@ export class CatalogRepository {
     );
     for (const r of rows) out.set(`${r.tracker_id}:${r.position}`, r.slug);
     return out;
+  }
+
+  /** A tracking link by its public slug, with the tracker's landing URL and its offer and brand. */
+  async resolveTrackingLink(slug: string): Promise<ResolvedTrackingLink | undefined> {
+    const [r] = await this.db.query<{
+      link_id: number;
+      tracker_id: number;
+      offer_id: number;
+      brand_id: number;
+      site_id: number | null;
+      toplist_id: number | null;
+      position: number | null;
+      landing_url: string;
+    }>(
+      `SELECT l.id AS link_id, l.tracker_id, t.offer_id, o.brand_id, l.site_id, l.toplist_id, l.position,
+              t.landing_url
+       FROM tracking_links l JOIN trackers t ON t.id = l.tracker_id JOIN offers o ON o.id = t.offer_id
+       WHERE l.slug = $1`,
+      [slug],
+    );
+    return (
+      r && {
+        linkId: r.link_id,
+        trackerId: r.tracker_id,
+        offerId: r.offer_id,
+        brandId: r.brand_id,
+        siteId: r.site_id,
+        toplistId: r.toplist_id,
+        position: r.position,
+        landingUrl: r.landing_url,
+      }
+    );
+  }
+
+  /** Which of these tracker ids exist. */
+  async existingTrackerIds(ids: readonly number[]): Promise<number[]> {
+    const rows = await this.db.query<{ id: number }>('SELECT id FROM trackers WHERE id = ANY($1::int[])', [
+      ids,
+    ]);
+    return rows.map((r) => r.id);
   }
 
   /* Helpers */

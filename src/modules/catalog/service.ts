@@ -29,6 +29,7 @@ import type {
   EditionMeta,
   Offer,
   Owner,
+  ResolvedTrackingLink,
   Site,
   SiteToken,
   Template,
@@ -466,6 +467,18 @@ export class CatalogService {
       version: String(result.version),
       publishedAt: publishedAt.toISOString(),
     };
+  }
+
+  /** The tracking link behind a `/go/{slug}`; undefined when no such link is registered. */
+  resolveTrackingLink(slug: string): Promise<ResolvedTrackingLink | undefined> {
+    return this.repo.resolveTrackingLink(slug);
+  }
+
+  /** Fails with a 422 on `field` unless every tracker id exists. */
+  async assertTrackersExist(ids: readonly number[], field: string): Promise<void> {
+    const found = new Set(await this.repo.existingTrackerIds(ids));
+    const missing = ids.find((id) => !found.has(id));
+    if (missing !== undefined) throw invalidField(field, `tracker ${missing} does not exist`);
   }
 
   /** Takes the live edition down: the toplist disappears from the list and 404s. Idempotent. */

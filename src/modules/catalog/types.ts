@@ -171,3 +171,15 @@ export interface EditionSnapshot {
   brands: Map<number, Brand>;
   offers: Map<number, Offer>;
 }
+
+/** What a click on a tracking link resolves to (read by the tracking module). */
+export interface ResolvedTrackingLink {
+  linkId: number;
+  trackerId: number;
+  offerId: number;
+  brandId: number;
+  siteId: number | null;
+  toplistId: number | null;
+  position: number | null;
+  landingUrl: string;
+}

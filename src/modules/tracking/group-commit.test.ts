@@ -1,0 +1,57 @@
+import { describe, expect, it } from 'vitest';
+import { GroupCommit } from './group-commit.ts';
+
+describe('GroupCommit', () => {
+  it('resolves callers only after their shared batch is written, in few writes', async () => {
+    const written: number[][] = [];
+    const gc = new GroupCommit<number>(
+      async (rows) => {
+        written.push(rows);
+      },
+      { maxWaitMs: 5, maxBatch: 100, maxInFlight: 2 },
+    );
+    await Promise.all(Array.from({ length: 250 }, (_, i) => gc.add(i)));
+    expect(written.flat().sort((a, b) => a - b)).toEqual(Array.from({ length: 250 }, (_, i) => i));
+    expect(written.length).toBeLessThanOrEqual(5);
+    expect(Math.max(...written.map((b) => b.length))).toBeLessThanOrEqual(100);
+  });
+
+  it('rejects every caller of a failed batch and keeps serving later ones', async () => {
+    let fail = true;
+    const gc = new GroupCommit<number>(
+      async () => {
+        if (fail) throw new Error('disk on fire');
+      },
+      { maxWaitMs: 1, maxBatch: 10, maxInFlight: 1 },
+    );
+    const first = await Promise.allSettled([gc.add(1), gc.add(2)]);
+    expect(first.map((r) => r.status)).toEqual(['rejected', 'rejected']);
+    fail = false;
+    await expect(gc.add(3)).resolves.toBeUndefined();
+  });
+
+  it('drain writes what is queued without waiting out the timer', async () => {
+    const written: number[] = [];
+    let release: () => void = () => {};
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    const gc = new GroupCommit<number>(
+      async (rows) => {
+        await gate;
+        written.push(...rows);
+      },
+      { maxWaitMs: 60_000, maxBatch: 1000, maxInFlight: 1 },
+    );
+    const adds = [gc.add(1), gc.add(2)];
+    const drained = gc.drain();
+    expect(gc.pending).toBe(2);
+    release();
+    await drained;
+    await Promise.all(adds);
+    expect(written).toEqual([1, 2]);
+    expect(gc.pending).toBe(0);
+    await gc.add(3);
+    expect(written).toEqual([1, 2, 3]);
+  });
+});

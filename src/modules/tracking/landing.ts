@@ -1,0 +1,38 @@
+/** The macros a landing URL or a programme's parameter template may hold. */
+export const MACROS = ['click_id', 'affiliate_id', 'site_id', 'toplist_id', 'position', 'sub_id'] as const;
+export type MacroValues = Record<(typeof MACROS)[number], string>;
+
+const MACRO = /\{([a-z_]+)\}/g;
+
+/** The unknown `{macro}` names in a template (empty when every one is known). */
+export function unknownMacros(template: string): string[] {
+  return [...template.matchAll(MACRO)]
+    .map((m) => m[1] as string)
+    .filter((name) => !(MACROS as readonly string[]).includes(name));
+}
+
+function fill(template: string, values: MacroValues, encode: (v: string) => string): string {
+  return template.replace(MACRO, (whole, name: string) =>
+    name in values ? encode(values[name as keyof MacroValues]) : whole,
+  );
+}
+
+/**
+ * The URL a click is redirected to: the tracker's landing URL with its macros filled
+ * (URL-encoded), plus the programme's query template. Only the stored landing URL decides
+ * scheme and host, so no request parameter can steer the redirect. Undefined when the
+ * result is not an absolute http(s) URL.
+ */
+export function landingUrl(base: string, params: string, values: MacroValues): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(fill(base, values, encodeURIComponent));
+  } catch {
+    return undefined;
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return undefined;
+  if (params) {
+    for (const [k, v] of new URLSearchParams(params)) url.searchParams.append(k, fill(v, values, String));
+  }
+  return url.toString();
+}

@@ -1,0 +1,160 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Config } from '../../config.ts';
+import { requireAdmin } from '../../plugins/auth.ts';
+import type { TokenVerifier } from '../catalog/token-verifier.ts';
+import {
+  GoQuery,
+  IdParams,
+  ProgramInput,
+  ProgramListQuery,
+  ProgramPatch,
+  SlugParams,
+  StatsQuery,
+} from './schemas.ts';
+import type { HitContext, TrackingService } from './service.ts';
+import type { StatsRow } from './types.ts';
+
+/** A transparent 1×1 GIF. */
+const PIXEL = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64');
+const POSTBACK_BODY_LIMIT = 64 * 1024;
+
+const header = (req: FastifyRequest, name: string): string | undefined => {
+  const v = req.headers[name];
+  return typeof v === 'string' ? v : undefined;
+};
+
+function hitContext(req: FastifyRequest, config: Config, subId?: string): HitContext {
+  const country = header(req, config.countryHeader)?.trim().toUpperCase();
+  const purpose = `${header(req, 'sec-purpose') ?? ''} ${header(req, 'purpose') ?? ''} ${header(req, 'x-moz') ?? ''}`;
+  return {
+    method: req.method,
+    userAgent: header(req, 'user-agent'),
+    referrer: header(req, 'referer'),
+    // Only a well-formed code from the trusted edge header; XX means "unknown" to Cloudflare.
+    country: country && /^[A-Z]{2}$/.test(country) && country !== 'XX' ? country : undefined,
+    prefetch: /prefetch|prerender/i.test(purpose),
+    subId,
+  };
+}
+
+/** `/go/{slug}` click redirect and `/imp/{code}` impression pixel. */
+export async function registerTrackingPublic(
+  scope: FastifyInstance,
+  deps: { tracking: TrackingService; config: Config },
+): Promise<void> {
+  const app = scope.withTypeProvider<TypeBoxTypeProvider>();
+  const { tracking, config } = deps;
+
+  app.get('/go/:slug', { schema: { params: SlugParams, querystring: GoQuery } }, async (req, reply) => {
+    const location = await tracking.click(
+      req.params.slug,
+      hitContext(req, config, req.query.sub_id || undefined),
+    );
+    return reply
+      .status(302)
+      .header('location', location)
+      .header('cache-control', 'no-store')
+      .header('referrer-policy', 'no-referrer-when-downgrade')
+      .send();
+  });
+
+  app.get('/imp/:slug', { schema: { params: SlugParams } }, async (req, reply) => {
+    await tracking.impression(req.params.slug, hitContext(req, config));
+    return reply.header('content-type', 'image/gif').header('cache-control', 'no-store').send(PIXEL);
+  });
+}
+
+/** `GET|POST /api/postback/{program}/{token}`: bodies are taken raw so even unparseable ones get logged. */
+export async function registerPostback(scope: FastifyInstance, tracking: TrackingService): Promise<void> {
+  scope.removeAllContentTypeParsers();
+  scope.addContentTypeParser('*', { parseAs: 'string', bodyLimit: POSTBACK_BODY_LIMIT }, (_req, body, done) =>
+    done(null, body),
+  );
+  const params = { type: 'object', properties: { program: { type: 'string' }, token: { type: 'string' } } };
+  scope.route<{ Params: { program: string; token: string } }>({
+    method: ['GET', 'POST'],
+    url: '/api/postback/:program/:token',
+    schema: { params },
+    handler: async (req) =>
+      tracking.postback({
+        program: req.params.program,
+        token: req.params.token,
+        method: req.method,
+        contentType: header(req, 'content-type'),
+        query: req.query as Record<string, unknown>,
+        body: typeof req.body === 'string' ? req.body : '',
+        remoteIp: req.ip,
+      }),
+  });
+}
+
+const CSV_COLUMNS: [string, (r: StatsRow & { conversionRate: string | null }) => unknown][] = [
+  ['day', (r) => r.day],
+  ['site_id', (r) => r.siteId],
+  ['toplist_id', (r) => r.toplistId],
+  ['position', (r) => r.position],
+  ['brand_id', (r) => r.brandId],
+  ['program_id', (r) => r.programId],
+  ['clicks', (r) => r.clicks],
+  ['impressions', (r) => r.impressions],
+  ['registrations', (r) => r.registrations],
+  ['ftds', (r) => r.ftds],
+  ['conversions', (r) => r.conversions],
+  ['conversion_rate', (r) => r.conversionRate],
+];
+
+/** Programmes and stats, mounted under /api/admin/v1. */
+export async function registerTrackingAdmin(
+  scope: FastifyInstance,
+  deps: { tracking: TrackingService; tokens: TokenVerifier },
+): Promise<void> {
+  const app = scope.withTypeProvider<TypeBoxTypeProvider>();
+  const { tracking, tokens } = deps;
+  const read = { preHandler: requireAdmin(tokens, 'tracking:read') };
+  const write = { preHandler: requireAdmin(tokens, 'tracking:write') };
+
+  app.get('/tracking/programs', { ...read, schema: { querystring: ProgramListQuery } }, (req) =>
+    tracking.listPrograms(req.query.page, req.query.per_page),
+  );
+  app.post('/tracking/programs', { ...write, schema: { body: ProgramInput } }, async (req, reply) =>
+    reply
+      .status(201)
+      .header('cache-control', 'no-store')
+      .send({ data: await tracking.createProgram(req.body) }),
+  );
+  app.get('/tracking/programs/:id', { ...read, schema: { params: IdParams } }, async (req) => ({
+    data: await tracking.getProgram(req.params.id),
+  }));
+  app.patch(
+    '/tracking/programs/:id',
+    { ...write, schema: { params: IdParams, body: ProgramPatch } },
+    async (req) => ({ data: await tracking.updateProgram(req.params.id, req.body) }),
+  );
+  app.post('/tracking/programs/:id/token', { ...write, schema: { params: IdParams } }, async (req, reply) =>
+    reply
+      .header('cache-control', 'no-store')
+      .send({ data: await tracking.rotateProgramToken(req.params.id) }),
+  );
+
+  app.get('/tracking/stats', { ...read, schema: { querystring: StatsQuery } }, async (req, reply) => {
+    const { timezone, rows } = await tracking.stats({
+      from: req.query.from,
+      to: req.query.to,
+      timezone: req.query.timezone,
+      programId: req.query.program_id,
+      siteId: req.query.site_id,
+    });
+    if (req.query.format !== 'csv')
+      return { data: rows, meta: { timezone, from: req.query.from, to: req.query.to } };
+    const lines = [CSV_COLUMNS.map(([name]) => name).join(',')];
+    for (const r of rows) lines.push(CSV_COLUMNS.map(([, get]) => get(r) ?? '').join(','));
+    return reply
+      .header('content-type', 'text/csv; charset=utf-8')
+      .header(
+        'content-disposition',
+        `attachment; filename="podium-stats-${req.query.from}-${req.query.to}.csv"`,
+      )
+      .send(`${lines.join('\n')}\n`);
+  });
+}

@@ -1,0 +1,402 @@
+import { createHmac, randomBytes } from 'node:crypto';
+import { isbot } from 'isbot';
+import { ulid } from 'ulid';
+import type { Config } from '../../config.ts';
+import type { Db } from '../../db/index.ts';
+import { fromDbError } from '../../lib/db-errors.ts';
+import { AppError, invalidField, notFound } from '../../lib/errors.ts';
+import { DEFAULT_PER_PAGE, type PageMeta, pageMeta, pageWindow } from '../../lib/paging.ts';
+import { hashToken, mintToken, sameBytes, tokenHint } from '../../lib/tokens.ts';
+import type { CatalogService } from '../catalog/service.ts';
+import type { ResolvedTrackingLink } from '../catalog/types.ts';
+import { GroupCommit } from './group-commit.ts';
+import { landingUrl, MACROS, unknownMacros } from './landing.ts';
+import {
+  type Fields,
+  mergeFields,
+  POSTBACK_FIELDS,
+  parseBody,
+  rawBodyForLog,
+  readPostback,
+  redactForLog,
+  storable,
+} from './postback.ts';
+import { type ProgramFields, type StoredProgram, TrackingRepository } from './repository.ts';
+import type { ClickRow, HitFlag, Program, StatsRow } from './types.ts';
+
+/** A resolved link is reused this long, so a burst of clicks costs no catalog reads. */
+const LINK_TTL_MS = 5_000;
+const LINK_CACHE_MAX = 10_000;
+const MAX_STATS_ROWS = 50_000;
+
+const FIELD_BY_CONSTRAINT = { affiliate_programs_slug_key: 'slug' };
+
+/** What a visitor's request says about itself, as the click routes read it. */
+export interface HitContext {
+  method: string;
+  userAgent: string | undefined;
+  referrer: string | undefined;
+  country: string | undefined;
+  prefetch: boolean;
+  subId: string | undefined;
+}
+
+/** A raw postback as it arrived. */
+export interface RawPostback {
+  program: string;
+  token: string;
+  method: string;
+  contentType: string | undefined;
+  query: Record<string, unknown>;
+  body: string;
+  remoteIp: string | undefined;
+}
+
+export interface PostbackResult {
+  conversionId: string;
+  duplicate: boolean;
+  attributed: boolean;
+}
+
+export type ProgramInput = {
+  slug: string;
+  name: string;
+  affiliateId?: string;
+  landingParams?: string;
+  paramMap?: Record<string, string>;
+  timezone?: string;
+  currency?: string;
+  trackerIds?: number[];
+};
+
+interface CachedLink {
+  link: ResolvedTrackingLink;
+  program: StoredProgram | undefined;
+  expires: number;
+}
+
+function validTimezone(tz: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: tz });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const trunc = (v: string | undefined, n: number) => (v ? v.slice(0, n) : null);
+
+/**
+ * Affiliate tracking: programmes, durable click and impression recording (group commit),
+ * postbacks with an append-only log and per-programme dedupe, and stats.
+ */
+export class TrackingService {
+  private readonly repo: TrackingRepository;
+  private readonly hits: GroupCommit<ClickRow>;
+  private readonly links = new Map<string, CachedLink>();
+  private pseudonymKey: Promise<Buffer> | undefined;
+
+  constructor(
+    private readonly db: Db,
+    private readonly catalog: CatalogService,
+    private readonly config: Config,
+    private readonly now: () => Date,
+  ) {
+    this.repo = new TrackingRepository(db);
+    this.hits = new GroupCommit((rows) => this.repo.insertClicks(rows), {
+      maxWaitMs: 2,
+      maxBatch: 500,
+      maxInFlight: db.kind === 'pglite' ? 1 : 4,
+    });
+  }
+
+  /* Programmes */
+
+  private checkProgram(input: Partial<ProgramInput>): void {
+    if (input.slug !== undefined && !/^[a-z0-9][a-z0-9-]{0,62}$/.test(input.slug))
+      throw invalidField('slug', 'must be 1 to 63 lowercase letters, digits or dashes');
+    if (input.landingParams !== undefined) {
+      const unknown = unknownMacros(input.landingParams);
+      if (unknown.length)
+        throw invalidField('landingParams', `unknown macro {${unknown[0]}}; known: ${MACROS.join(', ')}`);
+    }
+    for (const [field, name] of Object.entries(input.paramMap ?? {})) {
+      if (!(POSTBACK_FIELDS as readonly string[]).includes(field))
+        throw invalidField(`paramMap.${field}`, `is not a postback field (${POSTBACK_FIELDS.join(', ')})`);
+      if (!/^[A-Za-z0-9_.[\]-]{1,64}$/.test(name))
+        throw invalidField(`paramMap.${field}`, 'must be a parameter name of letters, digits and _.-[]');
+    }
+    if (input.timezone !== undefined && !validTimezone(input.timezone))
+      throw invalidField('timezone', 'must be an IANA time zone such as Europe/Malta');
+  }
+
+  private async guard<T>(p: Promise<T>): Promise<T> {
+    try {
+      return await p;
+    } catch (err) {
+      throw fromDbError(err, FIELD_BY_CONSTRAINT) ?? err;
+    }
+  }
+
+  /** Creates a programme; the postback token is in the answer and nowhere else. */
+  async createProgram(
+    input: ProgramInput,
+  ): Promise<Program & { postbackToken: string; postbackUrl: string }> {
+    this.checkProgram(input);
+    if (input.trackerIds) await this.catalog.assertTrackersExist(input.trackerIds, 'trackerIds');
+    const token = mintToken('postback');
+    const { trackerIds, ...fields } = input;
+    const id = await this.guard(
+      this.db.tx(async (q) => {
+        const repo = this.repo.with(q);
+        const id = await repo.insertProgram(fields as ProgramFields, hashToken(token), tokenHint(token));
+        if (trackerIds) await repo.setProgramTrackers(id, trackerIds);
+        return id;
+      }),
+    );
+    this.links.clear();
+    const program = await this.getProgram(id);
+    return { ...program, postbackToken: token, postbackUrl: this.postbackUrl(program.slug, token) };
+  }
+
+  private postbackUrl(slug: string, token: string): string {
+    return `${this.config.publicUrl}/api/postback/${slug}/${token}`;
+  }
+
+  async updateProgram(id: number, patch: Partial<ProgramInput>): Promise<Program> {
+    this.checkProgram(patch);
+    if (patch.trackerIds) await this.catalog.assertTrackersExist(patch.trackerIds, 'trackerIds');
+    const { trackerIds, ...fields } = patch;
+    const found = await this.guard(
+      this.db.tx(async (q) => {
+        const repo = this.repo.with(q);
+        if (!(await repo.updateProgram(id, fields as ProgramFields))) return false;
+        if (trackerIds) await repo.setProgramTrackers(id, trackerIds);
+        return true;
+      }),
+    );
+    if (!found) throw notFound('Program');
+    this.links.clear();
+    return this.getProgram(id);
+  }
+
+  /** Replaces the postback token; the old one stops working at once. */
+  async rotateProgramToken(id: number): Promise<Program & { postbackToken: string; postbackUrl: string }> {
+    const token = mintToken('postback');
+    if (!(await this.repo.setProgramToken(id, hashToken(token), tokenHint(token)))) throw notFound('Program');
+    const program = await this.getProgram(id);
+    return { ...program, postbackToken: token, postbackUrl: this.postbackUrl(program.slug, token) };
+  }
+
+  async getProgram(id: number): Promise<Program> {
+    const p = await this.repo.getProgram(id);
+    if (!p) throw notFound('Program');
+    const { tokenHash: _, ...program } = p;
+    return program;
+  }
+
+  async listPrograms(page = 1, perPage = DEFAULT_PER_PAGE): Promise<{ data: Program[]; meta: PageMeta }> {
+    const w = pageWindow(page, perPage);
+    const { rows, total } = await this.repo.listPrograms(w.limit, w.offset);
+    return { data: rows.map(({ tokenHash: _, ...p }) => p), meta: pageMeta(total, page, perPage) };
+  }
+
+  /* Clicks and impressions */
+
+  private async resolve(slug: string): Promise<CachedLink | undefined> {
+    const now = Date.now();
+    const hit = this.links.get(slug);
+    if (hit && hit.expires > now) return hit;
+    const link = await this.catalog.resolveTrackingLink(slug);
+    if (!link) return undefined;
+    const program = await this.repo.programOfTracker(link.trackerId);
+    if (this.links.size >= LINK_CACHE_MAX) this.links.clear();
+    const entry = { link, program, expires: now + LINK_TTL_MS };
+    this.links.set(slug, entry);
+    return entry;
+  }
+
+  private flagOf(ctx: HitContext): HitFlag | null {
+    if (ctx.method === 'HEAD') return 'head';
+    if (ctx.prefetch) return 'prefetch';
+    if (ctx.userAgent !== undefined && isbot(ctx.userAgent)) return 'bot';
+    return null;
+  }
+
+  /**
+   * Records a hit on a registered link and resolves once the row is committed. Returns the
+   * link and click id; throws 404 for an unknown slug and 503 when the write failed.
+   */
+  private async record(
+    kind: ClickRow['kind'],
+    slug: string,
+    ctx: HitContext,
+  ): Promise<{ id: string } & CachedLink> {
+    const entry = await this.resolve(slug);
+    if (!entry) throw notFound(kind === 'click' ? 'Tracking link' : 'Impression code');
+    const { link, program } = entry;
+    const row: ClickRow = {
+      id: ulid(),
+      kind,
+      at: this.now(),
+      linkId: link.linkId,
+      trackerId: link.trackerId,
+      offerId: link.offerId,
+      brandId: link.brandId,
+      siteId: link.siteId,
+      toplistId: link.toplistId,
+      position: link.position,
+      programId: program?.id ?? null,
+      subId: ctx.subId ?? null,
+      referrer: trunc(ctx.referrer, 2048),
+      userAgent: trunc(ctx.userAgent, 512),
+      country: ctx.country ?? null,
+      flag: this.flagOf(ctx),
+    };
+    try {
+      await this.hits.add(row);
+    } catch {
+      throw new AppError('service_unavailable', 'The click could not be recorded; try again');
+    }
+    return { id: row.id, ...entry };
+  }
+
+  /** Records a click durably and returns the landing URL to redirect to. */
+  async click(slug: string, ctx: HitContext): Promise<string> {
+    const { id, link, program } = await this.record('click', slug, ctx);
+    const location = landingUrl(link.landingUrl, program?.landingParams ?? '', {
+      click_id: id,
+      affiliate_id: program?.affiliateId ?? '',
+      site_id: link.siteId === null ? '' : String(link.siteId),
+      toplist_id: link.toplistId === null ? '' : String(link.toplistId),
+      position: link.position === null ? '' : String(link.position),
+      sub_id: ctx.subId ?? '',
+    });
+    if (!location) throw notFound('Landing page of this tracking link');
+    return location;
+  }
+
+  /** Records an impression durably. */
+  async impression(code: string, ctx: HitContext): Promise<void> {
+    await this.record('impression', code, ctx);
+  }
+
+  /** Writes every pending click batch; called on shutdown. */
+  drain(): Promise<void> {
+    return this.hits.drain();
+  }
+
+  /* Postbacks */
+
+  private key(): Promise<Buffer> {
+    this.pseudonymKey ??= this.config.pseudonymKey
+      ? Promise.resolve(Buffer.from(this.config.pseudonymKey, 'utf8'))
+      : this.repo.ensureKey('player_pseudonym', randomBytes(32));
+    return this.pseudonymKey;
+  }
+
+  /**
+   * Handles one postback: logs it (secrets removed) before anything else, then checks the
+   * programme and token, validates, and records the conversion exactly once per
+   * transaction id. Every outcome, rejections included, is appended to the log.
+   */
+  async postback(raw: RawPostback): Promise<PostbackResult> {
+    const program = /^[a-z0-9-]{1,63}$/.test(raw.program)
+      ? await this.repo.getProgramBySlug(raw.program)
+      : undefined;
+    const key = await this.key();
+    const pseudonymise = (v: string) => `ref:${createHmac('sha256', key).update(v, 'utf8').digest('hex')}`;
+    const playerKeys = new Set(['player_id', program?.paramMap.player_id ?? 'player_id']);
+    let body: Record<string, unknown> | undefined;
+    let bodyError: unknown;
+    try {
+      body = parseBody(raw.contentType, raw.body);
+    } catch (err) {
+      bodyError = err;
+    }
+    const logId = await this.repo.appendPostbackLog({
+      program: storable(raw.program.slice(0, 64)),
+      method: raw.method,
+      contentType: trunc(raw.contentType, 200),
+      query: redactForLog(raw.query, playerKeys, pseudonymise),
+      body: body
+        ? JSON.stringify(redactForLog(body, playerKeys, pseudonymise))
+        : raw.body
+          ? rawBodyForLog(raw.body)
+          : null,
+      remoteIp: trunc(raw.remoteIp, 64),
+    });
+    try {
+      if (!program) throw notFound('Program');
+      if (!sameBytes(hashToken(raw.token), program.tokenHash))
+        throw new AppError('unauthorized', 'Invalid postback token');
+      if (bodyError) throw bodyError;
+      const fields: Fields = mergeFields(raw.query, body ?? {});
+      const pb = readPostback(fields, program.paramMap);
+      const click = pb.clickId ? await this.repo.getClick(pb.clickId) : undefined;
+      const attributed = click !== undefined && (click.programId === null || click.programId === program.id);
+      const result = await this.repo.insertConversion({
+        id: ulid(),
+        programId: program.id,
+        transactionId: pb.transactionId,
+        event: pb.event,
+        amount: pb.amount,
+        currency: pb.currency ?? (pb.amount === null ? null : program.currency),
+        playerRef: pb.playerId === null ? null : pseudonymise(pb.playerId),
+        clickId: pb.clickId,
+        click: attributed ? click : undefined,
+        logId,
+      });
+      await this.repo.appendPostbackOutcome(logId, {
+        status: 200,
+        code: result.created ? 'accepted' : 'duplicate',
+        conversionId: result.id,
+        duplicate: !result.created,
+      });
+      return { conversionId: result.id, duplicate: !result.created, attributed };
+    } catch (err) {
+      if (err instanceof AppError)
+        await this.repo.appendPostbackOutcome(logId, { status: err.status, code: err.code });
+      throw err;
+    }
+  }
+
+  /* Stats */
+
+  /** Stats rows per day (in the given or the programme's time zone) and dimension. */
+  async stats(q: {
+    from: string;
+    to: string;
+    timezone?: string | undefined;
+    programId?: number | undefined;
+    siteId?: number | undefined;
+  }): Promise<{ timezone: string; rows: (StatsRow & { conversionRate: string | null })[] }> {
+    for (const f of ['from', 'to'] as const) {
+      if (!/^\d{4}-\d{2}-\d{2}$/.test(q[f]) || Number.isNaN(Date.parse(`${q[f]}T00:00:00Z`)))
+        throw invalidField(f, 'must be a date YYYY-MM-DD');
+    }
+    const days = (Date.parse(q.to) - Date.parse(q.from)) / 86_400_000;
+    if (days < 0) throw invalidField('to', 'must not be before from');
+    if (days > 366) throw invalidField('to', 'the range is at most 366 days');
+    let timezone = q.timezone;
+    if (timezone === undefined) {
+      timezone = q.programId === undefined ? 'UTC' : (await this.getProgram(q.programId)).timezone;
+    } else if (!validTimezone(timezone)) {
+      throw invalidField('timezone', 'must be an IANA time zone such as Europe/Malta');
+    }
+    const rows = await this.repo.stats({ ...q, timezone, limit: MAX_STATS_ROWS + 1 });
+    if (rows.length > MAX_STATS_ROWS)
+      throw invalidField(
+        'to',
+        `more than ${MAX_STATS_ROWS} rows: narrow the range or filter by program_id or site_id`,
+      );
+    return {
+      timezone,
+      rows: rows.map((r) => ({
+        ...r,
+        // Registrations per counted click; a decimal string so clients never parse a float.
+        conversionRate: r.clicks ? (r.registrations / r.clicks).toFixed(4) : null,
+      })),
+    };
+  }
+}

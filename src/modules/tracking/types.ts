@@ -1,0 +1,91 @@
+/** An affiliate programme as the admin API shows it (never its token). */
+export interface Program {
+  id: number;
+  slug: string;
+  name: string;
+  affiliateId: string;
+  landingParams: string;
+  paramMap: Record<string, string>;
+  timezone: string;
+  currency: string;
+  trackerIds: number[];
+  postbackTokenHint: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** Why a recorded hit is not counted. */
+export type HitFlag = 'head' | 'prefetch' | 'bot';
+
+/** One click or impression as written by the group commit. */
+export interface ClickRow {
+  id: string;
+  kind: 'click' | 'impression';
+  at: Date;
+  linkId: number;
+  trackerId: number;
+  offerId: number | null;
+  brandId: number | null;
+  siteId: number | null;
+  toplistId: number | null;
+  position: number | null;
+  programId: number | null;
+  subId: string | null;
+  referrer: string | null;
+  userAgent: string | null;
+  country: string | null;
+  flag: HitFlag | null;
+}
+
+/** The click fields a conversion is attributed to. */
+export type ClickAttribution = Pick<
+  ClickRow,
+  'trackerId' | 'offerId' | 'brandId' | 'siteId' | 'toplistId' | 'position' | 'programId'
+>;
+
+/** The raw postback as logged, secrets already removed. */
+export interface PostbackLogEntry {
+  program: string;
+  method: string;
+  contentType: string | null;
+  query: Record<string, unknown>;
+  body: string | null;
+  remoteIp: string | null;
+}
+
+export interface ConversionInput {
+  id: string;
+  programId: number;
+  transactionId: string;
+  event: string;
+  amount: string | null;
+  currency: string | null;
+  playerRef: string | null;
+  clickId: string | null;
+  /** The attributed click; undefined when the click id is missing or unknown. */
+  click: ClickAttribution | undefined;
+  logId: number;
+}
+
+export interface StatsFilter {
+  from: string;
+  to: string;
+  timezone: string;
+  programId?: number | undefined;
+  siteId?: number | undefined;
+  limit: number;
+}
+
+export interface StatsRow {
+  day: string;
+  siteId: number | null;
+  toplistId: number | null;
+  position: number | null;
+  brandId: number | null;
+  programId: number | null;
+  clicks: number;
+  impressions: number;
+  registrations: number;
+  ftds: number;
+  conversions: number;
+}

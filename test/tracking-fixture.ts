@@ -1,0 +1,115 @@
+import http from 'node:http';
+import type { Queryable } from '../src/db/index.ts';
+import type { CatalogService } from '../src/modules/catalog/service.ts';
+
+export interface TrackingFixture {
+  adminToken: string;
+  siteId: number;
+  toplistId: number;
+  brandId: number;
+  offerId: number;
+  trackerIds: number[];
+  /** Slug of the /go link of position 1 and 2. */
+  slugs: string[];
+}
+
+/** One site with a published two-item toplist whose trackers land on operator.example. */
+export async function trackingFixture(catalog: CatalogService, db: Queryable): Promise<TrackingFixture> {
+  const admin = await catalog.createAdminToken('tracking-test', ['admin'], null);
+  const owner = await catalog.createOwner({ name: 'Editorial' });
+  const site = await catalog.createSite({ domain: 'casinos.example', name: 'Casinos' });
+  const type = await catalog.createNamedType('product_types', 'Casino');
+  const cls = await catalog.createNamedType('classification_types', 'Real money');
+  const offerType = await catalog.createNamedType('offer_types', 'Welcome Bonus');
+  const template = await catalog.createTemplate({
+    name: 'Best',
+    productTypeId: type.id,
+    classificationTypeId: cls.id,
+  });
+  const brand = await catalog.createBrand({
+    externalId: 'b1',
+    name: 'Lucky Star',
+    slug: 'lucky-star',
+    rating: 4.5,
+    logo: {
+      rectangular: 'https://cdn.example/r.png',
+      square: 'https://cdn.example/s.png',
+      backgroundColor: '#112233',
+    },
+  });
+  const offer = await catalog.createOffer({
+    externalId: 'o1',
+    brandId: brand.id,
+    offerTypeId: offerType.id,
+    offerText: '100% up to €200',
+    bonusExpiryDate: '2027-12-31',
+    trackers: [
+      { campaignName: 'main', landingUrl: 'https://operator.example/land?lang=en' },
+      { campaignName: 'alt', landingUrl: 'https://operator.example/p/{site_id}?x=1' },
+    ],
+  });
+  const toplist = await catalog.createToplist({
+    siteId: site.id,
+    templateId: template.id,
+    ownerId: owner.id,
+    name: 'Best casinos',
+    slug: 'best-casinos',
+    geo: { type: 'country', code: 'DE' },
+  });
+  await catalog.replaceItems(toplist.id, [
+    { position: 1, brandId: brand.id, offerId: offer.id },
+    { position: 2, brandId: brand.id, offerId: offer.id },
+  ]);
+  await catalog.publish(toplist.id, {});
+  const links = await db.query<{ slug: string; tracker_id: number; position: number }>(
+    'SELECT slug, tracker_id, position FROM tracking_links WHERE toplist_id = $1 ORDER BY position, tracker_id',
+    [toplist.id],
+  );
+  const trackerIds = offer.trackers.map((tr) => tr.id);
+  return {
+    adminToken: admin.token,
+    siteId: site.id,
+    toplistId: toplist.id,
+    brandId: brand.id,
+    offerId: offer.id,
+    trackerIds,
+    slugs: [1, 2].map(
+      (p) => links.find((l) => l.position === p && l.tracker_id === trackerIds[0])?.slug as string,
+    ),
+  };
+}
+
+export type StormResult = { status: number; location: string | undefined } | { error: string };
+
+/** Sends `n` concurrent GETs to `base + path` over loopback; `onAnswer` runs as each one completes. */
+export async function storm(
+  base: string,
+  path: string,
+  n: number,
+  onAnswer: () => void = () => {},
+): Promise<StormResult[]> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 128 });
+  const one = () =>
+    new Promise<StormResult>((resolve) => {
+      const req = http.get(`${base}${path}`, { agent }, (res) => {
+        res.resume();
+        res.on('end', () => {
+          onAnswer();
+          resolve({ status: res.statusCode ?? 0, location: res.headers.location });
+        });
+      });
+      req.on('error', (err) => resolve({ error: err.message }));
+    });
+  const out = await Promise.all(Array.from({ length: n }, one));
+  agent.destroy();
+  return out;
+}
+
+/** The click ids of the 302s among storm results (the programme puts them in `btag`). */
+export function redirectedClickIds(results: StormResult[]): string[] {
+  return results.flatMap((r) =>
+    'status' in r && r.status === 302 && r.location
+      ? [(new URL(r.location).searchParams.get('btag') as string).split('_')[1] as string]
+      : [],
+  );
+}
