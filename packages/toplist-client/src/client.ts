@@ -190,7 +190,8 @@ export function createClient(options: ClientOptions): ToplistClient {
     onRetry: options.onRetry,
   });
 
-  const list = (params: ListParams = {}, o: CallOptions = {}) =>
+  // Async throughout, so a bad argument rejects like any other failure instead of throwing synchronously.
+  const list = async (params: ListParams = {}, o: CallOptions = {}) =>
     transport.get(`/toplists${query(params)}`, parsePage, o.signal);
 
   const fetchAll = async (params: Omit<ListParams, 'page' | 'per_page'> = {}, o: WalkOptions = {}) => {
@@ -237,17 +238,17 @@ export function createClient(options: ClientOptions): ToplistClient {
 
   return {
     list,
-    bySlug(slug, o = {}) {
+    async bySlug(slug, o = {}) {
       if (typeof slug !== 'string' || slug.length === 0 || slug.length > 1000) {
         throw new TypeError('slug must be a non-empty string');
       }
       return transport.get(`/toplists/by-slug/${encodeURIComponent(slug)}`, parseSingle, o.signal);
     },
-    byId(id, o = {}) {
+    async byId(id, o = {}) {
       return transport.get(`/toplists/${positiveInt('id', id, 2_147_483_647)}`, parseSingle, o.signal);
     },
     fetchAll,
-    family(templateId, o = {}) {
+    async family(templateId, o = {}) {
       return fetchAll({ template_id: positiveInt('templateId', templateId) }, o);
     },
   };

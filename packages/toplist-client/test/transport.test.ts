@@ -360,7 +360,8 @@ describe('transport against a hostile server', () => {
     expect(s.hits).toHaveLength(1);
   });
 
-  it('validates its options without echoing the token', () => {
+  it('validates its options and arguments without echoing the token', async () => {
+    s.set((_req, res) => json(res, 200, single));
     const bad = 'pds_abc\r\nX-Injected: 1';
     let message = '';
     try {
@@ -378,9 +379,11 @@ describe('transport against a hostile server', () => {
     expect(() => createClient({ baseUrl: 'https://u:p@podium.example', token: TOKEN })).toThrow(TypeError);
     expect(() => createClient({ baseUrl: 'podium.example', token: TOKEN })).toThrow(TypeError);
     expect(() => createClient({ baseUrl: s.base, token: TOKEN, retries: 11 })).toThrow(RangeError);
-    expect(() => client().byId(0)).toThrow(RangeError);
-    expect(() => client().list({ per_page: 101 })).toThrow(RangeError);
-    expect(() => client().list({ geo_type: 'country' })).toThrow(TypeError);
+    await expect(client().byId(0)).rejects.toThrow(RangeError);
+    await expect(client().list({ per_page: 101 })).rejects.toThrow(RangeError);
+    await expect(client().list({ geo_type: 'country' })).rejects.toThrow(TypeError);
+    await expect(client().family(-1)).rejects.toThrow(RangeError);
+    expect(s.hits).toHaveLength(0);
   });
 
   it('accepts a base that already ends in /api/v1, or carries a path prefix', async () => {
