@@ -1,3 +1,4 @@
+import fastifyCookie from '@fastify/cookie';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Config } from './config.ts';
 import type { ChangeBus } from './db/changes.ts';
@@ -13,6 +14,10 @@ import { DeliveryService } from './modules/delivery/service.ts';
 import { Metrics } from './modules/ops/metrics.ts';
 import { Readiness } from './modules/ops/readiness.ts';
 import { registerOps } from './modules/ops/routes.ts';
+import { registerConsole } from './modules/session/console-static.ts';
+import { SessionRepository } from './modules/session/repository.ts';
+import { registerSessionRoutes } from './modules/session/routes.ts';
+import { SessionService } from './modules/session/service.ts';
 import { frameworkErrors, registerErrorHandling } from './plugins/errors.ts';
 import { registerRequestLog, requestId } from './plugins/request-log.ts';
 import { registerStrictQuery } from './plugins/strict-query.ts';
@@ -99,6 +104,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     () => delivery.cacheStats().misses,
   );
 
+  // Console sign-in: the admin hook also accepts the session cookie (with CSRF header on writes).
+  await app.register(fastifyCookie);
+  const sessions = new SessionService(new SessionRepository(deps.db), catalog.tokens, now);
+  catalog.tokens.sessions = sessions;
+  await registerConsole(app);
+
   await registerOps(app, { readiness, metrics, metricsToken: config.metricsToken });
   // Every admin module registers inside this scope, so each of its writes is audited.
   await app.register(
@@ -106,6 +117,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       auditAdminWrites(admin, audit, ADMIN_PREFIX);
       await registerCatalog(admin, catalog);
       await registerAuditRoutes(admin, audit, catalog.tokens);
+      await registerSessionRoutes(admin, sessions, ADMIN_PREFIX);
     },
     { prefix: ADMIN_PREFIX },
   );
