@@ -295,7 +295,7 @@ function ToplistEditor({
               )}
               {dirty && <span className="badge off"> unsaved changes</span>}
             </p>
-            <div className="split">
+            <div className="split editor">
               <div>
                 <h2 id="items-heading">Draft items</h2>
                 <p className="muted small" id="reorder-help">
