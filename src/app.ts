@@ -1,3 +1,4 @@
+import fastifyCookie from '@fastify/cookie';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Config } from './config.ts';
 import type { ChangeBus } from './db/changes.ts';
@@ -17,6 +18,10 @@ import { DocsService } from './modules/docs/service.ts';
 import { Metrics } from './modules/ops/metrics.ts';
 import { Readiness } from './modules/ops/readiness.ts';
 import { registerOps } from './modules/ops/routes.ts';
+import { registerConsole } from './modules/session/console-static.ts';
+import { SessionRepository } from './modules/session/repository.ts';
+import { registerSessionRoutes } from './modules/session/routes.ts';
+import { SessionService } from './modules/session/service.ts';
 import {
   registerPostback,
   registerTrackingAdmin,
@@ -120,6 +125,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   );
 
   metrics.jobGauges(() => scheduler.jobStats());
+  // Console sign-in: the admin hook also accepts the session cookie (with CSRF header on writes).
+  await app.register(fastifyCookie);
+  const sessions = new SessionService(new SessionRepository(deps.db), catalog.tokens, now);
+  catalog.tokens.sessions = sessions;
+  await registerConsole(app);
+
   await registerOps(app, { readiness, metrics, metricsToken: config.metricsToken });
   // Every admin module registers inside this scope, so each of its writes is audited.
   await app.register(
@@ -128,6 +139,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await registerCatalog(admin, catalog);
       await registerAuditRoutes(admin, audit, catalog.tokens);
       await registerTrackingAdmin(admin, { tracking, tokens: catalog.tokens });
+      await registerSessionRoutes(admin, sessions, ADMIN_PREFIX);
     },
     { prefix: ADMIN_PREFIX },
   );

@@ -34,11 +34,36 @@ export function requireSite(verifier: TokenVerifier): onRequestAsyncHookHandler 
   };
 }
 
-/** onRequest hook (before body parsing and validation, so nobody unauthenticated learns the schema): requires a live admin token (`pda_…`) holding `scope`; sets `request.admin`. */
+/** Name of the console's HttpOnly session cookie. */
+export const SESSION_COOKIE = 'podium_session';
+/** Header a console write must carry with the session's CSRF token. */
+export const CSRF_HEADER = 'x-csrf-token';
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/** The admin behind a bearer token or, without one, behind a console session cookie (writes also need the CSRF header). */
+async function adminOf(verifier: TokenVerifier, request: FastifyRequest, reply: FastifyReply) {
+  const cookie = request.headers.authorization ? undefined : request.cookies?.[SESSION_COOKIE];
+  if (cookie && verifier.sessions) {
+    const session = await verifier.sessions.resolve(cookie);
+    if (!session) throw new AppError('unauthorized', 'Session expired or signed out: sign in again');
+    const csrf = request.headers[CSRF_HEADER];
+    if (
+      !SAFE_METHODS.has(request.method) &&
+      !session.csrfMatches(typeof csrf === 'string' ? csrf : undefined)
+    ) {
+      throw new AppError('forbidden', `Missing or wrong ${CSRF_HEADER} header for this session`);
+    }
+    return session.admin;
+  }
+  const admin = await verifier.verifyAdmin(bearerOf(request, reply));
+  if (!admin) throw unauthorized(reply, 'Invalid or revoked admin token');
+  return admin;
+}
+
+/** onRequest hook (before body parsing and validation, so nobody unauthenticated learns the schema): requires a live admin token (`pda_…`) or console session holding `scope`; sets `request.admin`. */
 export function requireAdmin(verifier: TokenVerifier, scope: Scope): onRequestAsyncHookHandler {
   return async (request, reply) => {
-    const admin = await verifier.verifyAdmin(bearerOf(request, reply));
-    if (!admin) throw unauthorized(reply, 'Invalid or revoked admin token');
+    const admin = await adminOf(verifier, request, reply);
     if (!hasScope(admin.scopes, scope)) {
       throw new AppError('forbidden', `This token lacks the ${scope} scope`, { requiredScope: scope });
     }

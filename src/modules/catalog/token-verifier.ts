@@ -15,6 +15,13 @@ export interface AdminPrincipal {
   scopes: readonly string[];
 }
 
+/** Resolves a console session cookie value to its admin and CSRF check. */
+export interface SessionResolver {
+  resolve(
+    sessionToken: string,
+  ): Promise<{ admin: AdminPrincipal; csrfMatches(header: string | undefined): boolean } | null>;
+}
+
 type Entry = { principal: SitePrincipal | AdminPrincipal | null; hash: Buffer };
 
 // Bounded so a flood of random tokens cannot grow memory without limit.
@@ -26,6 +33,8 @@ const MAX_ENTRIES = 50_000;
  * so a revoked token is refused by the next request.
  */
 export class TokenVerifier {
+  /** Console sessions, once the session module is registered: requireAdmin then also accepts its cookie. */
+  sessions: SessionResolver | null = null;
   private cache = new Map<string, Entry>();
   private generation = 0;
 

@@ -1,0 +1,128 @@
+import { type FormEvent, useEffect, useState } from 'react';
+import { ApiError, api, SIGNED_OUT_EVENT } from './api.ts';
+import { BrandsScreen } from './Brands.tsx';
+import { SitesScreen } from './Sites.tsx';
+import { ToplistsScreen } from './Toplists.tsx';
+
+interface Session {
+  adminTokenId: number;
+  scopes: string[];
+  expiresAt: string;
+}
+
+const SCREENS = [
+  { hash: '#/toplists', label: 'Toplists' },
+  { hash: '#/brands', label: 'Brands and offers' },
+  { hash: '#/sites', label: 'Sites and tokens' },
+] as const;
+
+function useHash(): string {
+  const [hash, setHash] = useState(window.location.hash || SCREENS[0].hash);
+  useEffect(() => {
+    const on = () => setHash(window.location.hash || SCREENS[0].hash);
+    window.addEventListener('hashchange', on);
+    return () => window.removeEventListener('hashchange', on);
+  }, []);
+  return hash;
+}
+
+/** The console shell: sign-in until there is a session, then navigation and the current screen. */
+export function App() {
+  const [session, setSession] = useState<Session | null | undefined>(undefined);
+  const hash = useHash();
+  useEffect(() => {
+    api<{ data: Session }>('GET', '/session').then(
+      (r) => setSession(r.data),
+      () => setSession(null),
+    );
+    const out = () => setSession(null);
+    window.addEventListener(SIGNED_OUT_EVENT, out);
+    return () => window.removeEventListener(SIGNED_OUT_EVENT, out);
+  }, []);
+
+  if (session === undefined) return <p className="muted">Loading…</p>;
+  if (session === null) return <SignIn onSignedIn={setSession} />;
+  const signOut = async () => {
+    await api('DELETE', '/session').catch(() => undefined);
+    setSession(null);
+  };
+  return (
+    <div className="shell">
+      <header>
+        <strong>Podium console</strong>
+        <nav aria-label="Screens">
+          {SCREENS.map((s) => (
+            <a key={s.hash} href={s.hash} aria-current={hash.startsWith(s.hash) ? 'page' : undefined}>
+              {s.label}
+            </a>
+          ))}
+        </nav>
+        <span className="muted small">
+          admin token #{session.adminTokenId} · until {new Date(session.expiresAt).toLocaleTimeString()}
+        </span>
+        <button type="button" onClick={signOut}>
+          Sign out
+        </button>
+      </header>
+      <main>
+        {hash.startsWith('#/brands') ? (
+          <BrandsScreen />
+        ) : hash.startsWith('#/sites') ? (
+          <SitesScreen />
+        ) : (
+          <ToplistsScreen />
+        )}
+      </main>
+    </div>
+  );
+}
+
+function SignIn({ onSignedIn }: { onSignedIn: (s: Session) => void }) {
+  const [token, setToken] = useState('');
+  const [error, setError] = useState('');
+  const [busy, setBusy] = useState(false);
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    setBusy(true);
+    setError('');
+    try {
+      const r = await api<{ data: Session }>('POST', '/session', { token: token.trim() });
+      setToken('');
+      onSignedIn(r.data);
+    } catch (err) {
+      setError(
+        err instanceof ApiError && err.status === 401 ? 'That admin token is not valid.' : String(err),
+      );
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <main className="signin">
+      <h1>Sign in to Podium</h1>
+      <form onSubmit={submit}>
+        <div className="field">
+          <label htmlFor="admin-token">Admin token</label>
+          <input
+            id="admin-token"
+            type="password"
+            autoComplete="off"
+            value={token}
+            onChange={(e) => setToken(e.target.value)}
+            aria-invalid={Boolean(error)}
+            aria-describedby={error ? 'signin-error' : undefined}
+            required
+          />
+        </div>
+        {error && (
+          <p id="signin-error" className="error" role="alert">
+            {error}
+          </p>
+        )}
+        <button type="submit" disabled={busy || !token.trim()}>
+          {busy ? 'Signing in…' : 'Sign in'}
+        </button>
+      </form>
+    </main>
+  );
+}

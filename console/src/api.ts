@@ -1,0 +1,96 @@
+/** An error answer of the admin API: `{code, message, details?}`, with the 422 field when named. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly field?: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Fired when the API says the session is gone, so the shell returns to sign-in. */
+export const SIGNED_OUT_EVENT = 'podium:signed-out';
+
+function csrfToken(): string {
+  const entry = document.cookie.split('; ').find((c) => c.startsWith('podium_csrf='));
+  return entry ? decodeURIComponent(entry.slice('podium_csrf='.length)) : '';
+}
+
+/** Calls the admin API with the session cookie, echoing the CSRF token on writes. */
+export async function api<T>(method: string, path: string, body?: unknown): Promise<T> {
+  const headers: Record<string, string> = {};
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  if (method !== 'GET') headers['x-csrf-token'] = csrfToken();
+  const res = await fetch(`/api/admin/v1${path}`, {
+    method,
+    headers,
+    credentials: 'same-origin',
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  if (res.status === 204) return undefined as T;
+  const json = await res.json().catch(() => ({}));
+  if (!res.ok) {
+    if (res.status === 401 && path !== '/session') window.dispatchEvent(new Event(SIGNED_OUT_EVENT));
+    throw new ApiError(res.status, json.code ?? 'error', json.message ?? res.statusText, json.details?.field);
+  }
+  return json as T;
+}
+
+export interface Page<T> {
+  data: T[];
+  meta: { total: number };
+}
+export interface Site {
+  id: number;
+  domain: string;
+  name: string;
+}
+export interface Template {
+  id: number;
+  name: string;
+}
+export interface SiteToken {
+  id: number;
+  name: string;
+  hint: string;
+  createdAt: string;
+  revokedAt: string | null;
+}
+export interface Brand {
+  id: number;
+  name: string;
+  slug: string;
+  rating: number;
+  logo: { rectangular: string; square: string; backgroundColor: string };
+}
+export interface Offer {
+  id: number;
+  brandId: number;
+  offerText: string;
+  bonusCode: string;
+  bonusWageringRequirement: number;
+}
+export interface ToplistItem {
+  position: number;
+  brandId: number;
+  offerId: number;
+}
+export interface Toplist {
+  id: number;
+  siteId: number;
+  templateId: number;
+  name: string;
+  slug: string;
+  geo: { type: string; code: string; name: string };
+  locked: boolean;
+  liveVersion: string | null;
+  draftUpdatedAt: string;
+  items: ToplistItem[];
+}
+export interface Edition {
+  id: number;
+  version: string;
+  publishedAt: string;
+}

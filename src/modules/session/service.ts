@@ -1,0 +1,64 @@
+import { randomBytes } from 'node:crypto';
+import { hashToken, sameBytes } from '../../lib/tokens.ts';
+import type { AdminPrincipal, TokenVerifier } from '../catalog/token-verifier.ts';
+import type { SessionRepository } from './repository.ts';
+
+/** How long a console session lasts from sign-in (absolute, not sliding). */
+export const SESSION_TTL_MS = 8 * 60 * 60 * 1000;
+
+/** A resolved session: the admin it acts for and a check of the CSRF token sent with a write. */
+export interface ResolvedSession {
+  id: number;
+  admin: AdminPrincipal;
+  expiresAt: Date;
+  csrfMatches(header: string | undefined): boolean;
+}
+
+/** A freshly created session: the two secrets go to the browser once and are stored only hashed. */
+export interface NewSession {
+  sessionToken: string;
+  csrfToken: string;
+  admin: AdminPrincipal;
+  expiresAt: Date;
+}
+
+/** Console sign-in: exchanges an admin token for a cookie session with a CSRF token. */
+export class SessionService {
+  constructor(
+    private readonly repo: SessionRepository,
+    private readonly tokens: TokenVerifier,
+    private readonly now: () => Date,
+  ) {}
+
+  /** Creates a session for a live admin token; null when the token is not one. */
+  async signIn(adminToken: string): Promise<NewSession | null> {
+    const admin = await this.tokens.verifyAdmin(adminToken);
+    if (!admin) return null;
+    const now = this.now();
+    await this.repo.purgeExpired(now);
+    const sessionToken = randomBytes(32).toString('base64url');
+    const csrfToken = randomBytes(32).toString('base64url');
+    const expiresAt = new Date(now.getTime() + SESSION_TTL_MS);
+    await this.repo.insert(hashToken(sessionToken), hashToken(csrfToken), admin.tokenId, expiresAt);
+    return { sessionToken, csrfToken, admin, expiresAt };
+  }
+
+  /** The live session a cookie value names, or null (unknown, expired, signed out, token revoked). */
+  async resolve(sessionToken: string): Promise<ResolvedSession | null> {
+    if (sessionToken.length > 100) return null;
+    const hash = hashToken(sessionToken);
+    const row = await this.repo.findLive(hash, this.now());
+    if (!row || !sameBytes(row.sessionHash, hash)) return null;
+    return {
+      id: row.id,
+      admin: { kind: 'admin', tokenId: row.adminTokenId, scopes: row.scopes },
+      expiresAt: row.expiresAt,
+      csrfMatches: (header) =>
+        typeof header === 'string' && header.length <= 100 && sameBytes(hashToken(header), row.csrfHash),
+    };
+  }
+
+  async signOut(id: number): Promise<void> {
+    await this.repo.revoke(id, this.now());
+  }
+}

@@ -1,0 +1,160 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { build } from 'vite';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type DemoTokens, loadDemo } from '../src/modules/catalog/demo.ts';
+import { type TestApp, testApp } from './helpers.ts';
+
+// Debian's Chromium only: this suite never downloads a browser (.ci/run installs the package).
+const CHROMIUM = '/usr/bin/chromium';
+const SHOTS = 'test-output/console';
+
+// Each step waits on a real browser: generous limits for a shared two-core machine.
+describe('operator console in headless Chromium', { timeout: 300_000 }, () => {
+  let t: TestApp;
+  let demo: DemoTokens;
+  let browser: Browser;
+  let page: Page;
+  let base: string;
+
+  const shot = (name: string) => page.screenshot({ path: `${SHOTS}/${name}.png`, fullPage: true });
+  const publicGet = async (path: string, token: string) => {
+    const res = await fetch(`${base}/api/v1${path}`, { headers: { authorization: `Bearer ${token}` } });
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  };
+
+  beforeAll(async () => {
+    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} missing: apt-get install -y chromium`);
+    // Built before the app, which serves console/dist when it exists.
+    await build({ configFile: 'console/vite.config.ts', logLevel: 'warn' });
+    mkdirSync(SHOTS, { recursive: true });
+    t = await testApp();
+    demo = await loadDemo(t.app.services.catalog);
+    await t.app.listen({ host: '127.0.0.1', port: 0 });
+    const addr = t.app.server.address();
+    if (!addr || typeof addr === 'string') throw new Error('no address');
+    base = `http://127.0.0.1:${addr.port}`;
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+    });
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
+    page = await context.newPage();
+    page.setDefaultTimeout(120_000);
+  }, 600_000);
+  afterAll(async () => {
+    await browser?.close();
+    await t?.close();
+  });
+
+  it('refuses a wrong token, then signs in with the demo admin token', async () => {
+    await page.goto(`${base}/console/`);
+    await page.getByRole('heading', { name: 'Sign in to Podium' }).waitFor();
+    await shot('01-sign-in');
+    await page.getByLabel('Admin token').fill('pda_wrong');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('alert').filter({ hasText: 'not valid' }).waitFor();
+    await page.getByLabel('Admin token').fill(demo.adminToken);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Toplists' }).waitFor();
+    const cookies = await page.context().cookies();
+    const session = cookies.find((c) => c.name === 'podium_session')!;
+    expect(session).toMatchObject({ httpOnly: true, sameSite: 'Strict' });
+    expect(await page.evaluate<string>('document.cookie')).not.toContain('podium_session');
+  });
+
+  it('filters toplists by site and geo, edits the draft by keyboard, publishes, and the public API shows it', async () => {
+    const site = demo.siteTokens[0]!;
+    const before = await publicGet('/toplists/by-slug/best-casinos-de', site.token);
+    expect(before.status).toBe(200);
+    const beforeDoc = before.body.data as { version: string; items: { brand: { id: number } }[] };
+    const beforeBrands = beforeDoc.items.map((i) => i.brand.id);
+
+    await page.getByLabel('Site').selectOption({ label: site.domain });
+    await page.getByLabel('Geo type').selectOption('country');
+    await page.getByLabel('Geo code').fill('de');
+    await page.getByRole('button', { name: /^Edit Best Online Casinos .* \(DE\)$/ }).waitFor();
+    await shot('02-toplists');
+    await page.getByRole('button', { name: /^Edit Best Online Casinos .* \(DE\)$/ }).click();
+    await page.getByRole('heading', { name: 'Draft items' }).waitFor();
+    await expect.poll(() => page.locator('ol.items > li').count()).toBe(beforeBrands.length);
+
+    // Keyboard: focus the first row's handle and move it down one place.
+    await page.locator('[data-handle="0"]').focus();
+    await page.keyboard.press('ArrowDown');
+    await expect
+      .poll(() => page.evaluate<string | null>("document.activeElement?.getAttribute('data-handle')"))
+      .toBe('1');
+    // Remove the last item.
+    await page.getByRole('button', { name: `Remove position ${beforeBrands.length}` }).click();
+    await page.getByRole('button', { name: 'Publish', exact: true }).click();
+    await page.getByRole('status').filter({ hasText: 'Published version' }).waitFor();
+    await page.getByTestId('edition-json').waitFor();
+    await shot('03-toplist-editor');
+
+    const expected = [beforeBrands[1], beforeBrands[0], ...beforeBrands.slice(2, -1)];
+    const after = await publicGet('/toplists/by-slug/best-casinos-de', site.token);
+    const afterDoc = after.body.data as { version: string; items: { brand: { id: number } }[] };
+    expect(afterDoc.items.map((i) => i.brand.id)).toEqual(expected);
+    expect(Number(afterDoc.version)).toBeGreaterThan(Number(beforeDoc.version));
+    // The preview is the exact document the site receives.
+    const previewText = await page.getByTestId('edition-json').textContent();
+    expect(JSON.parse(previewText!)).toEqual(afterDoc);
+  });
+
+  it('shows the API field error next to the brand field', async () => {
+    await page.getByRole('link', { name: 'Brands and offers' }).click();
+    await page.getByRole('heading', { name: /^Brand: / }).waitFor();
+    await page.getByLabel('Logo background colour').fill('red');
+    await page.getByRole('button', { name: 'Save brand' }).click();
+    const msg = page.locator('#brand-bg-error');
+    await msg.waitFor();
+    expect(await msg.textContent()).toContain('logo.backgroundColor');
+    expect(await page.getByLabel('Logo background colour').getAttribute('aria-invalid')).toBe('true');
+    await shot('04-brands');
+    await page.getByLabel('Logo background colour').fill('#123456');
+    await page.getByRole('button', { name: 'Save brand' }).click();
+    await page.getByRole('status').filter({ hasText: 'Brand saved.' }).waitFor();
+  });
+
+  it('creates a site token shown once with a copy button, which works, then revokes it', async () => {
+    const site = demo.siteTokens[0]!;
+    await page.getByRole('link', { name: 'Sites and tokens' }).click();
+    await page.getByRole('heading', { name: 'Tokens' }).waitFor();
+    await page.getByLabel('New token name').fill('e2e-token');
+    await page.getByRole('button', { name: 'Create token' }).click();
+    const token = (await page.getByTestId('new-token').textContent())!;
+    expect(token).toMatch(/^pds_/);
+    await page.getByRole('button', { name: 'Copy token' }).click();
+    await page.getByRole('button', { name: 'Copied' }).waitFor();
+    expect(await page.evaluate<string>('navigator.clipboard.readText()')).toBe(token);
+    expect((await publicGet('/toplists/by-slug/best-casinos-de', token)).status).toBe(200);
+    await shot('05-sites-tokens');
+
+    page.once('dialog', (d) => d.accept());
+    await page.getByRole('button', { name: 'Revoke e2e-token' }).click();
+    await page.getByRole('status').filter({ hasText: 'Revoked' }).waitFor();
+    expect((await publicGet('/toplists/by-slug/best-casinos-de', token)).status).toBe(401);
+    expect((await publicGet('/toplists/by-slug/best-casinos-de', site.token)).status).toBe(200);
+  });
+
+  it('fits a tablet width', async () => {
+    await page.setViewportSize({ width: 768, height: 1024 });
+    await page.getByRole('link', { name: 'Toplists' }).click();
+    await page.getByRole('heading', { name: 'Toplists' }).waitFor();
+    const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
+    expect(overflow).toBeLessThanOrEqual(0);
+    await shot('06-toplists-tablet');
+  });
+
+  it('signs out and is back at the sign-in form; the old cookie no longer works', async () => {
+    const cookie = (await page.context().cookies()).find((c) => c.name === 'podium_session')!.value;
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('heading', { name: 'Sign in to Podium' }).waitFor();
+    const res = await fetch(`${base}/api/admin/v1/sites`, {
+      headers: { cookie: `podium_session=${cookie}` },
+    });
+    expect(res.status).toBe(401);
+  });
+});
