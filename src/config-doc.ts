@@ -15,7 +15,9 @@ export function configReference(): string {
   return `---
 product: operations
 title: Configuration reference
-direction:
+direction: ""
+summary: Every environment variable Podium reads, with its meaning and default, generated from the code.
+section: Operations
 ---
 
 # Configuration reference
