@@ -56,4 +56,16 @@ export class Metrics {
       },
     });
   }
+
+  /** A gauge whose value is read from elsewhere at scrape time. */
+  gaugeFrom(name: string, help: string, read: () => number): void {
+    new Gauge({
+      name,
+      help,
+      registers: [this.registry],
+      collect() {
+        this.set(read());
+      },
+    });
+  }
 }
