@@ -29,6 +29,10 @@ export interface Config {
   readonly pseudonymKey: string | undefined;
   /** Keys sealing secrets at rest (AES-256-GCM), current first; unset on PGlite: generated into the data directory. */
   readonly secretKeys: readonly SealKey[] | undefined;
+  /** Outbound calls (ad servers, operators): connect timeout, total timeout, largest answer. */
+  readonly outboundConnectTimeoutMs: number;
+  readonly outboundTimeoutMs: number;
+  readonly outboundMaxBytes: number;
 }
 
 /** One key of the secret-sealing key ring: `version` is stored beside every ciphertext it made. */
@@ -241,6 +245,27 @@ export const SETTINGS = [
     default: () => undefined,
     parse: parseSecretKeys,
   } satisfies Setting<'secretKeys'>,
+  {
+    key: 'outboundConnectTimeoutMs',
+    env: 'PODIUM_OUTBOUND_CONNECT_TIMEOUT_MS',
+    description: 'Outbound calls to ad servers and operators: TCP + TLS connect timeout in milliseconds.',
+    default: () => 10_000,
+    parse: int(100, 120_000),
+  } satisfies Setting<'outboundConnectTimeoutMs'>,
+  {
+    key: 'outboundTimeoutMs',
+    env: 'PODIUM_OUTBOUND_TIMEOUT_MS',
+    description: 'Outbound calls: total time for one request, answer body included, in milliseconds.',
+    default: () => 30_000,
+    parse: int(100, 600_000),
+  } satisfies Setting<'outboundTimeoutMs'>,
+  {
+    key: 'outboundMaxBytes',
+    env: 'PODIUM_OUTBOUND_MAX_BYTES',
+    description: 'Outbound calls: largest answer body read, in bytes; a larger one fails the call.',
+    default: () => 5 * 1024 * 1024,
+    parse: int(1024, 256 * 1024 * 1024),
+  } satisfies Setting<'outboundMaxBytes'>,
 ] as const;
 
 /** Raised when the environment or flags hold invalid values; lists every bad key at once. */
