@@ -370,7 +370,7 @@ describe(`affiliate tracking (${DB_KIND})`, () => {
       const day = new Intl.DateTimeFormat('en-CA', { timeZone: 'Europe/Malta' }).format(t.clock.now);
       const res = await admin('GET', `/tracking/stats?from=${day}&to=${day}&program_id=${program.id}`);
       expect(res.status).toBe(200);
-      expect(res.body.meta.timezone).toBe('Europe/Malta');
+      expect(res.body.meta.tz).toBe('program');
       const pos2 = res.body.data.find(
         (r: { position: number | null; siteId: number | null }) => r.position === 2,
       );
@@ -381,6 +381,7 @@ describe(`affiliate tracking (${DB_KIND})`, () => {
       expect(counted).toBe(1);
       expect(pos2).toMatchObject({
         day,
+        timezone: 'Europe/Malta',
         siteId: fx.siteId,
         brandId: fx.brandId,
         clicks: 1,
@@ -396,14 +397,17 @@ describe(`affiliate tracking (${DB_KIND})`, () => {
         headers: { authorization: `Bearer ${fx.adminToken}` },
       });
       expect(csv.headers['content-type']).toContain('text/csv');
-      expect(csv.body.split('\n')[0]).toBe(
-        'day,site_id,toplist_id,position,brand_id,program_id,clicks,impressions,registrations,ftds,conversions,conversion_rate',
+      expect(csv.body.split('\r\n')[0]).toBe(
+        'day,timezone,site_id,toplist_id,position,brand_id,program_id,clicks,impressions,registrations,ftds,conversions,conversion_rate,ftd_rate,events',
       );
       for (const q of [
         'from=2026-13-01&to=2026-12-01',
         'from=2026-01-02&to=2026-01-01',
         'from=2020-01-01&to=2026-01-01',
-        'from=2026-01-01&to=2026-01-01&timezone=Nowhere',
+        'from=2026-01-01&to=2026-01-01&tz=Nowhere',
+        'from=2026-01-01&to=2026-01-01&tz=%2B02:00',
+        'from=2026-02-30&to=2026-03-01',
+        'from=2026-01-01&to=2026-01-01&per_page=1001',
       ]) {
         const bad = await admin('GET', `/tracking/stats?${q}`);
         expect(bad.status, q).toBe(422);

@@ -242,8 +242,9 @@ export class TrackingRepository {
   async insertConversion(c: ConversionInput): Promise<{ id: string; created: boolean }> {
     const [r] = await this.db.query<{ id: string }>(
       `INSERT INTO conversions (id, program_id, transaction_id, event, amount, currency, player_ref, click_id,
-                                attributed, tracker_id, offer_id, brand_id, site_id, toplist_id, position, log_id)
-       VALUES ($1, $2, $3, $4, $5::numeric, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
+                                attributed, tracker_id, offer_id, brand_id, site_id, toplist_id, position, log_id,
+                                received_at)
+       VALUES ($1, $2, $3, $4, $5::numeric, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
        ON CONFLICT (program_id, transaction_id) DO NOTHING RETURNING id`,
       [
         c.id,
@@ -262,6 +263,7 @@ export class TrackingRepository {
         c.click?.toplistId ?? null,
         c.click?.position ?? null,
         c.logId,
+        c.receivedAt.toISOString(),
       ],
     );
     if (r) return { id: r.id, created: true };
@@ -274,36 +276,88 @@ export class TrackingRepository {
 
   /* Stats */
 
-  /** Counted clicks, impressions and conversions per day (in `timezone`) and dimension. */
-  async stats(f: StatsFilter): Promise<StatsRow[]> {
-    return this.db.query<StatsRow>(
-      `WITH bounds AS (
-         SELECT ($1::date)::timestamp AT TIME ZONE $3 AS lo, ($2::date + 1)::timestamp AT TIME ZONE $3 AS hi
-       ), hits AS (
-         SELECT (c.at AT TIME ZONE $3)::date AS day, site_id, toplist_id, position, brand_id, program_id,
-                count(*) FILTER (WHERE kind = 'click') AS clicks,
-                count(*) FILTER (WHERE kind = 'impression') AS impressions,
-                0 AS registrations, 0 AS ftds, 0 AS conversions
-         FROM clicks c, bounds b
-         WHERE c.at >= b.lo AND c.at < b.hi AND c.flag IS NULL
-           AND ($4::int IS NULL OR program_id = $4) AND ($5::int IS NULL OR site_id = $5)
-         GROUP BY 1, 2, 3, 4, 5, 6
+  /**
+   * Counted clicks, impressions and conversions (per event) per day and dimension. Each row's
+   * day is cut in the zone `f.tz` names: its site's, its programme's (UTC when it has none)
+   * or one fixed zone. Rows come pre-paged with the total number of rows.
+   */
+  async stats(f: StatsFilter): Promise<{ rows: StatsRow[]; total: number }> {
+    const zone = (site: string, program: string) =>
+      `CASE $3 WHEN 'site' THEN coalesce(${site}.timezone, 'UTC') WHEN 'program' THEN coalesce(${program}.timezone, 'UTC') ELSE $4 END`;
+    const where = (t: string) =>
+      `($5::int IS NULL OR ${t}.program_id = $5) AND ($6::int IS NULL OR ${t}.site_id = $6)
+       AND ($7::int IS NULL OR ${t}.toplist_id = $7) AND ($8::int IS NULL OR ${t}.brand_id = $8)`;
+    // Days are cut per row, so the scan takes a day either side (every zone is within ±14 h of UTC).
+    const rows = await this.db.query<StatsRow & { total: number }>(
+      `WITH facts AS (
+         SELECT c.site_id, c.toplist_id, c.position, c.brand_id, c.program_id, c.kind, NULL::text AS event,
+                ${zone('ts', 'p')} AS tz, c.at
+         FROM clicks c
+         LEFT JOIN tracking_sites ts ON ts.site_id = c.site_id
+         LEFT JOIN affiliate_programs p ON p.id = c.program_id
+         WHERE c.at >= ($1::date - 1)::timestamp AT TIME ZONE 'UTC' AND c.at < ($2::date + 2)::timestamp AT TIME ZONE 'UTC'
+           AND c.flag IS NULL AND ${where('c')}
          UNION ALL
-         SELECT (v.received_at AT TIME ZONE $3)::date, site_id, toplist_id, position, brand_id, program_id, 0, 0,
-                count(*) FILTER (WHERE event = 'registration'), count(*) FILTER (WHERE event = 'ftd'), count(*)
-         FROM conversions v, bounds b
-         WHERE v.received_at >= b.lo AND v.received_at < b.hi
-           AND ($4::int IS NULL OR program_id = $4) AND ($5::int IS NULL OR site_id = $5)
-         GROUP BY 1, 2, 3, 4, 5, 6
+         SELECT v.site_id, v.toplist_id, v.position, v.brand_id, v.program_id, 'conversion', v.event,
+                ${zone('ts', 'p')}, v.received_at
+         FROM conversions v
+         LEFT JOIN tracking_sites ts ON ts.site_id = v.site_id
+         LEFT JOIN affiliate_programs p ON p.id = v.program_id
+         WHERE v.received_at >= ($1::date - 1)::timestamp AT TIME ZONE 'UTC'
+           AND v.received_at < ($2::date + 2)::timestamp AT TIME ZONE 'UTC' AND ${where('v')}
+       ), per_event AS (
+         SELECT (at AT TIME ZONE tz)::date AS day, tz, site_id, toplist_id, position, brand_id, program_id, kind,
+                event, count(*)::int AS n
+         FROM facts
+         GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9
        )
-       SELECT to_char(day, 'YYYY-MM-DD') AS day, site_id AS "siteId", toplist_id AS "toplistId", position,
-              brand_id AS "brandId", program_id AS "programId",
-              sum(clicks)::int AS clicks, sum(impressions)::int AS impressions,
-              sum(registrations)::int AS registrations, sum(ftds)::int AS ftds, sum(conversions)::int AS conversions
-       FROM hits GROUP BY 1, 2, 3, 4, 5, 6
-       ORDER BY 1, 2 NULLS FIRST, 3 NULLS FIRST, 4 NULLS FIRST, 5 NULLS FIRST, 6 NULLS FIRST
-       LIMIT $6`,
-      [f.from, f.to, f.timezone, f.programId ?? null, f.siteId ?? null, f.limit],
+       SELECT to_char(day, 'YYYY-MM-DD') AS day, tz AS timezone, site_id AS "siteId", toplist_id AS "toplistId",
+              position, brand_id AS "brandId", program_id AS "programId",
+              coalesce(sum(n) FILTER (WHERE kind = 'click'), 0)::int AS clicks,
+              coalesce(sum(n) FILTER (WHERE kind = 'impression'), 0)::int AS impressions,
+              coalesce(jsonb_object_agg(event, n) FILTER (WHERE kind = 'conversion'), '{}'::jsonb) AS events,
+              count(*) OVER ()::int AS total
+       FROM per_event
+       WHERE day BETWEEN $1::date AND $2::date
+       GROUP BY day, tz, site_id, toplist_id, position, brand_id, program_id
+       ORDER BY day, site_id NULLS FIRST, toplist_id NULLS FIRST, position NULLS FIRST, brand_id NULLS FIRST,
+                program_id NULLS FIRST, tz
+       LIMIT $9 OFFSET $10`,
+      [
+        f.from,
+        f.to,
+        f.tz,
+        f.zone ?? 'UTC',
+        f.programId ?? null,
+        f.siteId ?? null,
+        f.toplistId ?? null,
+        f.brandId ?? null,
+        f.limit,
+        f.offset,
+      ],
+    );
+    return {
+      rows: rows.map(({ total: _, ...r }) => r),
+      // A page past the end holds no row to carry the total, so ask for the first one.
+      total: rows[0]?.total ?? (f.offset > 0 ? (await this.stats({ ...f, limit: 1, offset: 0 })).total : 0),
+    };
+  }
+
+  /* Site time zones */
+
+  async siteTimezone(siteId: number): Promise<string | undefined> {
+    const [r] = await this.db.query<{ timezone: string }>(
+      'SELECT timezone FROM tracking_sites WHERE site_id = $1',
+      [siteId],
+    );
+    return r?.timezone;
+  }
+
+  async setSiteTimezone(siteId: number, timezone: string): Promise<void> {
+    await this.db.query(
+      `INSERT INTO tracking_sites (site_id, timezone) VALUES ($1, $2)
+       ON CONFLICT (site_id) DO UPDATE SET timezone = EXCLUDED.timezone, updated_at = now()`,
+      [siteId, timezone],
     );
   }
 }

@@ -33,11 +33,19 @@ export const ProgramListQuery = T.Object({
 export const StatsQuery = T.Object({
   from: DateOnly,
   to: DateOnly,
-  timezone: T.Optional(T.String({ minLength: 1, maxLength: 64 })),
+  tz: T.Optional(
+    T.String({ minLength: 1, maxLength: 64, description: 'program (default), site, UTC or an IANA zone' }),
+  ),
   program_id: T.Optional(Id),
   site_id: T.Optional(Id),
+  toplist_id: T.Optional(Id),
+  brand_id: T.Optional(Id),
+  page: T.Optional(T.Integer({ minimum: 1, maximum: 1_000_000 })),
+  per_page: T.Optional(T.Integer({ minimum: 1, maximum: 1000 })),
   format: T.Optional(T.Union([T.Literal('json'), T.Literal('csv')])),
 });
+
+export const SiteTimezoneInput = T.Object({ timezone: T.String({ minLength: 1, maxLength: 64 }) }, strict);
 
 export const SlugParams = T.Object({ slug: T.String({ minLength: 1, maxLength: 120 }) });
 

@@ -6,6 +6,7 @@ import type { Db } from '../../db/index.ts';
 import { fromDbError } from '../../lib/db-errors.ts';
 import { AppError, invalidField, notFound } from '../../lib/errors.ts';
 import { DEFAULT_PER_PAGE, type PageMeta, pageMeta, pageWindow } from '../../lib/paging.ts';
+import { isTimezone } from '../../lib/time.ts';
 import { hashToken, mintToken, sameBytes, tokenHint } from '../../lib/tokens.ts';
 import type { CatalogService } from '../catalog/service.ts';
 import type { ResolvedTrackingLink } from '../catalog/types.ts';
@@ -22,12 +23,12 @@ import {
   storable,
 } from './postback.ts';
 import { type ProgramFields, type StoredProgram, TrackingRepository } from './repository.ts';
-import type { ClickRow, HitFlag, Program, StatsRow } from './types.ts';
+import { TrackingStats } from './stats.ts';
+import type { ClickRow, HitFlag, Program } from './types.ts';
 
 /** A resolved link is reused this long, so a burst of clicks costs no catalog reads. */
 const LINK_TTL_MS = 5_000;
 const LINK_CACHE_MAX = 10_000;
-const MAX_STATS_ROWS = 50_000;
 
 const FIELD_BY_CONSTRAINT = { affiliate_programs_slug_key: 'slug' };
 
@@ -75,15 +76,6 @@ interface CachedLink {
   expires: number;
 }
 
-function validTimezone(tz: string): boolean {
-  try {
-    new Intl.DateTimeFormat('en', { timeZone: tz });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 const trunc = (v: string | undefined, n: number) => (v ? v.slice(0, n) : null);
 
 /**
@@ -95,6 +87,8 @@ export class TrackingService {
   private readonly hits: GroupCommit<ClickRow>;
   private readonly links = new Map<string, CachedLink>();
   private pseudonymKey: Promise<Buffer> | undefined;
+  /** Stats by day and dimension, and sites' reporting zones. */
+  readonly stats: TrackingStats;
 
   constructor(
     private readonly db: Db,
@@ -103,6 +97,7 @@ export class TrackingService {
     private readonly now: () => Date,
   ) {
     this.repo = new TrackingRepository(db);
+    this.stats = new TrackingStats(this.repo, catalog);
     this.hits = new GroupCommit((rows) => this.repo.insertClicks(rows), {
       maxWaitMs: 2,
       maxBatch: 500,
@@ -126,7 +121,7 @@ export class TrackingService {
       if (!/^[A-Za-z0-9_.[\]-]{1,64}$/.test(name))
         throw invalidField(`paramMap.${field}`, 'must be a parameter name of letters, digits and _.-[]');
     }
-    if (input.timezone !== undefined && !validTimezone(input.timezone))
+    if (input.timezone !== undefined && !isTimezone(input.timezone))
       throw invalidField('timezone', 'must be an IANA time zone such as Europe/Malta');
   }
 
@@ -346,6 +341,7 @@ export class TrackingService {
         clickId: pb.clickId,
         click: attributed ? click : undefined,
         logId,
+        receivedAt: this.now(),
       });
       await this.repo.appendPostbackOutcome(logId, {
         status: 200,
@@ -359,44 +355,5 @@ export class TrackingService {
         await this.repo.appendPostbackOutcome(logId, { status: err.status, code: err.code });
       throw err;
     }
-  }
-
-  /* Stats */
-
-  /** Stats rows per day (in the given or the programme's time zone) and dimension. */
-  async stats(q: {
-    from: string;
-    to: string;
-    timezone?: string | undefined;
-    programId?: number | undefined;
-    siteId?: number | undefined;
-  }): Promise<{ timezone: string; rows: (StatsRow & { conversionRate: string | null })[] }> {
-    for (const f of ['from', 'to'] as const) {
-      if (!/^\d{4}-\d{2}-\d{2}$/.test(q[f]) || Number.isNaN(Date.parse(`${q[f]}T00:00:00Z`)))
-        throw invalidField(f, 'must be a date YYYY-MM-DD');
-    }
-    const days = (Date.parse(q.to) - Date.parse(q.from)) / 86_400_000;
-    if (days < 0) throw invalidField('to', 'must not be before from');
-    if (days > 366) throw invalidField('to', 'the range is at most 366 days');
-    let timezone = q.timezone;
-    if (timezone === undefined) {
-      timezone = q.programId === undefined ? 'UTC' : (await this.getProgram(q.programId)).timezone;
-    } else if (!validTimezone(timezone)) {
-      throw invalidField('timezone', 'must be an IANA time zone such as Europe/Malta');
-    }
-    const rows = await this.repo.stats({ ...q, timezone, limit: MAX_STATS_ROWS + 1 });
-    if (rows.length > MAX_STATS_ROWS)
-      throw invalidField(
-        'to',
-        `more than ${MAX_STATS_ROWS} rows: narrow the range or filter by program_id or site_id`,
-      );
-    return {
-      timezone,
-      rows: rows.map((r) => ({
-        ...r,
-        // Registrations per counted click; a decimal string so clients never parse a float.
-        conversionRate: r.clicks ? (r.registrations / r.clicks).toFixed(4) : null,
-      })),
-    };
   }
 }
