@@ -95,7 +95,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Modules register their periodic work here; `startServer` starts it, app.close() drains it.
   const scheduler = new Scheduler(deps.db, now, (msg, err) => app.log.warn({ err }, msg));
   app.addHook('onClose', () => scheduler.stop());
-  const tracking = new TrackingService(deps.db, catalog, config, now);
+  const tracking: TrackingService = new TrackingService(
+    deps.db,
+    catalog,
+    config,
+    now,
+    metrics.tracking((): number => tracking.pendingHits),
+  );
   app.decorate('services', { catalog, delivery, readiness, metrics, audit, scheduler, docs, tracking });
   // Clicks waiting for their group commit are written before the database closes.
   app.addHook('onClose', () => tracking.drain());
@@ -104,6 +110,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await deps.db.query('SELECT 1');
     return null;
   });
+  readiness.register('click_buffer', async () => tracking.clickBufferProblem());
   readiness.register('migrations', async () => {
     const pending = await pendingMigrations(deps.db);
     return pending.length ? `${pending.length} pending` : null;

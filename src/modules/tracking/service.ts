@@ -10,6 +10,7 @@ import { isTimezone } from '../../lib/time.ts';
 import { hashToken, mintToken, sameBytes, tokenHint } from '../../lib/tokens.ts';
 import type { CatalogService } from '../catalog/service.ts';
 import type { ResolvedTrackingLink } from '../catalog/types.ts';
+import type { TrackingMetrics } from '../ops/metrics.ts';
 import { GroupCommit } from './group-commit.ts';
 import { landingUrl, MACROS, unknownMacros } from './landing.ts';
 import {
@@ -95,6 +96,7 @@ export class TrackingService {
     private readonly catalog: CatalogService,
     private readonly config: Config,
     private readonly now: () => Date,
+    private readonly metrics?: TrackingMetrics,
   ) {
     this.repo = new TrackingRepository(db);
     this.stats = new TrackingStats(this.repo, catalog);
@@ -102,7 +104,26 @@ export class TrackingService {
       maxWaitMs: 2,
       maxBatch: 500,
       maxInFlight: db.kind === 'pglite' ? 1 : 4,
+      maxPending: config.clickBufferMax,
+      onBatch: (rows, seconds, ok) => {
+        const kinds = { click: 0, impression: 0 };
+        for (const r of rows) kinds[r.kind]++;
+        this.metrics?.batch(kinds, seconds, ok);
+      },
     });
+  }
+
+  /** Clicks and impressions waiting for or in their group commit. */
+  get pendingHits(): number {
+    return this.hits.pending;
+  }
+
+  /** Null while the click buffer is below its bound, else why not (for /readyz). */
+  clickBufferProblem(): string | null {
+    const pending = this.hits.pending;
+    return pending < this.config.clickBufferMax
+      ? null
+      : `${pending} clicks pending, bound ${this.config.clickBufferMax}`;
   }
 
   /* Programmes */
@@ -343,6 +364,7 @@ export class TrackingService {
         logId,
         receivedAt: this.now(),
       });
+      this.metrics?.postback(result.created ? 'accepted' : 'duplicate');
       await this.repo.appendPostbackOutcome(logId, {
         status: 200,
         code: result.created ? 'accepted' : 'duplicate',
@@ -351,6 +373,7 @@ export class TrackingService {
       });
       return { conversionId: result.id, duplicate: !result.created, attributed };
     } catch (err) {
+      this.metrics?.postback(err instanceof AppError ? err.code : 'internal_error');
       if (err instanceof AppError)
         await this.repo.appendPostbackOutcome(logId, { status: err.status, code: err.code });
       throw err;
