@@ -1,11 +1,12 @@
 import fastifyCookie from '@fastify/cookie';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import type { Config } from './config.ts';
 import type { ChangeBus } from './db/changes.ts';
 import type { Db } from './db/index.ts';
 import { pendingMigrations } from './db/migrate.ts';
 import { Scheduler } from './lib/jobs.ts';
 import { loggerOptions } from './lib/logger.ts';
+import type { Redis } from './lib/redis.ts';
 import { auditAdminWrites, registerAuditRoutes } from './modules/audit/routes.ts';
 import { AuditLog } from './modules/audit/service.ts';
 import { registerCatalog } from './modules/catalog/routes.ts';
@@ -40,6 +41,8 @@ export interface AppDeps {
   bus: ChangeBus;
   /** Wall clock; injectable so publish windows can be tested. */
   now?: () => Date;
+  /** The fleet's shared Redis, when `REDIS_URL` is configured. */
+  redis?: Redis;
   /** Pino logger options or `false`; defaults from config. */
   logger?: boolean | object;
 }
@@ -68,7 +71,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config } = deps;
   const app = Fastify({
     logger: deps.logger ?? loggerOptions(config),
-    disableRequestLogging: true,
+    // registerRequestLog writes the one line per request; Fastify's own pair is off.
+    logController: new LogController({ disableRequestLogging: true }),
     genReqId: requestId,
     bodyLimit: config.bodyLimitBytes,
     trustProxy: config.trustProxy,
@@ -132,6 +136,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   );
 
   metrics.jobGauges(() => scheduler.jobStats());
+  // Not a readiness part: without Redis a process still serves (docs limits fall back to open).
+  const { redis } = deps;
+  if (redis)
+    metrics.gaugeFrom('podium_redis_up', 'Whether the link to Redis is ready (1) or not (0)', () =>
+      redis.status === 'ready' ? 1 : 0,
+    );
   // Console sign-in: the admin hook also accepts the session cookie (with CSRF header on writes).
   await app.register(fastifyCookie);
   const sessions = new SessionService(new SessionRepository(deps.db), catalog.tokens, now);
@@ -159,14 +169,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   return app;
 }
 
-function docsOptions(deps: Pick<AppDeps, 'config' | 'now'>, docs: DocsService) {
+function docsOptions(deps: Pick<AppDeps, 'config' | 'now' | 'redis'>, docs: DocsService) {
   const now = deps.now ?? (() => new Date());
-  return { docs, rateMax: deps.config.docsRateLimit, nowMs: () => now().getTime() };
+  const redis = deps.redis && { client: deps.redis, prefix: deps.config.redisPrefix };
+  return { docs, rateMax: deps.config.docsRateLimit, nowMs: () => now().getTime(), redis };
 }
 
 /** The documentation server on its own (config `docsPort`): no database, no account data. */
 export async function buildDocsApp(
-  deps: Pick<AppDeps, 'config' | 'now' | 'logger'>,
+  deps: Pick<AppDeps, 'config' | 'now' | 'logger' | 'redis'>,
 ): Promise<FastifyInstance> {
   const { config } = deps;
   const app = Fastify({

@@ -35,6 +35,12 @@ export interface Config {
   readonly aggregatePullMinutes: number;
   /** Reconciliation flags a figure whose difference from the operator's exceeds this percentage. */
   readonly reconcileThresholdPercent: number;
+  /** Redis shared by every process (docs rate-limit counters); unset: counters are per process. */
+  readonly redisUrl: string | undefined;
+  /** Prefix of every Redis key, so several deployments (or test runs) can share one Redis. */
+  readonly redisPrefix: string;
+  /** `podium serve` processes to fork on this machine (node:cluster); more than 1 needs DATABASE_URL. */
+  readonly workers: number;
 }
 
 type Parser<T> = (raw: string) => T;
@@ -76,6 +82,11 @@ function httpUrl(raw: string): string {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('must be an http(s) URL');
   if (url.search || url.hash) throw new Error('must not carry a query string or fragment');
   return url.toString().replace(/\/+$/, '');
+}
+
+function redisUrl(raw: string): string {
+  if (!/^rediss?:\/\/[^\s]+$/.test(raw)) throw new Error('must be a redis:// or rediss:// URL');
+  return raw;
 }
 
 function postgresUrl(raw: string): string {
@@ -248,6 +259,34 @@ export const SETTINGS = [
       return Number(raw);
     },
   } satisfies Setting<'reconcileThresholdPercent'>,
+  {
+    key: 'redisUrl',
+    env: 'REDIS_URL',
+    description:
+      'Redis shared by every Podium process: documentation rate-limit counters count requests to the whole fleet. Unset: counters are kept per process.',
+    secret: true,
+    default: () => undefined,
+    parse: redisUrl,
+  } satisfies Setting<'redisUrl'>,
+  {
+    key: 'redisPrefix',
+    env: 'PODIUM_REDIS_PREFIX',
+    description: 'Prefix of every Redis key Podium writes, so several deployments can share one Redis.',
+    default: () => 'podium:',
+    parse: (raw: string) => {
+      if (!/^[A-Za-z0-9:_.-]{1,64}$/.test(raw))
+        throw new Error('must be 1-64 characters of A-Z a-z 0-9 : _ . -');
+      return raw;
+    },
+  } satisfies Setting<'redisPrefix'>,
+  {
+    key: 'workers',
+    env: 'PODIUM_WORKERS',
+    description:
+      'HTTP worker processes `podium serve` forks on this machine (node:cluster); above 1 needs DATABASE_URL.',
+    default: () => 1,
+    parse: int(1, 64),
+  } satisfies Setting<'workers'>,
 ] as const;
 
 /** Raised when the environment or flags hold invalid values; lists every bad key at once. */
@@ -290,6 +329,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     }
   }
   if (out.docsBase === '' && !out.docsPort) problems.push('PODIUM_DOCS_BASE: "/" needs PODIUM_DOCS_PORT');
+  if (typeof out.workers === 'number' && out.workers > 1 && !out.databaseUrl)
+    problems.push(
+      'PODIUM_WORKERS: more than one worker needs DATABASE_URL (the embedded database is single-process)',
+    );
   if (problems.length) throw new ConfigError(problems);
   for (const s of SETTINGS) {
     if (!(s.key in out)) out[s.key] = s.default(out as Partial<Config>);

@@ -4,6 +4,8 @@ import type { Config } from './config.ts';
 import { ChangeBus } from './db/changes.ts';
 import { type Db, openDb } from './db/index.ts';
 import { migrate } from './db/migrate.ts';
+import { openRedis } from './lib/redis.ts';
+import { scrub } from './lib/scrub.ts';
 import { type DemoTokens, ensureDemo } from './modules/catalog/demo.ts';
 
 export interface RunningServer {
@@ -32,11 +34,15 @@ export async function startServer(
   const db = opts.db ?? (await openConfiguredDb(config, opts.log));
   const bus = new ChangeBus(db);
   await bus.start();
-  const app = await buildApp({ config, db, bus });
+  const log = opts.log ?? ((msg: string) => process.stderr.write(`${msg}\n`));
+  const redis = config.redisUrl
+    ? openRedis(config.redisUrl, (err) => log(`redis: ${scrub(err.message)}`))
+    : undefined;
+  const app = await buildApp({ config, db, bus, redis });
   const demo = config.demoOnEmpty ? await ensureDemo(app.services.catalog, opts.log) : null;
   const address = await app.listen({ host: config.host, port: config.port });
   app.services.scheduler.start();
-  const docsApp = config.docsPort ? await buildDocsApp({ config }) : undefined;
+  const docsApp = config.docsPort ? await buildDocsApp({ config, redis }) : undefined;
   await docsApp?.listen({ host: config.host, port: config.docsPort });
   let closing: Promise<void> | undefined;
   return {
@@ -50,6 +56,7 @@ export async function startServer(
         await docsApp?.close();
         await bus.stop();
         await db.close();
+        redis?.disconnect();
       })();
       return closing;
     },

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DemoTokens, loadDemo } from '../src/modules/catalog/demo.ts';
 import { catalogOn, eventually, schemaOf, type TestDb, testDb } from './helpers.ts';
@@ -6,14 +7,26 @@ import { serve } from './serve-process.ts';
 interface Body {
   data: { id: number; version: string; token: string };
 }
+const DOCS_BUDGET = 10;
 const json = async (r: Response | Promise<Response>) => (await (await r).json()) as Body;
 
 // Several processes need a database server they can share: this runs with DATABASE_URL only.
+async function clickIds(t: TestDb): Promise<Set<string>> {
+  const rows = await t.db.query<{ id: string }>("SELECT id FROM clicks WHERE kind = 'click'");
+  return new Set(rows.map((r) => r.id));
+}
+
+function childPids(pid: number): string[] {
+  const out = execFileSync('ps', ['--ppid', String(pid), '-o', 'pid='], { encoding: 'utf8' });
+  return out.split('\n').filter((l) => l.trim());
+}
+
 describe.runIf(process.env.DATABASE_URL)('two podium processes on one PostgreSQL', () => {
   let t: TestDb;
   let demo: DemoTokens;
   let a: Awaited<ReturnType<typeof serve>>;
   let b: Awaited<ReturnType<typeof serve>>;
+  let env: NodeJS.ProcessEnv;
 
   beforeAll(async () => {
     t = await testDb();
@@ -21,7 +34,14 @@ describe.runIf(process.env.DATABASE_URL)('two podium processes on one PostgreSQL
     const schema = await schemaOf(t.db);
     const url = new URL(process.env.DATABASE_URL!);
     url.searchParams.set('options', `-c search_path=${schema}`);
-    const env = { ...process.env, DATABASE_URL: url.toString(), LOG_LEVEL: 'info' };
+    env = {
+      ...process.env,
+      DATABASE_URL: url.toString(),
+      LOG_LEVEL: 'info',
+      REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+      PODIUM_REDIS_PREFIX: `podium-test:${schema}:`,
+      PODIUM_DOCS_RATE_LIMIT: String(DOCS_BUDGET),
+    };
     [a, b] = await Promise.all([serve(env), serve(env)]);
   });
   afterAll(async () => {
@@ -30,6 +50,17 @@ describe.runIf(process.env.DATABASE_URL)('two podium processes on one PostgreSQL
   });
 
   const site = () => demo.siteTokens[0]!.token;
+  /** The `/go/...` paths of a live toplist's items. */
+  const trackerPaths = async (base: string) => {
+    const body = (await (await get(base, '/api/v1/toplists/by-slug/best-casinos-se')).json()) as {
+      data: { items: { offer: { trackers: { trackerLink: string }[] } | null }[] };
+    };
+    const paths = body.data.items.flatMap((i) =>
+      (i.offer?.trackers ?? []).map((tr) => new URL(tr.trackerLink).pathname),
+    );
+    expect(paths.length).toBeGreaterThan(0);
+    return paths;
+  };
   const get = (base: string, path: string, token = site()) =>
     fetch(`${base}${path}`, { headers: { authorization: `Bearer ${token}` } });
 
@@ -43,6 +74,7 @@ describe.runIf(process.env.DATABASE_URL)('two podium processes on one PostgreSQL
     expect(res.status).toBe(200);
     const seen = await eventually(
       async () => (await json(get(b.url, '/api/v1/toplists/by-slug/best-casinos-se'))).data.version === '2',
+      1000,
     );
     expect(seen).toBe(true);
   });
@@ -64,6 +96,56 @@ describe.runIf(process.env.DATABASE_URL)('two podium processes on one PostgreSQL
         async () => (await get(b.url, '/api/v1/toplists?per_page=1', token.token)).status === 401,
       ),
     ).toBe(true);
+  });
+
+  it('counts documentation requests to both processes against one budget (Redis)', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < DOCS_BUDGET; i++)
+      statuses.push((await fetch(`${(i % 2 ? b : a).url}/docs/llms.txt`)).status);
+    expect(statuses).toEqual(Array(DOCS_BUDGET).fill(200));
+    const over = await fetch(`${a.url}/docs/llms.txt`);
+    expect(over.status).toBe(429);
+    expect(Number(over.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect((await fetch(`${b.url}/docs/llms.txt`)).status).toBe(429);
+  });
+
+  it('records every click sent to either process exactly once', async () => {
+    const ids = await clickIds(t);
+    const links = await trackerPaths(b.url);
+    const statuses = await Promise.all(
+      Array.from({ length: 100 }, (_, i) =>
+        fetch(`${(i % 2 ? b : a).url}${links[i % links.length]}`, { redirect: 'manual' }).then(
+          (r) => r.status,
+        ),
+      ),
+    );
+    expect(statuses.filter((s) => s === 302)).toHaveLength(100);
+    const after = await clickIds(t);
+    expect(after.size - ids.size).toBe(100);
+  });
+
+  it('podium serve --workers 2 forks two workers that share the port and drain on SIGTERM', async () => {
+    const fleet = await serve(env, ['--workers', '2']);
+    try {
+      const workers = await eventually(async () => childPids(fleet.proc.pid!).length === 2, 10_000);
+      expect(workers).toBe(true);
+      const before = await clickIds(t);
+      const links = await trackerPaths(fleet.url);
+      const statuses = await Promise.all(
+        Array.from({ length: 40 }, (_, i) =>
+          fetch(`${fleet.url}${links[i % links.length]}`, {
+            redirect: 'manual',
+            headers: { connection: 'close' },
+          }).then((r) => r.status),
+        ),
+      );
+      expect(statuses.filter((s) => s === 302)).toHaveLength(40);
+      expect((await clickIds(t)).size - before.size).toBe(40);
+      fleet.proc.kill('SIGTERM');
+      expect(await fleet.exit).toBe(0);
+    } finally {
+      if (fleet.proc.exitCode === null) fleet.proc.kill('SIGKILL');
+    }
   });
 
   it('SIGTERM drains and exits 0', async () => {

@@ -8,8 +8,9 @@ const BIN = join(import.meta.dirname, '..', 'bin', 'podium.js');
 /** Starts `podium serve` on a free port; resolves with its base URL once it listens. */
 export async function serve(
   env: NodeJS.ProcessEnv,
+  args: string[] = [],
 ): Promise<{ proc: ChildProcess; url: string; exit: Promise<number> }> {
-  const proc = spawn(process.execPath, [BIN, 'serve', '--port', '0'], {
+  const proc = spawn(process.execPath, [BIN, 'serve', '--port', '0', ...args], {
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -1,6 +1,8 @@
+import cluster from 'node:cluster';
 import type { Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { Command, InvalidArgumentError } from 'commander';
+import { runPrimary } from '../cluster.ts';
 import { type Config, ConfigError, loadConfig } from '../config.ts';
 import { ensureDemo } from '../modules/catalog/demo.ts';
 import { parseImportDocument } from '../modules/catalog/import-schema.ts';
@@ -34,6 +36,7 @@ interface CommonOpts {
   dataDir?: string;
   databaseUrl?: string;
   port?: number;
+  workers?: number;
 }
 
 /** Config from the environment with the command's flags on top. */
@@ -42,6 +45,7 @@ function configFrom(opts: CommonOpts, extra: Partial<Config> = {}): Config {
   if (opts.dataDir) env.PODIUM_DATA_DIR = opts.dataDir;
   if (opts.databaseUrl) env.DATABASE_URL = opts.databaseUrl;
   if (opts.port !== undefined) env.PORT = String(opts.port);
+  if (opts.workers !== undefined) env.PODIUM_WORKERS = String(opts.workers);
   return loadConfig(env, extra);
 }
 
@@ -72,10 +76,15 @@ function parseScopes(raw: string): Scope[] {
   return [...new Set(list)] as Scope[];
 }
 
-common(program.command('serve').description('run the HTTP server')).action(async (opts: CommonOpts) => {
-  const server = await startServer(configFrom(opts));
-  installShutdown(server, err);
-});
+common(program.command('serve').description('run the HTTP server'))
+  .option('--workers <n>', 'worker processes on this machine (node:cluster; needs DATABASE_URL)', positiveInt)
+  .action(async (opts: CommonOpts) => {
+    const config = configFrom(opts);
+    // Workers re-run this command; only the primary forks.
+    if (config.workers > 1 && cluster.isPrimary) return runPrimary(config, err);
+    const server = await startServer(config);
+    installShutdown(server, err);
+  });
 
 common(
   program.command('start').description('run the server on the embedded database, for a first look'),

@@ -1,3 +1,5 @@
+import type { Redis } from '../../lib/redis.ts';
+
 /** Counter state of one client key. */
 interface Entry {
   count: number;
@@ -67,5 +69,66 @@ export class BlockingStore {
     }
     // Still full of live keys (a flood of addresses): start over rather than grow without bound.
     if (this.entries.size >= this.maxKeys) this.entries.clear();
+  }
+}
+
+/**
+ * Counts one request and reports `[current, ttlMs]`. KEYS: window counter, block marker.
+ * ARGV: window ms, max, block ms. Atomic in Redis, so every process shares one budget per key.
+ */
+const INCR_SCRIPT = `
+local blocked = redis.call('PTTL', KEYS[2])
+if blocked > 0 then return {tonumber(ARGV[2]) + 1, blocked} end
+local c = redis.call('INCR', KEYS[1])
+if c == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+if c > tonumber(ARGV[2]) then
+  redis.call('SET', KEYS[2], '1', 'PX', ARGV[3])
+  redis.call('DEL', KEYS[1])
+  return {c, tonumber(ARGV[3])}
+end
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl < 0 then ttl = tonumber(ARGV[1]) end
+return {c, ttl}
+`;
+
+type IncrCommand = (
+  counter: string,
+  block: string,
+  windowMs: number,
+  max: number,
+  blockMs: number,
+) => Promise<[number, number]>;
+
+/**
+ * The same policy as `BlockingStore`, with the counters in Redis so that a fleet of processes
+ * shares one budget per client. Redis keeps time (key expiry), so no clock is injected.
+ */
+export class RedisBlockingStore {
+  private readonly incrCommand: IncrCommand;
+
+  constructor(
+    redis: Redis,
+    private readonly prefix: string,
+    private readonly max: number,
+    private readonly windowMs: number,
+    private readonly blockMs: number,
+  ) {
+    if (!('podiumDocsIncr' in redis))
+      redis.defineCommand('podiumDocsIncr', { numberOfKeys: 2, lua: INCR_SCRIPT });
+    const command = (redis as unknown as { podiumDocsIncr: IncrCommand }).podiumDocsIncr;
+    this.incrCommand = command.bind(redis);
+  }
+
+  /** The store interface of `@fastify/rate-limit`; a Redis error is passed on (the plugin fails open). */
+  incr(key: string, cb: Callback): void {
+    const base = `${this.prefix}docs-rate:${key}`;
+    this.incrCommand(`${base}:n`, `${base}:block`, this.windowMs, this.max, this.blockMs).then(
+      ([current, ttl]) => cb(null, { current, ttl }),
+      (err: Error) => cb(err),
+    );
+  }
+
+  child(): RedisBlockingStore {
+    return this;
   }
 }

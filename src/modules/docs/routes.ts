@@ -3,8 +3,9 @@ import rateLimit from '@fastify/rate-limit';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { AppError, notFound } from '../../lib/errors.ts';
+import type { Redis } from '../../lib/redis.ts';
 import { checkEnvelope, createDocsMcpServer } from './mcp.ts';
-import { BlockingStore } from './rate-limit.ts';
+import { BlockingStore, RedisBlockingStore } from './rate-limit.ts';
 import type { DocsService } from './service.ts';
 
 /** Largest accepted body on the docs server (spec: 8 KB). */
@@ -17,8 +18,10 @@ export interface DocsRouteOptions {
   docs: DocsService;
   /** Requests per IP per 10 s; 0 turns the limit off (benchmarks only). */
   rateMax: number;
-  /** Clock of the rate limiter, in ms. */
+  /** Clock of the in-process rate limiter, in ms. */
   nowMs: () => number;
+  /** Shared counters for a fleet of processes; without it each process counts on its own. */
+  redis?: { client: Redis; prefix: string };
 }
 
 const VERSION = (
@@ -40,6 +43,24 @@ const text = (reply: FastifyReply, type: string, body: string) =>
     .header('cache-control', 'public, max-age=300')
     .send(body);
 
+/** The rate-limit store class (the plugin instantiates it once; routes share it through child()). */
+function rateStore(opts: DocsRouteOptions) {
+  const { nowMs, rateMax, redis } = opts;
+  if (redis) {
+    const { client, prefix } = redis;
+    return class extends RedisBlockingStore {
+      constructor() {
+        super(client, prefix, rateMax, DOCS_RATE_WINDOW_MS, DOCS_BLOCK_MS);
+      }
+    };
+  }
+  return class extends BlockingStore {
+    constructor() {
+      super(nowMs, rateMax, DOCS_RATE_WINDOW_MS, DOCS_BLOCK_MS);
+    }
+  };
+}
+
 /**
  * The documentation server: HTML pages, `.md` sources, llms.txt, llms-full.txt, the search box
  * and the stateless MCP endpoint, all under `docs.base`. Read-only; no account data is reachable.
@@ -49,17 +70,13 @@ export async function registerDocs(app: FastifyInstance, opts: DocsRouteOptions)
   const base = docs.base;
 
   if (opts.rateMax > 0) {
-    const { nowMs, rateMax } = opts;
     await app.register(rateLimit, {
       max: opts.rateMax,
       timeWindow: DOCS_RATE_WINDOW_MS,
       hook: 'onRequest',
-      // The plugin instantiates the store class once; routes share it through child().
-      store: class extends BlockingStore {
-        constructor() {
-          super(nowMs, rateMax, DOCS_RATE_WINDOW_MS, DOCS_BLOCK_MS);
-        }
-      },
+      store: rateStore(opts),
+      // Redis down: serve the docs unthrottled rather than refuse everyone (the outage is logged).
+      skipOnError: true,
       keyGenerator: (req) => req.ip,
       errorResponseBuilder: (_req, ctx) =>
         new AppError(

@@ -57,6 +57,18 @@ export class Metrics {
     });
   }
 
+  /** A gauge whose value is read from elsewhere at scrape time. */
+  gaugeFrom(name: string, help: string, read: () => number): void {
+    new Gauge({
+      name,
+      help,
+      registers: [this.registry],
+      collect() {
+        this.set(read());
+      },
+    });
+  }
+
   /**
    * Affiliate tracking series: rows per group-commit batch (by kind), batch commit latency (by
    * outcome), the pending click buffer and postbacks by outcome. Returns the hooks the
@@ -77,14 +89,11 @@ export class Metrics {
       buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
       registers: [this.registry],
     });
-    new Gauge({
-      name: 'podium_tracking_pending_hits',
-      help: 'Clicks and impressions waiting for or in their group commit',
-      registers: [this.registry],
-      collect() {
-        this.set(pending());
-      },
-    });
+    this.gaugeFrom(
+      'podium_tracking_pending_hits',
+      'Clicks and impressions waiting for or in their group commit',
+      pending,
+    );
     const postbacks = new Counter({
       name: 'podium_postbacks_total',
       help: 'Inbound postbacks by outcome (accepted, duplicate, or the error code)',

@@ -1,0 +1,29 @@
+import { Redis } from 'ioredis';
+
+export type { Redis };
+
+/**
+ * A client of the fleet's Redis, connecting in the background. Commands fail fast while Redis is
+ * down (no offline queue, one attempt), so an outage — even at start — degrades the features that
+ * use it (they fail open) instead of hanging requests or refusing to start; it keeps reconnecting.
+ */
+export function openRedis(url: string, onError: (err: Error) => void): Redis {
+  const redis = new Redis(url, {
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    connectTimeout: 3000,
+    retryStrategy: (attempt) => Math.min(attempt * 200, 5000),
+  });
+  // Errors repeat on every reconnect attempt; report a failure once until the link is back.
+  let reported = false;
+  redis.on('error', (err: Error) => {
+    if (!reported) onError(err);
+    reported = true;
+  });
+  redis.on('ready', () => {
+    reported = false;
+  });
+  redis.connect().catch(() => {});
+  return redis;
+}
