@@ -25,6 +25,18 @@ interface ProgramDbRow {
   updated_at: Date;
 }
 
+/** One postback of a group-committed batch: its log row, and the conversion or the rejection. */
+export interface PostbackJob {
+  log: PostbackLogEntry;
+  receivedAt: Date;
+  /** Set when the postback is valid. */
+  conversion?: ConversionInput;
+  /** Set when it was refused: the answer's status and code, recorded as its outcome. */
+  rejected?: { status: number; code: string };
+  /** Filled by the write: the conversion holding the transaction id. */
+  written?: { conversionId: string; duplicate: boolean; attributed: boolean };
+}
+
 /** A programme as stored, with its token hash (never leaves the service). */
 export interface StoredProgram extends Program {
   tokenHash: Buffer;
@@ -203,75 +215,139 @@ export class TrackingRepository {
     );
   }
 
-  /** What a click (not an impression) attributes a conversion to. */
-  async getClick(id: string): Promise<ClickAttribution | undefined> {
-    const [r] = await this.db.query<ClickAttribution>(
-      `SELECT tracker_id AS "trackerId", offer_id AS "offerId", brand_id AS "brandId", site_id AS "siteId",
-              toplist_id AS "toplistId", position, program_id AS "programId"
-       FROM clicks WHERE id = $1 AND kind = 'click'`,
-      [id],
-    );
-    return r;
-  }
-
   /* Postbacks */
 
-  async appendPostbackLog(e: PostbackLogEntry): Promise<number> {
-    const [r] = await this.db.query<{ id: number }>(
-      `INSERT INTO postback_log (program, method, content_type, query, body, remote_ip)
-       VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
-      [e.program, e.method, e.contentType, JSON.stringify(e.query), e.body, e.remoteIp],
-    );
-    return (r as { id: number }).id;
-  }
-
-  async appendPostbackOutcome(
-    logId: number,
-    o: { status: number; code: string; conversionId?: string; duplicate?: boolean },
-  ): Promise<void> {
-    await this.db.query(
-      `INSERT INTO postback_outcomes (log_id, status, code, conversion_id, duplicate) VALUES ($1, $2, $3, $4, $5)`,
-      [logId, o.status, o.code, o.conversionId ?? null, o.duplicate ?? false],
-    );
-  }
-
   /**
-   * Inserts a conversion unless the programme already has one with this transaction id;
-   * returns the id of the conversion that holds the transaction and whether it is new.
+   * Writes a batch of postbacks in one transaction: their log rows, the conversions of the
+   * accepted ones (one per programme and transaction id; a repeat, in this batch or an earlier
+   * one, gets the holder's id), and every outcome. Fills each job's `written`. Run it on a
+   * transaction (`with(tx)`).
    */
-  async insertConversion(c: ConversionInput): Promise<{ id: string; created: boolean }> {
-    const [r] = await this.db.query<{ id: string }>(
+  async writePostbacks(jobs: PostbackJob[]): Promise<void> {
+    const q = this.db;
+    const logIds = await this.insertLogs(q, jobs);
+    const accepted = jobs.flatMap((job, i) =>
+      job.conversion ? [{ job, c: job.conversion, logId: logIds[i] as number }] : [],
+    );
+    const clicks = await this.clicksById(
+      q,
+      accepted.flatMap(({ c }) => (c.clickId ? [c.clickId] : [])),
+    );
+    const attributedTo = accepted.map(({ c }) => {
+      const click = c.clickId ? clicks.get(c.clickId) : undefined;
+      // A click of another programme's tracker is not this programme's conversion.
+      return click && (click.programId === null || click.programId === c.programId) ? click : undefined;
+    });
+    const col = <T>(f: (a: (typeof accepted)[number], i: number) => T) => accepted.map(f);
+    const inserted = await q.query<{ id: string }>(
       `INSERT INTO conversions (id, program_id, transaction_id, event, amount, currency, player_ref, click_id,
                                 attributed, tracker_id, offer_id, brand_id, site_id, toplist_id, position, log_id,
                                 received_at)
-       VALUES ($1, $2, $3, $4, $5::numeric, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+       SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::numeric[], $6::text[], $7::text[],
+                            $8::text[], $9::bool[], $10::int[], $11::int[], $12::int[], $13::int[], $14::int[],
+                            $15::int[], $16::bigint[], $17::timestamptz[])
        ON CONFLICT (program_id, transaction_id) DO NOTHING RETURNING id`,
       [
-        c.id,
-        c.programId,
-        c.transactionId,
-        c.event,
-        c.amount,
-        c.currency,
-        c.playerRef,
-        c.clickId,
-        c.click !== undefined,
-        c.click?.trackerId ?? null,
-        c.click?.offerId ?? null,
-        c.click?.brandId ?? null,
-        c.click?.siteId ?? null,
-        c.click?.toplistId ?? null,
-        c.click?.position ?? null,
-        c.logId,
-        c.receivedAt.toISOString(),
+        col(({ c }) => c.id),
+        col(({ c }) => c.programId),
+        col(({ c }) => c.transactionId),
+        col(({ c }) => c.event),
+        col(({ c }) => c.amount),
+        col(({ c }) => c.currency),
+        col(({ c }) => c.playerRef),
+        col(({ c }) => c.clickId),
+        col((_, i) => attributedTo[i] !== undefined),
+        col((_, i) => attributedTo[i]?.trackerId ?? null),
+        col((_, i) => attributedTo[i]?.offerId ?? null),
+        col((_, i) => attributedTo[i]?.brandId ?? null),
+        col((_, i) => attributedTo[i]?.siteId ?? null),
+        col((_, i) => attributedTo[i]?.toplistId ?? null),
+        col((_, i) => attributedTo[i]?.position ?? null),
+        col(({ logId }) => logId),
+        col(({ job }) => job.receivedAt.toISOString()),
       ],
     );
-    if (r) return { id: r.id, created: true };
-    const [existing] = await this.db.query<{ id: string }>(
-      'SELECT id FROM conversions WHERE program_id = $1 AND transaction_id = $2',
-      [c.programId, c.transactionId],
+    const created = new Set(inserted.map((r) => r.id));
+    const holders = await this.conversionHolders(
+      q,
+      accepted.filter(({ c }) => !created.has(c.id)).map(({ c }) => c),
     );
-    return { id: (existing as { id: string }).id, created: false };
+    accepted.forEach(({ job, c }, i) => {
+      if (created.has(c.id)) {
+        job.written = { conversionId: c.id, duplicate: false, attributed: attributedTo[i] !== undefined };
+        return;
+      }
+      const holder = holders.get(`${c.programId}\u0000${c.transactionId}`);
+      if (!holder) throw new Error('conversion neither inserted nor found');
+      job.written = { conversionId: holder.id, duplicate: true, attributed: holder.attributed };
+    });
+    await q.query(
+      `INSERT INTO postback_outcomes (log_id, status, code, conversion_id, duplicate)
+       SELECT * FROM unnest($1::bigint[], $2::int[], $3::text[], $4::text[], $5::bool[])`,
+      [
+        logIds,
+        jobs.map((j) => j.rejected?.status ?? 200),
+        jobs.map((j) => j.rejected?.code ?? (j.written?.duplicate ? 'duplicate' : 'accepted')),
+        jobs.map((j) => j.written?.conversionId ?? null),
+        jobs.map((j) => j.written?.duplicate ?? false),
+      ],
+    );
+  }
+
+  /** Inserts the log rows of a batch; ids in the jobs' order (one sequence, rows inserted in order). */
+  private async insertLogs(q: Queryable, jobs: PostbackJob[]): Promise<number[]> {
+    const rows = await q.query<{ id: string | number }>(
+      `INSERT INTO postback_log (program, method, content_type, query, body, remote_ip, received_at)
+       SELECT program, method, content_type, query, body, remote_ip, received_at
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::jsonb[], $5::text[], $6::text[], $7::timestamptz[])
+            WITH ORDINALITY AS t(program, method, content_type, query, body, remote_ip, received_at, ord)
+       ORDER BY ord
+       RETURNING id`,
+      [
+        jobs.map((j) => j.log.program),
+        jobs.map((j) => j.log.method),
+        jobs.map((j) => j.log.contentType),
+        jobs.map((j) => JSON.stringify(j.log.query)),
+        jobs.map((j) => j.log.body),
+        jobs.map((j) => j.log.remoteIp),
+        jobs.map((j) => j.receivedAt.toISOString()),
+      ],
+    );
+    return rows.map((r) => Number(r.id)).sort((a, b) => a - b);
+  }
+
+  /** What the given clicks (not impressions) attribute conversions to, by click id. */
+  private async clicksById(q: Queryable, ids: string[]): Promise<Map<string, ClickAttribution>> {
+    if (!ids.length) return new Map();
+    const rows = await q.query<ClickAttribution & { id: string }>(
+      `SELECT id, tracker_id AS "trackerId", offer_id AS "offerId", brand_id AS "brandId", site_id AS "siteId",
+              toplist_id AS "toplistId", position, program_id AS "programId"
+       FROM clicks WHERE id = ANY($1::text[]) AND kind = 'click'`,
+      [ids],
+    );
+    return new Map(rows.map(({ id, ...click }) => [id, click]));
+  }
+
+  /** The conversions already holding these programmes' transaction ids, by "program\0transaction". */
+  private async conversionHolders(
+    q: Queryable,
+    repeats: ConversionInput[],
+  ): Promise<Map<string, { id: string; attributed: boolean }>> {
+    if (!repeats.length) return new Map();
+    const rows = await q.query<{
+      id: string;
+      program_id: number;
+      transaction_id: string;
+      attributed: boolean;
+    }>(
+      `SELECT v.id, v.program_id, v.transaction_id, v.attributed
+       FROM conversions v JOIN unnest($1::int[], $2::text[]) AS k(program_id, transaction_id)
+         ON v.program_id = k.program_id AND v.transaction_id = k.transaction_id`,
+      [repeats.map((c) => c.programId), repeats.map((c) => c.transactionId)],
+    );
+    return new Map(
+      rows.map((r) => [`${r.program_id}\u0000${r.transaction_id}`, { id: r.id, attributed: r.attributed }]),
+    );
   }
 
   /* Stats */

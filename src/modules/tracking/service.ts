@@ -1,4 +1,3 @@
-import { createHmac, randomBytes } from 'node:crypto';
 import { isbot } from 'isbot';
 import { ulid } from 'ulid';
 import type { Config } from '../../config.ts';
@@ -7,22 +6,14 @@ import { fromDbError } from '../../lib/db-errors.ts';
 import { AppError, invalidField, notFound } from '../../lib/errors.ts';
 import { DEFAULT_PER_PAGE, type PageMeta, pageMeta, pageWindow } from '../../lib/paging.ts';
 import { isTimezone } from '../../lib/time.ts';
-import { hashToken, mintToken, sameBytes, tokenHint } from '../../lib/tokens.ts';
+import { hashToken, mintToken, tokenHint } from '../../lib/tokens.ts';
 import type { CatalogService } from '../catalog/service.ts';
 import type { ResolvedTrackingLink } from '../catalog/types.ts';
 import type { TrackingMetrics } from '../ops/metrics.ts';
 import { GroupCommit } from './group-commit.ts';
 import { landingUrl, MACROS, unknownMacros } from './landing.ts';
-import {
-  type Fields,
-  mergeFields,
-  POSTBACK_FIELDS,
-  parseBody,
-  rawBodyForLog,
-  readPostback,
-  redactForLog,
-  storable,
-} from './postback.ts';
+import { POSTBACK_FIELDS } from './postback.ts';
+import { PostbackIntake, type PostbackResult, type RawPostback } from './postback-intake.ts';
 import { type ProgramFields, type StoredProgram, TrackingRepository } from './repository.ts';
 import { TrackingStats } from './stats.ts';
 import type { ClickRow, HitFlag, Program } from './types.ts';
@@ -41,23 +32,6 @@ export interface HitContext {
   country: string | undefined;
   prefetch: boolean;
   subId: string | undefined;
-}
-
-/** A raw postback as it arrived. */
-export interface RawPostback {
-  program: string;
-  token: string;
-  method: string;
-  contentType: string | undefined;
-  query: Record<string, unknown>;
-  body: string;
-  remoteIp: string | undefined;
-}
-
-export interface PostbackResult {
-  conversionId: string;
-  duplicate: boolean;
-  attributed: boolean;
 }
 
 export type ProgramInput = {
@@ -87,7 +61,7 @@ export class TrackingService {
   private readonly repo: TrackingRepository;
   private readonly hits: GroupCommit<ClickRow>;
   private readonly links = new Map<string, CachedLink>();
-  private pseudonymKey: Promise<Buffer> | undefined;
+  private readonly intake: PostbackIntake;
   /** Stats by day and dimension, and sites' reporting zones. */
   readonly stats: TrackingStats;
 
@@ -100,6 +74,7 @@ export class TrackingService {
   ) {
     this.repo = new TrackingRepository(db);
     this.stats = new TrackingStats(this.repo, catalog);
+    this.intake = new PostbackIntake(db, this.repo, config, now, metrics, db.kind === 'pglite' ? 1 : 4);
     this.hits = new GroupCommit((rows) => this.repo.insertClicks(rows), {
       maxWaitMs: 2,
       maxBatch: 500,
@@ -170,7 +145,7 @@ export class TrackingService {
         return id;
       }),
     );
-    this.links.clear();
+    this.forget();
     const program = await this.getProgram(id);
     return { ...program, postbackToken: token, postbackUrl: this.postbackUrl(program.slug, token) };
   }
@@ -192,14 +167,21 @@ export class TrackingService {
       }),
     );
     if (!found) throw notFound('Program');
-    this.links.clear();
+    this.forget();
     return this.getProgram(id);
   }
 
-  /** Replaces the postback token; the old one stops working at once. */
+  /** Cached links and programmes are read again after a programme changes. */
+  private forget(): void {
+    this.links.clear();
+    this.intake.forget();
+  }
+
+  /** Replaces the postback token; the old one stops working at once in this process, within a second in others. */
   async rotateProgramToken(id: number): Promise<Program & { postbackToken: string; postbackUrl: string }> {
     const token = mintToken('postback');
     if (!(await this.repo.setProgramToken(id, hashToken(token), tokenHint(token)))) throw notFound('Program');
+    this.forget();
     const program = await this.getProgram(id);
     return { ...program, postbackToken: token, postbackUrl: this.postbackUrl(program.slug, token) };
   }
@@ -226,7 +208,7 @@ export class TrackingService {
     const link = await this.catalog.resolveTrackingLink(slug);
     if (!link) return undefined;
     const program = await this.repo.programOfTracker(link.trackerId);
-    if (this.links.size >= LINK_CACHE_MAX) this.links.clear();
+    if (this.links.size >= LINK_CACHE_MAX) this.forget();
     const entry = { link, program, expires: now + LINK_TTL_MS };
     this.links.set(slug, entry);
     return entry;
@@ -297,86 +279,15 @@ export class TrackingService {
     await this.record('impression', code, ctx);
   }
 
-  /** Writes every pending click batch; called on shutdown. */
-  drain(): Promise<void> {
-    return this.hits.drain();
+  /** Writes every pending click and postback batch; called on shutdown. */
+  async drain(): Promise<void> {
+    await Promise.all([this.hits.drain(), this.intake.drain()]);
   }
 
   /* Postbacks */
 
-  private key(): Promise<Buffer> {
-    this.pseudonymKey ??= this.config.pseudonymKey
-      ? Promise.resolve(Buffer.from(this.config.pseudonymKey, 'utf8'))
-      : this.repo.ensureKey('player_pseudonym', randomBytes(32));
-    return this.pseudonymKey;
-  }
-
-  /**
-   * Handles one postback: logs it (secrets removed) before anything else, then checks the
-   * programme and token, validates, and records the conversion exactly once per
-   * transaction id. Every outcome, rejections included, is appended to the log.
-   */
-  async postback(raw: RawPostback): Promise<PostbackResult> {
-    const program = /^[a-z0-9-]{1,63}$/.test(raw.program)
-      ? await this.repo.getProgramBySlug(raw.program)
-      : undefined;
-    const key = await this.key();
-    const pseudonymise = (v: string) => `ref:${createHmac('sha256', key).update(v, 'utf8').digest('hex')}`;
-    const playerKeys = new Set(['player_id', program?.paramMap.player_id ?? 'player_id']);
-    let body: Record<string, unknown> | undefined;
-    let bodyError: unknown;
-    try {
-      body = parseBody(raw.contentType, raw.body);
-    } catch (err) {
-      bodyError = err;
-    }
-    const logId = await this.repo.appendPostbackLog({
-      program: storable(raw.program.slice(0, 64)),
-      method: raw.method,
-      contentType: trunc(raw.contentType, 200),
-      query: redactForLog(raw.query, playerKeys, pseudonymise),
-      body: body
-        ? JSON.stringify(redactForLog(body, playerKeys, pseudonymise))
-        : raw.body
-          ? rawBodyForLog(raw.body)
-          : null,
-      remoteIp: trunc(raw.remoteIp, 64),
-    });
-    try {
-      if (!program) throw notFound('Program');
-      if (!sameBytes(hashToken(raw.token), program.tokenHash))
-        throw new AppError('unauthorized', 'Invalid postback token');
-      if (bodyError) throw bodyError;
-      const fields: Fields = mergeFields(raw.query, body ?? {});
-      const pb = readPostback(fields, program.paramMap);
-      const click = pb.clickId ? await this.repo.getClick(pb.clickId) : undefined;
-      const attributed = click !== undefined && (click.programId === null || click.programId === program.id);
-      const result = await this.repo.insertConversion({
-        id: ulid(),
-        programId: program.id,
-        transactionId: pb.transactionId,
-        event: pb.event,
-        amount: pb.amount,
-        currency: pb.currency ?? (pb.amount === null ? null : program.currency),
-        playerRef: pb.playerId === null ? null : pseudonymise(pb.playerId),
-        clickId: pb.clickId,
-        click: attributed ? click : undefined,
-        logId,
-        receivedAt: this.now(),
-      });
-      this.metrics?.postback(result.created ? 'accepted' : 'duplicate');
-      await this.repo.appendPostbackOutcome(logId, {
-        status: 200,
-        code: result.created ? 'accepted' : 'duplicate',
-        conversionId: result.id,
-        duplicate: !result.created,
-      });
-      return { conversionId: result.id, duplicate: !result.created, attributed };
-    } catch (err) {
-      this.metrics?.postback(err instanceof AppError ? err.code : 'internal_error');
-      if (err instanceof AppError)
-        await this.repo.appendPostbackOutcome(logId, { status: err.status, code: err.code });
-      throw err;
-    }
+  /** Handles one postback (see PostbackIntake). */
+  postback(raw: RawPostback): Promise<PostbackResult> {
+    return this.intake.handle(raw);
   }
 }

@@ -53,6 +53,7 @@ export interface PostbackLogEntry {
   remoteIp: string | null;
 }
 
+/** A validated conversion as the postback intake hands it to the repository. */
 export interface ConversionInput {
   id: string;
   programId: number;
@@ -62,10 +63,6 @@ export interface ConversionInput {
   currency: string | null;
   playerRef: string | null;
   clickId: string | null;
-  /** The attributed click; undefined when the click id is missing or unknown. */
-  click: ClickAttribution | undefined;
-  logId: number;
-  receivedAt: Date;
 }
 
 /** How stats cut days: in each row's site zone, its programme's zone, or one fixed zone. */
