@@ -254,7 +254,7 @@ describe(`affiliate tracking (${DB_KIND})`, () => {
       const res = await pb(`?btag=${clickId}&txid=T-1&event=FTD&amount=25.50&currency=usd&player_id=p-777`);
       expect(res.statusCode).toBe(200);
       const body = res.json();
-      expect(body).toMatchObject({ duplicate: false, attributed: true });
+      expect(body).toMatchObject({ status: 'accepted', duplicate: false, attributed: true });
       expect(body.conversionId).toMatch(ULID);
       const [row] = await t.db.query<Record<string, unknown>>('SELECT * FROM conversions WHERE id = $1', [
         body.conversionId,
@@ -396,6 +396,7 @@ describe(`affiliate tracking (${DB_KIND})`, () => {
         body: `{"x":"${'y'.repeat(70_000)}"}`,
       });
       expect(huge.statusCode).toBe(413);
+      expect(huge.json().code).toBe('payload_too_large');
       expect(await count('SELECT count(*)::int AS n FROM postback_log')).toBe(logBefore + cases.length);
       expect(await count('SELECT count(*)::int AS n FROM conversions')).toBe(conversions);
       const unicode = await pb('?txid=%E5%8F%96%E5%BC%95-%F0%9F%8E%B0&event=registration');

@@ -21,6 +21,7 @@ export interface RawPostback {
 }
 
 export interface PostbackResult {
+  status: 'accepted';
   conversionId: string;
   duplicate: boolean;
   attributed: boolean;
@@ -163,6 +164,11 @@ export class PostbackIntake {
     }
     const done = job.written as NonNullable<PostbackJob['written']>;
     this.metrics?.postback(done.duplicate ? 'duplicate' : 'accepted');
-    return { conversionId: done.conversionId, duplicate: done.duplicate, attributed: done.attributed };
+    return {
+      status: 'accepted',
+      conversionId: done.conversionId,
+      duplicate: done.duplicate,
+      attributed: done.attributed,
+    };
   }
 }
