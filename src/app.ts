@@ -6,7 +6,11 @@ import type { Db } from './db/index.ts';
 import { pendingMigrations } from './db/migrate.ts';
 import { Scheduler } from './lib/jobs.ts';
 import { loggerOptions } from './lib/logger.ts';
+import { OutboundClient, type OutboundOptions, outboundOptionsFrom } from './lib/outbound.ts';
 import type { Redis } from './lib/redis.ts';
+import { sealerFromConfig } from './lib/seal.ts';
+import { registerAdserverAdmin } from './modules/adserver/routes.ts';
+import { AdserverService } from './modules/adserver/service.ts';
 import { auditAdminWrites, registerAuditRoutes } from './modules/audit/routes.ts';
 import { AuditLog } from './modules/audit/service.ts';
 import { registerCatalog } from './modules/catalog/routes.ts';
@@ -45,6 +49,8 @@ export interface AppDeps {
   redis?: Redis;
   /** Pino logger options or `false`; defaults from config. */
   logger?: boolean | object;
+  /** Test-only outbound switches (loopback fixtures); never set by the server. */
+  outboundTestOnly?: OutboundOptions['testOnly'];
 }
 
 export interface Services {
@@ -56,6 +62,7 @@ export interface Services {
   scheduler: Scheduler;
   docs: DocsService;
   tracking: TrackingService;
+  adserver: AdserverService;
 }
 
 const ADMIN_PREFIX = '/api/admin/v1';
@@ -106,7 +113,21 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     now,
     metrics.tracking((): number => tracking.pendingHits),
   );
-  app.decorate('services', { catalog, delivery, readiness, metrics, audit, scheduler, docs, tracking });
+  const outbound = new OutboundClient(outboundOptionsFrom(config, deps.outboundTestOnly));
+  app.addHook('onClose', () => outbound.close());
+  const sealer = sealerFromConfig(config, (msg) => app.log.warn(msg));
+  const adserver = new AdserverService(deps.db, sealer, outbound, now);
+  app.decorate('services', {
+    catalog,
+    delivery,
+    readiness,
+    metrics,
+    audit,
+    scheduler,
+    docs,
+    tracking,
+    adserver,
+  });
   // Clicks waiting for their group commit are written before the database closes.
   app.addHook('onClose', () => tracking.drain());
 
@@ -157,6 +178,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await registerAuditRoutes(admin, audit, catalog.tokens);
       await registerTrackingAdmin(admin, { tracking, tokens: catalog.tokens });
       await registerSessionRoutes(admin, sessions, ADMIN_PREFIX);
+      await registerAdserverAdmin(admin, { adserver, tokens: catalog.tokens });
     },
     { prefix: ADMIN_PREFIX },
   );

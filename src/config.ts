@@ -41,6 +41,37 @@ export interface Config {
   readonly redisPrefix: string;
   /** `podium serve` processes to fork on this machine (node:cluster); more than 1 needs DATABASE_URL. */
   readonly workers: number;
+  /** Keys sealing secrets at rest (AES-256-GCM), current first; unset on PGlite: generated into the data directory. */
+  readonly secretKeys: readonly SealKey[] | undefined;
+  /** Outbound calls (ad servers, operators): connect timeout, total timeout, largest answer. */
+  readonly outboundConnectTimeoutMs: number;
+  readonly outboundTimeoutMs: number;
+  readonly outboundMaxBytes: number;
+}
+
+/** One key of the secret-sealing key ring: `version` is stored beside every ciphertext it made. */
+export interface SealKey {
+  readonly version: number;
+  readonly key: Buffer;
+}
+
+/** Parses `version:base64key[,version:base64key…]` (current key first; each key 32 bytes). */
+export function parseSecretKeys(raw: string): SealKey[] {
+  const keys = raw
+    .split(',')
+    .map((part) => part.trim())
+    .filter(Boolean)
+    .map((part) => {
+      const m = /^([1-9]\d{0,8}):([A-Za-z0-9+/_-]+={0,2})$/.exec(part);
+      if (!m) throw new Error('must be a comma list of version:base64key (version a positive integer)');
+      const key = Buffer.from(m[2]!, 'base64');
+      if (key.length !== 32) throw new Error(`key version ${m[1]} must decode to 32 bytes`);
+      return { version: Number(m[1]), key };
+    });
+  if (!keys.length) throw new Error('must hold at least one version:base64key');
+  if (new Set(keys.map((k) => k.version)).size !== keys.length)
+    throw new Error('key versions must be unique');
+  return keys;
 }
 
 type Parser<T> = (raw: string) => T;
@@ -287,6 +318,36 @@ export const SETTINGS = [
     default: () => 1,
     parse: int(1, 64),
   } satisfies Setting<'workers'>,
+  {
+    key: 'secretKeys',
+    env: 'PODIUM_SECRET_KEYS',
+    description:
+      'Keys sealing secrets at rest (ad-server API keys): comma list of version:base64 (32 bytes), current first; older ones only decrypt until `podium adserver rotate-keys`. Unset: required with DATABASE_URL; on the embedded database one is generated into the data directory.',
+    secret: true,
+    default: () => undefined,
+    parse: parseSecretKeys,
+  } satisfies Setting<'secretKeys'>,
+  {
+    key: 'outboundConnectTimeoutMs',
+    env: 'PODIUM_OUTBOUND_CONNECT_TIMEOUT_MS',
+    description: 'Outbound calls to ad servers and operators: TCP + TLS connect timeout in milliseconds.',
+    default: () => 10_000,
+    parse: int(100, 120_000),
+  } satisfies Setting<'outboundConnectTimeoutMs'>,
+  {
+    key: 'outboundTimeoutMs',
+    env: 'PODIUM_OUTBOUND_TIMEOUT_MS',
+    description: 'Outbound calls: total time for one request, answer body included, in milliseconds.',
+    default: () => 30_000,
+    parse: int(100, 600_000),
+  } satisfies Setting<'outboundTimeoutMs'>,
+  {
+    key: 'outboundMaxBytes',
+    env: 'PODIUM_OUTBOUND_MAX_BYTES',
+    description: 'Outbound calls: largest answer body read, in bytes; a larger one fails the call.',
+    default: () => 5 * 1024 * 1024,
+    parse: int(1024, 256 * 1024 * 1024),
+  } satisfies Setting<'outboundMaxBytes'>,
 ] as const;
 
 /** Raised when the environment or flags hold invalid values; lists every bad key at once. */

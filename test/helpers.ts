@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import { buildApp } from '../src/app.ts';
+import { type AppDeps, buildApp } from '../src/app.ts';
 import { type Config, loadConfig } from '../src/config.ts';
 import { ChangeBus } from '../src/db/changes.ts';
 import { type Db, openDb } from '../src/db/index.ts';
@@ -43,7 +43,10 @@ export interface TestApp extends TestDb {
 }
 
 /** A migrated database and a built app around it, with a settable clock. */
-export async function testApp(overrides: Partial<Config> = {}): Promise<TestApp> {
+export async function testApp(
+  overrides: Partial<Config> = {},
+  extra: Pick<AppDeps, 'outboundTestOnly'> = {},
+): Promise<TestApp> {
   const t = await testDb();
   const config = loadConfig({}, { publicUrl: 'https://podium.test', logLevel: 'silent', ...overrides });
   const bus = new ChangeBus(t.db);
@@ -51,7 +54,7 @@ export async function testApp(overrides: Partial<Config> = {}): Promise<TestApp>
   const clock = { now: new Date() };
   // Real log output (info and up) goes to the suite's log files, which are checked for secrets.
   const logger = { ...loggerOptions({ ...config, logLevel: 'info' }), stream: suiteLogStream() };
-  const app = await buildApp({ config, db: t.db, bus, now: () => clock.now, logger });
+  const app = await buildApp({ config, db: t.db, bus, now: () => clock.now, logger, ...extra });
   await app.ready();
   return {
     ...t,

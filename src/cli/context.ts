@@ -1,6 +1,9 @@
 import type { Config } from '../config.ts';
 import { ChangeBus } from '../db/changes.ts';
 import type { Db } from '../db/index.ts';
+import { OutboundClient, outboundOptionsFrom } from '../lib/outbound.ts';
+import { sealerFromConfig } from '../lib/seal.ts';
+import { AdserverService } from '../modules/adserver/service.ts';
 import { CatalogService } from '../modules/catalog/service.ts';
 import { TrackingService } from '../modules/tracking/service.ts';
 import { openConfiguredDb } from '../server.ts';
@@ -30,4 +33,20 @@ export function withTracking<T>(config: Config, fn: (tracking: TrackingService) 
   return withServices(config, (db, catalog) =>
     fn(new TrackingService(db, catalog, config, () => new Date())),
   );
+}
+
+/** Runs a CLI command with the ad-server service (connections, keys) against the configured database. */
+export function withAdserver<T>(
+  config: Config,
+  warn: (msg: string) => void,
+  fn: (adserver: AdserverService) => Promise<T>,
+): Promise<T> {
+  return withServices(config, async (db) => {
+    const http = new OutboundClient(outboundOptionsFrom(config));
+    try {
+      return await fn(new AdserverService(db, sealerFromConfig(config, warn), http));
+    } finally {
+      await http.close();
+    }
+  });
 }

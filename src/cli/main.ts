@@ -9,7 +9,7 @@ import { parseImportDocument } from '../modules/catalog/import-schema.ts';
 import { SCOPES, type Scope } from '../modules/catalog/scopes.ts';
 import { ProgramInput } from '../modules/tracking/schemas.ts';
 import { installShutdown, openConfiguredDb, startServer } from '../server.ts';
-import { withCatalog, withTracking } from './context.ts';
+import { withAdserver, withCatalog, withTracking } from './context.ts';
 import { demoText, readImportFile, startBanner } from './output.ts';
 
 const program = new Command('podium')
@@ -235,6 +235,62 @@ common(
     err(`programme ${p.id}: new postback URL, shown only now:`);
     out(p.postbackUrl);
   });
+
+const adserver = program.command('adserver').description("connections to publishers' ad servers");
+common(
+  adserver
+    .command('connect')
+    .description(
+      'add a connection and run the verify probe; the API key is read from an environment variable',
+    ),
+)
+  .requiredOption('--publisher <slug>', 'publisher slug')
+  .requiredOption(
+    '--base-url <url>',
+    'https base URL of the ad server API, e.g. https://ads.example.com/api/v1',
+  )
+  .option('--environment <env>', 'production or sandbox', 'production')
+  .option('--api-key-env <name>', 'environment variable holding the API key', 'ADSERVER_API_KEY')
+  .action(
+    async (
+      opts: CommonOpts & { publisher: string; baseUrl: string; environment: string; apiKeyEnv: string },
+    ) => {
+      const apiKey = process.env[opts.apiKeyEnv];
+      if (!apiKey)
+        throw new Error(`set ${opts.apiKeyEnv} to the ad server's API key (never passed as a flag)`);
+      if (opts.environment !== 'production' && opts.environment !== 'sandbox')
+        throw new InvalidArgumentError('--environment must be production or sandbox');
+      const c = await withAdserver(configFrom(opts), err, (a) =>
+        a.connections.create({
+          publisher: opts.publisher,
+          environment: opts.environment as 'production' | 'sandbox',
+          base_url: opts.baseUrl,
+          api_key: apiKey,
+        }),
+      );
+      out(JSON.stringify(c));
+      if (c.status !== 'connected') process.exitCode = 1;
+    },
+  );
+common(adserver.command('verify').description('re-run the verify probe of a connection'))
+  .argument('<id>', 'connection id (asc_…)')
+  .action(async (id: string, opts: CommonOpts) => {
+    const c = await withAdserver(configFrom(opts), err, (a) => a.connections.verify(id));
+    out(JSON.stringify(c));
+    if (c.status !== 'connected') process.exitCode = 1;
+  });
+common(
+  adserver
+    .command('rotate-keys')
+    .description('re-encrypt every stored API key with the current PODIUM_SECRET_KEYS key'),
+).action(async (opts: CommonOpts) => {
+  const r = await withAdserver(configFrom(opts), err, (a) => a.connections.rotateKeys());
+  out(JSON.stringify(r));
+  if (r.unreadable.length) {
+    err(`${r.unreadable.length} key(s) could not be opened with the configured keys: re-enter them`);
+    process.exitCode = 1;
+  }
+});
 
 program.parseAsync(process.argv).catch((e: unknown) => {
   if (e instanceof ConfigError) err(e.message);

@@ -16,6 +16,10 @@ export const ERRORS = {
   validation_failed: 422,
   rate_limited: 429,
   internal_error: 500,
+  /** Sealing a secret needs PODIUM_SECRET_KEYS (DATABASE_URL deployments). */
+  secret_key_missing: 500,
+  /** A sealed secret cannot be opened: unknown key version, wrong record or tampered. */
+  secret_unreadable: 500,
   service_unavailable: 503,
 } as const;
 

@@ -1,0 +1,302 @@
+import type { Socket } from 'node:net';
+import { Agent, buildConnector, request } from 'undici';
+import type { Config } from '../config.ts';
+import { protectSecret, redact } from './redact.ts';
+import {
+  allowSet,
+  BlockedAddressError,
+  checkAddress,
+  guardedLookup,
+  normaliseAddress,
+  type Resolver,
+  systemResolver,
+} from './ssrf.ts';
+
+/**
+ * Podium's one client for calls to servers operators name (publishers' ad servers, affiliate
+ * operators): https only, SSRF-guarded on every address actually connected to, no redirects,
+ * connect and total timeouts, a response size cap, no proxy, and the API key only in the
+ * Authorization header and scrubbed by value from every message it produces.
+ */
+
+export interface OutboundOptions {
+  connectTimeoutMs?: number;
+  totalTimeoutMs?: number;
+  maxBodyBytes?: number;
+  /** Escape hatches for tests on loopback. Never wired to configuration. */
+  testOnly?: {
+    /** Accept `http://` base URLs (fixtures without TLS). */
+    allowHttp?: boolean;
+    /** Exact addresses accepted although not public (e.g. `127.0.0.1`). */
+    allowAddresses?: readonly string[];
+    /** DNS replacement (rebinding and split-answer tests). */
+    resolver?: Resolver;
+  };
+}
+
+export interface OutboundRequest {
+  method: 'GET' | 'POST';
+  /** Base URL as the operator entered it; its query string is kept after the endpoint path. */
+  baseUrl: string;
+  /** Endpoint path appended to the base path, e.g. `/health`. */
+  path: string;
+  query?: Record<string, string>;
+  /** JSON body already serialised (retries send these exact bytes). */
+  body?: string;
+  /** Sent only as `Authorization: Bearer …` and redacted from everything this client reports. */
+  apiKey?: string;
+  headers?: Record<string, string>;
+  /** Caller's cancellation (job shutdown). */
+  signal?: AbortSignal;
+}
+
+type Headers = Record<string, string>;
+
+/** How a call ended. Only `ok` carries a body the caller should trust; every `message` is redacted. */
+export type Outcome =
+  | { kind: 'ok'; status: number; headers: Headers; json: unknown }
+  | { kind: 'http_status'; status: number; headers: Headers; json: unknown; message: string }
+  | { kind: 'redirect'; status: number; message: string }
+  | { kind: 'invalid_json'; status: number; message: string }
+  | {
+      kind: 'invalid_url' | 'blocked_address' | 'timeout' | 'refused' | 'too_large' | 'network' | 'aborted';
+      message: string;
+    };
+
+export type OutcomeKind = Outcome['kind'];
+
+/** The outbound settings of a running Podium. */
+export function outboundOptionsFrom(config: Config, testOnly?: OutboundOptions['testOnly']): OutboundOptions {
+  return {
+    connectTimeoutMs: config.outboundConnectTimeoutMs,
+    totalTimeoutMs: config.outboundTimeoutMs,
+    maxBodyBytes: config.outboundMaxBytes,
+    testOnly,
+  };
+}
+
+/** Appends `path` to the base URL's path, keeping the base's query string after it. */
+export function endpointUrl(base: URL, path: string, query: Record<string, string> = {}): URL {
+  const u = new URL(base.toString());
+  u.pathname = `${u.pathname.replace(/\/+$/, '')}${path}`;
+  for (const [k, v] of Object.entries(query)) u.searchParams.set(k, v);
+  return u;
+}
+
+export class OutboundClient {
+  private readonly agent: Agent;
+  private readonly allow: ReadonlySet<string>;
+  private readonly connectMs: number;
+  private readonly totalMs: number;
+  private readonly maxBytes: number;
+
+  constructor(private readonly options: OutboundOptions = {}) {
+    this.connectMs = options.connectTimeoutMs ?? 10_000;
+    this.totalMs = options.totalTimeoutMs ?? 30_000;
+    this.maxBytes = options.maxBodyBytes ?? 5 * 1024 * 1024;
+    this.allow = allowSet(options.testOnly?.allowAddresses);
+    const base = buildConnector({
+      timeout: this.connectMs,
+      lookup: guardedLookup(options.testOnly?.resolver ?? systemResolver, this.allow),
+    } as buildConnector.BuildOptions);
+    const allow = this.allow;
+    this.agent = new Agent({
+      headersTimeout: this.totalMs,
+      bodyTimeout: this.totalMs,
+      maxResponseSize: this.maxBytes,
+      connect(opts, callback) {
+        // IP literals never reach `lookup`: check them here, before any packet is sent.
+        const literal = normaliseAddress(opts.hostname);
+        if (literal !== undefined) {
+          const verdict = checkAddress(literal, allow);
+          if (!verdict.ok) return callback(new BlockedAddressError(verdict.reason), null);
+        }
+        base(opts, (err, socket) => {
+          if (err || !socket) return callback(err ?? new Error('no socket'), null);
+          // Defence in depth: the address the socket really reached must pass as well.
+          const remote = (socket as Socket).remoteAddress;
+          const verdict = remote ? checkAddress(remote, allow) : { ok: false as const, reason: 'no address' };
+          if (!verdict.ok) {
+            socket.destroy();
+            return callback(new BlockedAddressError(verdict.reason), null);
+          }
+          callback(null, socket);
+        });
+      },
+    });
+  }
+
+  /** Validates a base URL as the operator entered it; returns the parsed URL or a reason. */
+  checkBaseUrl(
+    raw: string,
+  ): { ok: true; url: URL } | { ok: false; kind: 'invalid_url' | 'blocked_address'; message: string } {
+    let url: URL;
+    try {
+      url = new URL(raw);
+    } catch {
+      return { ok: false, kind: 'invalid_url', message: 'base_url is not an absolute URL' };
+    }
+    const httpOk = this.options.testOnly?.allowHttp === true && url.protocol === 'http:';
+    const bad = (message: string) => ({ ok: false as const, kind: 'invalid_url' as const, message });
+    if (url.protocol !== 'https:' && !httpOk) return bad('base_url must start with https://');
+    if (url.username || url.password) return bad('base_url must not carry credentials');
+    if (url.hash) return bad('base_url must not carry a fragment');
+    if (!url.hostname) return bad('base_url has no host');
+    const literal = normaliseAddress(url.hostname);
+    if (literal !== undefined) {
+      const verdict = checkAddress(literal, this.allow);
+      if (!verdict.ok)
+        return { ok: false, kind: 'blocked_address', message: `base_url host ${verdict.reason}` };
+    }
+    return { ok: true, url };
+  }
+
+  /** Sends one request; never throws, always an Outcome. */
+  async send(req: OutboundRequest): Promise<Outcome> {
+    const secrets = req.apiKey ? [req.apiKey] : [];
+    if (req.apiKey) protectSecret(req.apiKey);
+    const say = (text: string) => redact(text, secrets);
+    const base = this.checkBaseUrl(req.baseUrl);
+    if (!base.ok) return { kind: base.kind, message: say(base.message) };
+    const url = endpointUrl(base.url, req.path, req.query);
+    const headers: Record<string, string> = { accept: 'application/json', ...req.headers };
+    if (req.apiKey) headers.authorization = `Bearer ${req.apiKey}`;
+    if (req.body !== undefined) headers['content-type'] = 'application/json';
+    const timeout = AbortSignal.timeout(this.totalMs);
+    const signal = req.signal ? AbortSignal.any([timeout, req.signal]) : timeout;
+    const where = `${req.method} ${req.path}`;
+    try {
+      const res = await request(url, {
+        method: req.method,
+        headers,
+        body: req.body,
+        dispatcher: this.agent,
+        signal,
+      });
+      const flat: Headers = {};
+      for (const [k, v] of Object.entries(res.headers))
+        if (v !== undefined) flat[k] = say(Array.isArray(v) ? v.join(', ') : v);
+      // Errors of a body thrown away on purpose are expected; never let them go unhandled.
+      res.body.on('error', () => {});
+      if (res.statusCode >= 300 && res.statusCode < 400) {
+        res.body.destroy();
+        return {
+          kind: 'redirect',
+          status: res.statusCode,
+          message: `${where}: HTTP ${res.statusCode} redirect (not followed)`,
+        };
+      }
+      const declared = Number(res.headers['content-length']);
+      if (declared > this.maxBytes) {
+        res.body.destroy();
+        return { kind: 'too_large', message: `${where}: answer larger than ${this.maxBytes} bytes` };
+      }
+      const text = await this.readBody(res.body);
+      const json = parseJson(say(text));
+      if (res.statusCode >= 200 && res.statusCode < 300) {
+        if (json === undefined)
+          return {
+            kind: 'invalid_json',
+            status: res.statusCode,
+            message: `${where}: HTTP ${res.statusCode} answer is not JSON`,
+          };
+        return { kind: 'ok', status: res.statusCode, headers: flat, json };
+      }
+      return {
+        kind: 'http_status',
+        status: res.statusCode,
+        headers: flat,
+        json,
+        message: say(`${where}: HTTP ${res.statusCode}${errorSummary(json)}`),
+      };
+    } catch (err) {
+      return this.failure(err, where, say, req.signal);
+    }
+  }
+
+  private async readBody(body: AsyncIterable<Buffer> & { destroy(): void }): Promise<string> {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of body) {
+      size += chunk.length;
+      if (size > this.maxBytes) {
+        body.destroy();
+        throw Object.assign(new Error('too large'), { code: 'UND_ERR_RES_EXCEEDED_MAX_SIZE' });
+      }
+      chunks.push(chunk);
+    }
+    return Buffer.concat(chunks).toString('utf8');
+  }
+
+  private failure(err: unknown, where: string, say: (t: string) => string, caller?: AbortSignal): Outcome {
+    const codes = causeChain(err);
+    if (codes.includes('ERR_PODIUM_BLOCKED_ADDRESS')) {
+      const blocked = findCause(err, (e) => e instanceof BlockedAddressError);
+      return {
+        kind: 'blocked_address',
+        message: say(`${where}: refused to connect: ${blocked?.message ?? 'non-public address'}`),
+      };
+    }
+    if (caller?.aborted) return { kind: 'aborted', message: `${where}: cancelled` };
+    if (codes.includes('UND_ERR_RES_EXCEEDED_MAX_SIZE'))
+      return { kind: 'too_large', message: `${where}: answer larger than ${this.maxBytes} bytes` };
+    if (codes.some((c) => c === 'UND_ERR_CONNECT_TIMEOUT'))
+      return { kind: 'timeout', message: `${where}: no connection within ${this.connectMs} ms` };
+    if (codes.some((c) => /TIMEOUT|TimeoutError|AbortError|ABORT/i.test(c)))
+      return { kind: 'timeout', message: `${where}: no complete answer within ${this.totalMs} ms` };
+    if (codes.includes('ECONNREFUSED')) return { kind: 'refused', message: `${where}: connection refused` };
+    if (codes.includes('ENOTFOUND') || codes.includes('EAI_AGAIN'))
+      return { kind: 'network', message: `${where}: host name does not resolve` };
+    const detail = (err as Error)?.message ?? String(err);
+    return { kind: 'network', message: say(`${where}: ${detail}`) };
+  }
+
+  async close(): Promise<void> {
+    await this.agent.close();
+  }
+}
+
+function parseJson(text: string): unknown {
+  if (!text) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** ` code: message` of a contract error body, for the operator-facing message. */
+function errorSummary(json: unknown): string {
+  if (!json || typeof json !== 'object') return '';
+  const { code, message } = json as { code?: unknown; message?: unknown };
+  const parts = [typeof code === 'string' ? code : '', typeof message === 'string' ? message : ''].filter(
+    Boolean,
+  );
+  return parts.length ? ` ${parts.join(': ')}` : '';
+}
+
+/** Codes and names of an error and its causes (undici wraps socket errors). */
+function causeChain(err: unknown): string[] {
+  const out: string[] = [];
+  let e = err as { code?: unknown; name?: unknown; cause?: unknown; errors?: unknown } | undefined;
+  for (let depth = 0; e && depth < 6; depth++) {
+    if (typeof e.code === 'string') out.push(e.code);
+    if (typeof e.name === 'string') out.push(e.name);
+    if (Array.isArray(e.errors)) for (const inner of e.errors) out.push(...causeChain(inner));
+    e = e.cause as typeof e;
+  }
+  return out;
+}
+
+function findCause(err: unknown, test: (e: unknown) => boolean): Error | undefined {
+  let e = err as { cause?: unknown; errors?: unknown } | undefined;
+  for (let depth = 0; e && depth < 6; depth++) {
+    if (test(e)) return e as unknown as Error;
+    if (Array.isArray(e.errors)) {
+      const inner = e.errors.find(test);
+      if (inner) return inner as Error;
+    }
+    e = e.cause as typeof e;
+  }
+  return undefined;
+}

@@ -1,0 +1,98 @@
+import type { LookupAddress } from 'node:dns';
+import { lookup as dnsLookup } from 'node:dns/promises';
+import ipaddr from 'ipaddr.js';
+
+/**
+ * Which addresses Podium's outbound client may connect to: only global unicast. Every address
+ * is checked where the socket is made (IP literals before connecting, names inside the lookup
+ * the socket itself uses, and the socket's remote address once connected), so neither exotic
+ * notations nor DNS rebinding between a check and the connect get through.
+ */
+
+/** Cloud metadata services, blocked by name even though their ranges are blocked anyway. */
+const METADATA = new Set([
+  '169.254.169.254',
+  '169.254.170.2',
+  '100.100.100.200',
+  '192.0.0.192',
+  'fd00:ec2::254',
+]);
+/** IPv6 global unicast is 2000::/3; everything outside it (IPv4-compatible `::a.b.c.d` included) is refused. */
+const GLOBAL_V6 = ipaddr.parseCIDR('2000::/3');
+
+export type AddressVerdict = { ok: true } | { ok: false; reason: string };
+
+/** Resolves a host name to every address it has (the socket's lookup and the guard share it). */
+export type Resolver = (hostname: string) => Promise<LookupAddress[]>;
+
+export const systemResolver: Resolver = (hostname) => dnsLookup(hostname, { all: true, verbatim: true });
+
+/** Thrown (inside the socket's lookup or connect) when an address is not allowed. */
+export class BlockedAddressError extends Error {
+  readonly code = 'ERR_PODIUM_BLOCKED_ADDRESS';
+  constructor(message: string) {
+    super(message);
+    this.name = 'BlockedAddressError';
+  }
+}
+
+/** Normalised text of an address (`::ffff:7f00:1` → `127.0.0.1`), or undefined when not an IP. */
+export function normaliseAddress(address: string): string | undefined {
+  const bare = address.replace(/^\[|\]$/g, '');
+  if (!ipaddr.isValid(bare)) return undefined;
+  const parsed = ipaddr.parse(bare);
+  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress())
+    return (parsed as ipaddr.IPv6).toIPv4Address().toString();
+  return parsed.toString();
+}
+
+/** The verdict on one address; `allow` is the test-only allow-list of exact addresses. */
+export function checkAddress(address: string, allow: ReadonlySet<string> = new Set()): AddressVerdict {
+  const norm = normaliseAddress(address);
+  if (norm === undefined) return { ok: false, reason: `${address} is not an IP address` };
+  if (allow.has(norm)) return { ok: true };
+  if (METADATA.has(norm)) return { ok: false, reason: `${norm} is a cloud metadata address` };
+  const ip = ipaddr.parse(norm);
+  const range = ip.range();
+  if (range !== 'unicast') return { ok: false, reason: `${norm} is not a public address (${range})` };
+  if (ip.kind() === 'ipv6' && !ip.match(GLOBAL_V6))
+    return { ok: false, reason: `${norm} is not a public address (outside 2000::/3)` };
+  return { ok: true };
+}
+
+/** Normalises a test allow-list (addresses in any notation) for `checkAddress`. */
+export function allowSet(addresses: readonly string[] = []): ReadonlySet<string> {
+  return new Set(addresses.map((a) => normaliseAddress(a) ?? a));
+}
+
+type LookupCallback = (
+  err: NodeJS.ErrnoException | null,
+  address: string | LookupAddress[],
+  family?: number,
+) => void;
+
+/**
+ * A `lookup` for `net.connect`/`tls.connect` that resolves with `resolver` and fails unless
+ * EVERY address is allowed; the socket then connects to exactly the addresses checked here.
+ */
+export function guardedLookup(resolver: Resolver, allow: ReadonlySet<string>) {
+  return (hostname: string, options: { all?: boolean }, callback: LookupCallback): void => {
+    resolver(hostname).then(
+      (addresses) => {
+        if (!addresses.length) {
+          const err: NodeJS.ErrnoException = new Error(`${hostname} has no address`);
+          err.code = 'ENOTFOUND';
+          return callback(err, '');
+        }
+        for (const a of addresses) {
+          const verdict = checkAddress(a.address, allow);
+          if (!verdict.ok)
+            return callback(new BlockedAddressError(`${hostname} resolves to ${verdict.reason}`), '');
+        }
+        if (options.all) return callback(null, addresses);
+        return callback(null, addresses[0]!.address, addresses[0]!.family);
+      },
+      (err: NodeJS.ErrnoException) => callback(err, ''),
+    );
+  };
+}

@@ -1,0 +1,91 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance } from 'fastify';
+import { requireAdmin } from '../../plugins/auth.ts';
+import type { TokenVerifier } from '../catalog/token-verifier.ts';
+import { publicConnection } from './connections.ts';
+import {
+  ConnectionInput,
+  ConnectionParams,
+  ConnectionPatch,
+  PlacementInput,
+  PlacementMapping,
+  PlacementParams,
+  PlacementUnmapParams,
+  PublisherQuery,
+} from './schemas.ts';
+import type { AdserverService } from './service.ts';
+
+/** Connections, inventory and placements, mounted under /api/admin/v1/adserver. */
+export async function registerAdserverAdmin(
+  scope: FastifyInstance,
+  deps: { adserver: AdserverService; tokens: TokenVerifier },
+): Promise<void> {
+  const app = scope.withTypeProvider<TypeBoxTypeProvider>();
+  const { adserver, tokens } = deps;
+  const read = { preHandler: requireAdmin(tokens, 'adserver:read') };
+  const write = { preHandler: requireAdmin(tokens, 'adserver:write') };
+  const conns = adserver.connections;
+
+  app.get('/adserver/connections', { ...read, schema: { querystring: PublisherQuery } }, async (req) => ({
+    data: await conns.list(req.query.publisher),
+  }));
+  app.post('/adserver/connections', { ...write, schema: { body: ConnectionInput } }, async (req, reply) =>
+    reply
+      .status(201)
+      .header('cache-control', 'no-store')
+      .send({ data: await conns.create(req.body) }),
+  );
+  app.get('/adserver/connections/:id', { ...read, schema: { params: ConnectionParams } }, async (req) => ({
+    data: publicConnection(await conns.get(req.params.id)),
+  }));
+  app.patch(
+    '/adserver/connections/:id',
+    { ...write, schema: { params: ConnectionParams, body: ConnectionPatch } },
+    async (req) => ({ data: await conns.update(req.params.id, req.body) }),
+  );
+  app.post(
+    '/adserver/connections/:id/verify',
+    { ...write, schema: { params: ConnectionParams } },
+    async (req) => ({
+      data: await conns.verify(req.params.id),
+    }),
+  );
+
+  app.post(
+    '/adserver/connections/:id/inventory/sync',
+    { ...write, schema: { params: ConnectionParams } },
+    async (req) => ({ data: await adserver.syncInventory(req.params.id) }),
+  );
+  app.get(
+    '/adserver/connections/:id/inventory',
+    { ...read, schema: { params: ConnectionParams } },
+    async (req) => ({
+      data: await adserver.listSlots(req.params.id),
+    }),
+  );
+
+  app.get('/adserver/placements', { ...read, schema: { querystring: PublisherQuery } }, async (req) => ({
+    data: await adserver.listPlacements(req.query.publisher),
+  }));
+  app.post('/adserver/placements', { ...write, schema: { body: PlacementInput } }, async (req, reply) =>
+    reply.status(201).send({ data: await adserver.createPlacement(req.body) }),
+  );
+  app.get('/adserver/placements/:id', { ...read, schema: { params: PlacementParams } }, async (req) => ({
+    data: await adserver.getPlacement(req.params.id),
+  }));
+  app.put(
+    '/adserver/placements/:id/slots',
+    { ...write, schema: { params: PlacementParams, body: PlacementMapping } },
+    async (req) => ({
+      data: await adserver.mapPlacement(req.params.id, req.body.connection_id, req.body.inventory_id),
+    }),
+  );
+  app.delete(
+    '/adserver/placements/:id/slots/:connectionId',
+    { ...write, schema: { params: PlacementUnmapParams } },
+    async (req, reply) => {
+      await adserver.unmapPlacement(req.params.id, req.params.connectionId);
+      return reply.status(204).send();
+    },
+  );
+}

@@ -1,0 +1,52 @@
+import { Type as T } from '@sinclair/typebox';
+
+/** Request schemas of the ad-server admin API. Field names follow the contract (snake_case). */
+
+const strict = { additionalProperties: false } as const;
+const Publisher = T.String({ pattern: '^[a-z0-9][a-z0-9-]{0,62}$', description: 'publisher slug' });
+const ApiKey = T.String({ minLength: 8, maxLength: 512, pattern: '^[\\x21-\\x7e]+$' });
+const BaseUrl = T.String({ minLength: 1, maxLength: 2000 });
+const Size = T.String({ pattern: '^[1-9]\\d{0,4}x[1-9]\\d{0,4}$' });
+
+export const ConnectionInput = T.Object(
+  {
+    publisher: Publisher,
+    environment: T.Optional(T.Union([T.Literal('production'), T.Literal('sandbox')])),
+    base_url: BaseUrl,
+    api_key: ApiKey,
+  },
+  strict,
+);
+
+export const ConnectionPatch = T.Object(
+  { base_url: T.Optional(BaseUrl), api_key: T.Optional(ApiKey) },
+  { ...strict, minProperties: 1 },
+);
+
+export const ConnectionParams = T.Object({ id: T.String({ pattern: '^asc_[0-9A-Z]{26}$' }) });
+
+export const PublisherQuery = T.Object({ publisher: T.Optional(Publisher) }, strict);
+
+export const PlacementInput = T.Object(
+  {
+    publisher: Publisher,
+    name: T.String({ minLength: 1, maxLength: 200 }),
+    sizes: T.Array(Size, { minItems: 1, maxItems: 50, uniqueItems: true }),
+  },
+  strict,
+);
+
+export const PlacementParams = T.Object({ id: T.Integer({ minimum: 1, maximum: 2147483647 }) });
+
+export const PlacementMapping = T.Object(
+  {
+    connection_id: T.String({ pattern: '^asc_[0-9A-Z]{26}$' }),
+    inventory_id: T.String({ minLength: 1, maxLength: 200 }),
+  },
+  strict,
+);
+
+export const PlacementUnmapParams = T.Object({
+  id: T.Integer({ minimum: 1, maximum: 2147483647 }),
+  connectionId: T.String({ pattern: '^asc_[0-9A-Z]{26}$' }),
+});
