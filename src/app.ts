@@ -27,6 +27,10 @@ import { registerConsole } from './modules/session/console-static.ts';
 import { SessionRepository } from './modules/session/repository.ts';
 import { registerSessionRoutes } from './modules/session/routes.ts';
 import { SessionService } from './modules/session/service.ts';
+import { registerAggregateJob } from './modules/tracking/aggregate-job.ts';
+import { AggregateRepository } from './modules/tracking/aggregate-repository.ts';
+import { registerAggregateAdmin } from './modules/tracking/aggregate-routes.ts';
+import { OperatorAggregates } from './modules/tracking/aggregates.ts';
 import {
   registerPostback,
   registerTrackingAdmin,
@@ -63,6 +67,7 @@ export interface Services {
   docs: DocsService;
   tracking: TrackingService;
   adserver: AdserverService;
+  aggregates: OperatorAggregates;
 }
 
 const ADMIN_PREFIX = '/api/admin/v1';
@@ -117,6 +122,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onClose', () => outbound.close());
   const sealer = sealerFromConfig(config, (msg) => app.log.warn(msg));
   const adserver = new AdserverService(deps.db, sealer, outbound, now);
+  const aggregates = new OperatorAggregates(new AggregateRepository(deps.db), sealer, outbound, config, now);
+  registerAggregateJob(scheduler, aggregates, config);
   app.decorate('services', {
     catalog,
     delivery,
@@ -127,6 +134,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     docs,
     tracking,
     adserver,
+    aggregates,
   });
   // Clicks waiting for their group commit are written before the database closes.
   app.addHook('onClose', () => tracking.drain());
@@ -177,6 +185,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await registerCatalog(admin, catalog);
       await registerAuditRoutes(admin, audit, catalog.tokens);
       await registerTrackingAdmin(admin, { tracking, tokens: catalog.tokens });
+      await registerAggregateAdmin(admin, { aggregates, tokens: catalog.tokens });
       await registerSessionRoutes(admin, sessions, ADMIN_PREFIX);
       await registerAdserverAdmin(admin, { adserver, tokens: catalog.tokens });
     },

@@ -52,3 +52,26 @@ export const SlugParams = T.Object({ slug: T.String({ minLength: 1, maxLength: 1
 export const GoQuery = T.Object({
   sub_id: T.Optional(T.String({ maxLength: 100, pattern: '^[A-Za-z0-9._~-]*$' })),
 });
+
+export const ReportInput = T.Object(
+  {
+    url: T.String({ minLength: 1, maxLength: 2000, description: "operator's report API base URL (https)" }),
+    key: T.Optional(
+      T.Union([T.String({ minLength: 1, maxLength: 500 }), T.Null()], {
+        description: 'report credential, write-only; null removes it, omitted keeps it',
+      }),
+    ),
+    mapping: T.Optional(
+      T.Record(T.String({ maxLength: 32 }), T.String({ maxLength: 300 }), { maxProperties: 20 }),
+    ),
+  },
+  strict,
+);
+
+export const DayRangeQuery = T.Object({ from: DateOnly, to: DateOnly });
+
+export const ReconcileQuery = T.Object({
+  from: DateOnly,
+  to: DateOnly,
+  threshold: T.Optional(T.Number({ minimum: 0, maximum: 100, description: 'percent; default from config' })),
+});
