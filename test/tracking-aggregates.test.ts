@@ -334,6 +334,12 @@ describe(`operator daily aggregates (${DB_KIND})`, () => {
       const pulls = await aggregates.pulls(programId, '2026-11-18', '2026-11-20');
       expect(pulls.filter((p) => p.trigger === 'schedule')).toHaveLength(3);
     });
+
+    it('throws when stopped, so the scheduler hands the slot to another process', async () => {
+      const stop = new AbortController();
+      stop.abort();
+      await expect(aggregates.pullWindow(stop.signal)).rejects.toThrow();
+    });
   });
 
   describe('reconciliation', () => {

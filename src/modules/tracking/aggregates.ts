@@ -345,6 +345,8 @@ export class OperatorAggregates {
       for (let back = this.config.aggregateWindowDays; back >= 1 && !signal?.aborted; back--)
         out.push(await this.pullDay(id, addDays(today, -back), 'schedule', signal));
     }
+    // A run cut short by shutdown throws, so the scheduler gives its slot back to another process.
+    signal?.throwIfAborted();
     return out;
   }
 
