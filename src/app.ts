@@ -118,7 +118,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     now,
     metrics.tracking((): number => tracking.pendingHits),
   );
-  const outbound = new OutboundClient(outboundOptionsFrom(config, deps.outboundTestOnly));
+  const outbound = new OutboundClient(
+    outboundOptionsFrom(config, deps.outboundTestOnly, (r) =>
+      metrics.outbound.labels(r.target, r.kind).observe(r.seconds),
+    ),
+  );
   app.addHook('onClose', () => outbound.close());
   const sealer = sealerFromConfig(config, (msg) => app.log.warn(msg));
   const adserver = new AdserverService(deps.db, sealer, outbound, now);
