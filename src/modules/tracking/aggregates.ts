@@ -194,6 +194,7 @@ export class OperatorAggregates {
           query,
           apiKey,
           signal,
+          target: 'operator',
         });
       const { outcome, calls: made } = await withRetries(send, { ...this.retry, signal });
       calls += made;
