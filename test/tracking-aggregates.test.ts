@@ -134,6 +134,14 @@ describe(`operator daily aggregates (${DB_KIND})`, () => {
       }
       expect((await admin('GET', '/report')).json().data.url).toBe(`${op.origin}/partner`);
     });
+
+    it('removes the endpoint and key on DELETE; a pull then fails saying so', async () => {
+      const removed = await admin('DELETE', '/report');
+      expect(removed.json().data).toEqual({ programId, url: null, keySet: false, mapping: {} });
+      const r = await aggregates.pullDay(programId, '2026-11-01', 'backfill');
+      expect(r).toMatchObject({ status: 'failed', reason: 'the programme has no report endpoint', calls: 0 });
+      await aggregates.setReport(programId, { url: `${op.origin}/partner`, key: KEY });
+    });
   });
 
   describe('pulls against fake operators', () => {

@@ -2,6 +2,7 @@ import type { Config } from '../../config.ts';
 import { invalidField, notFound } from '../../lib/errors.ts';
 import type { OutboundClient, Outcome } from '../../lib/outbound.ts';
 import { type RetryPolicy, withRetries } from '../../lib/retry.ts';
+import { scrub } from '../../lib/scrub.ts';
 import type { Sealer } from '../../lib/seal.ts';
 import { addDays, dayIn, daysBetween, isDay } from '../../lib/time.ts';
 import type {
@@ -72,10 +73,12 @@ export interface ReconcileDay {
 export type PullRetry = Pick<RetryPolicy, 'attempts' | 'budgetMs' | 'baseMs' | 'capMs' | 'sleep' | 'now'>;
 const DEFAULT_RETRY: PullRetry = { attempts: 4, budgetMs: 120_000, baseMs: 1000, capMs: 30_000 };
 
+/** A pull that ended without usable figures: the reason, the last HTTP status and the calls made. */
 class PullFailed extends Error {
   constructor(
     message: string,
     readonly httpStatus: number | null,
+    readonly calls: number,
   ) {
     super(message);
   }
@@ -165,11 +168,13 @@ export class OperatorAggregates {
 
   /** Calls the operator once per page (with retries) and reads every page of one day. */
   private async fetchDay(r: StoredReport, day: string, signal: AbortSignal | undefined) {
+    if (r.url === null) throw new PullFailed('the programme has no report endpoint', null, 0);
+    const baseUrl = r.url;
     let apiKey: string | undefined;
     try {
       apiKey = r.keySealed === null ? undefined : this.sealer.open(r.keySealed, String(r.programId));
     } catch (err) {
-      throw new PullFailed(`the report key cannot be opened: ${(err as Error).message}`, null);
+      throw new PullFailed(`the report key cannot be opened: ${(err as Error).message}`, null, 0);
     }
     let cursor: string | null = null;
     let calls = 0;
@@ -177,13 +182,14 @@ export class OperatorAggregates {
     let lastStatus: number | null = null;
     const rows: OperatorRow[] = [];
     let currency: string | null = null;
+    const fail = (reason: string) => new PullFailed(reason, lastStatus, calls);
     do {
       const query: Record<string, string> = { date: day };
       if (cursor !== null) query.cursor = cursor;
       const send = (): Promise<Outcome> =>
         this.outbound.send({
           method: 'GET',
-          baseUrl: r.url as string,
+          baseUrl,
           path: REPORT_PATH,
           query,
           apiKey,
@@ -193,32 +199,21 @@ export class OperatorAggregates {
       const { outcome, calls: made } = await withRetries(send, { ...this.retry, signal });
       calls += made;
       lastStatus = 'status' in outcome ? outcome.status : null;
-      if (outcome.kind !== 'ok')
-        throw Object.assign(new PullFailed(outcome.message.replace(/^base_url/, 'report URL'), lastStatus), {
-          calls,
-        });
+      if (outcome.kind !== 'ok') throw fail(outcome.message.replace(/^base_url/, 'report URL'));
       let page: ReturnType<typeof readReportPage>;
       try {
         page = readReportPage(outcome.json, day, r.mapping);
       } catch (err) {
         if (!(err instanceof ReportShapeError)) throw err;
-        throw Object.assign(new PullFailed(`malformed answer: ${err.message}`, lastStatus), { calls });
+        throw fail(`malformed answer: ${err.message}`);
       }
       pages++;
       rows.push(...page.rows);
       currency = page.currency ?? currency;
       if (page.nextCursor !== null && page.nextCursor === cursor)
-        throw Object.assign(
-          new PullFailed('malformed answer: next_cursor repeats the cursor just sent', lastStatus),
-          {
-            calls,
-          },
-        );
+        throw fail('malformed answer: next_cursor repeats the cursor just sent');
       cursor = page.nextCursor;
-      if (cursor !== null && pages >= MAX_PAGES)
-        throw Object.assign(new PullFailed(`more than ${MAX_PAGES} pages for one day`, lastStatus), {
-          calls,
-        });
+      if (cursor !== null && pages >= MAX_PAGES) throw fail(`more than ${MAX_PAGES} pages for one day`);
     } while (cursor !== null);
     return { rows, currency, calls, pages, httpStatus: lastStatus };
   }
@@ -231,75 +226,36 @@ export class OperatorAggregates {
     signal?: AbortSignal,
   ): Promise<PullResult> {
     const r = await this.stored(programId);
-    const startedAt = this.now().toISOString();
-    const base = { programId, day, trigger, startedAt } as const;
-    if (r.url === null) {
-      const id = await this.repo.recordPull(
-        {
-          ...base,
-          status: 'failed',
-          reason: 'the programme has no report endpoint',
-          httpStatus: null,
-          calls: 0,
-          pages: 0,
-          finishedAt: this.now(),
-        },
-        undefined,
-        null,
-      );
-      return {
-        id,
-        day,
-        status: 'failed',
-        reason: 'the programme has no report endpoint',
-        calls: 0,
-        pages: 0,
-        rows: 0,
-      };
-    }
+    const base = { programId, day, trigger, startedAt: this.now().toISOString() } as const;
+    let got: Awaited<ReturnType<OperatorAggregates['fetchDay']>>;
     try {
-      const got = await this.fetchDay(r, day, signal);
-      const id = await this.repo.recordPull(
-        {
-          ...base,
-          status: 'ok',
-          reason: null,
-          httpStatus: got.httpStatus,
-          calls: got.calls,
-          pages: got.pages,
-          finishedAt: this.now(),
-        },
-        got.rows,
-        got.currency,
-      );
-      return {
-        id,
-        day,
-        status: 'ok',
-        reason: null,
-        calls: got.calls,
-        pages: got.pages,
-        rows: got.rows.length,
-      };
+      got = await this.fetchDay(r, day, signal);
     } catch (err) {
       const failed = err instanceof PullFailed;
-      const reason = failed ? err.message : `internal error: ${(err as Error).message}`;
-      const calls = (err as { calls?: number }).calls ?? 0;
-      const id = await this.repo.recordPull(
-        {
-          ...base,
-          status: 'failed',
-          reason: reason.slice(0, 1000),
-          httpStatus: failed ? err.httpStatus : null,
-          calls,
-          pages: 0,
-          finishedAt: this.now(),
-        },
-        undefined,
-        null,
+      // Unexpected errors are recorded too, scrubbed of anything that looks like a secret.
+      const reason = (failed ? err.message : `internal error: ${scrub((err as Error).message)}`).slice(
+        0,
+        1000,
       );
-      return { id, day, status: 'failed', reason, calls, pages: 0, rows: 0 };
+      const pull = {
+        ...base,
+        status: 'failed' as const,
+        reason,
+        httpStatus: failed ? err.httpStatus : null,
+        calls: failed ? err.calls : 0,
+        pages: 0,
+        finishedAt: this.now(),
+      };
+      const id = await this.repo.recordPull(pull, undefined, null);
+      return { id, day, status: 'failed', reason, calls: pull.calls, pages: 0, rows: 0 };
     }
+    const pull = { ...base, status: 'ok' as const, reason: null, finishedAt: this.now() };
+    const id = await this.repo.recordPull(
+      { ...pull, httpStatus: got.httpStatus, calls: got.calls, pages: got.pages },
+      got.rows,
+      got.currency,
+    );
+    return { id, day, status: 'ok', reason: null, calls: got.calls, pages: got.pages, rows: got.rows.length };
   }
 
   private checkRange(from: string, to: string, max: number): void {
