@@ -52,3 +52,37 @@ export async function admin(
   });
   return { status: res.statusCode, body: res.body ? JSON.parse(res.body) : undefined, raw: res.body };
 }
+
+/** A connected, synced connection to `ref` with placements mapped to two of its demo slots. */
+export async function bookable(
+  t: TestApp & { admin: string },
+  ref: ReferenceServer,
+  publisher: string,
+  baseUrl = ref.url,
+): Promise<{ conn: string; leaderboard: number; skin: number; mpu: number }> {
+  const conn = (
+    await admin(t, 'POST', '/adserver/connections', { publisher, base_url: baseUrl, api_key: ref.apiKey })
+  ).body.data.id as string;
+  const sync = await admin(t, 'POST', `/adserver/connections/${conn}/inventory/sync`);
+  if (!sync.body.data?.ok) throw new Error(`sync failed: ${sync.raw}`);
+  const place = async (name: string, sizes: string[], inventory_id: string) => {
+    const p = (await admin(t, 'POST', '/adserver/placements', { publisher, name, sizes })).body.data;
+    const mapped = await admin(t, 'PUT', `/adserver/placements/${p.id}/slots`, {
+      connection_id: conn,
+      inventory_id,
+    });
+    if (mapped.status !== 200) throw new Error(`mapping ${inventory_id} on ${conn} failed: ${mapped.raw}`);
+    return p.id as number;
+  };
+  return {
+    conn,
+    leaderboard: await place('Leaderboard', ['728x90'], 'slot-home-leaderboard'),
+    skin: await place('Skin', ['1920x1080'], 'slot-new-skin'),
+    mpu: await place('MPU', ['300x250'], 'slot-home-mpu'),
+  };
+}
+
+/** A third-party tag carrying Podium's click and impression tracking, as the marketplace's CDN serves it. */
+export function tag(code: string): string {
+  return `<iframe src="https://cdn.podium.test/c/${code}.html?click=https%3A%2F%2Fpodium.test%2Fgo%2F${code}" data-go="https://podium.test/go/${code}" data-imp="https://podium.test/imp/${code}" width="728" height="90"></iframe>`;
+}

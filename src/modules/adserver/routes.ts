@@ -4,9 +4,14 @@ import { requireAdmin } from '../../plugins/auth.ts';
 import type { TokenVerifier } from '../catalog/token-verifier.ts';
 import { publicConnection } from './connections.ts';
 import {
+  BookingInput,
+  BookingParams,
   ConnectionInput,
   ConnectionParams,
   ConnectionPatch,
+  ForecastInput,
+  LineParams,
+  LinePatch,
   PlacementInput,
   PlacementMapping,
   PlacementParams,
@@ -88,4 +93,28 @@ export async function registerAdserverAdmin(
       return reply.status(204).send();
     },
   );
+
+  app.post(
+    '/adserver/connections/:id/forecast',
+    { ...read, schema: { params: ConnectionParams, body: ForecastInput } },
+    async (req) => ({ data: await adserver.forecast(req.params.id, req.body) }),
+  );
+
+  app.post('/adserver/bookings', { ...write, schema: { body: BookingInput } }, async (req, reply) =>
+    reply.status(201).send({ data: await adserver.bookings.create(req.body) }),
+  );
+  app.get('/adserver/bookings/:id', { ...read, schema: { params: BookingParams } }, async (req) => ({
+    data: await adserver.bookings.get(req.params.id),
+  }));
+  app.patch(
+    '/adserver/bookings/:id/lines/:lineNo',
+    { ...write, schema: { params: LineParams, body: LinePatch } },
+    async (req) => ({ data: await adserver.bookings.updateLine(req.params.id, req.params.lineNo, req.body) }),
+  );
+  app.post('/adserver/bookings/:id/push', { ...write, schema: { params: BookingParams } }, async (req) => ({
+    data: await adserver.bookings.push(req.params.id),
+  }));
+  app.get('/adserver/bookings/:id/pushes', { ...read, schema: { params: BookingParams } }, async (req) => ({
+    data: await adserver.bookings.pushes(req.params.id),
+  }));
 }

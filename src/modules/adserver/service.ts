@@ -2,8 +2,11 @@ import type { Db } from '../../db/index.ts';
 import { fromDbError } from '../../lib/db-errors.ts';
 import { AppError, invalidField, notFound } from '../../lib/errors.ts';
 import type { OutboundClient } from '../../lib/outbound.ts';
+import { withRetries } from '../../lib/retry.ts';
 import type { Sealer } from '../../lib/seal.ts';
+import { Bookings } from './bookings.ts';
 import { Connections } from './connections.ts';
+import { type ForecastResult, readForecast } from './forecast.ts';
 import { INVENTORY_PAGE_LIMIT, walkInventory } from './inventory.ts';
 import { AdserverRepository } from './repository.ts';
 import type { Placement, Slot } from './types.ts';
@@ -23,6 +26,7 @@ export interface SyncSummary {
 export class AdserverService {
   readonly repo: AdserverRepository;
   readonly connections: Connections;
+  readonly bookings: Bookings;
 
   constructor(
     readonly db: Db,
@@ -32,6 +36,46 @@ export class AdserverService {
   ) {
     this.repo = new AdserverRepository(db);
     this.connections = new Connections(this.repo, sealer, http);
+    this.bookings = new Bookings(db, this.repo, this.connections, (p, c) => this.slotOf(p, c), now);
+  }
+
+  /* Forecast */
+
+  /**
+   * `POST /forecast` for a placement's slot, only when `/health` declared `capabilities.forecast`;
+   * never an invented number: anything but a conforming answer is "no forecast".
+   */
+  async forecast(
+    connectionId: string,
+    input: { placement_id: number; start_date: string; end_date: string; geo?: string[]; sizes?: string[] },
+  ): Promise<ForecastResult> {
+    const conn = await this.connections.get(connectionId);
+    const slot = await this.slotOf(input.placement_id, conn.id);
+    if (input.end_date < input.start_date) throw invalidField('end_date', 'is before start_date');
+    if (conn.forecast_declared !== true)
+      return {
+        inventory_id: slot.inventory_id,
+        forecast: null,
+        reason: 'forecast_disabled',
+        message: 'The ad server declares no forecast capability',
+      };
+    const body = JSON.stringify({
+      inventory_id: slot.inventory_id,
+      flight: { start_date: input.start_date, end_date: input.end_date },
+      ...(input.geo?.length ? { targeting: { geo: input.geo } } : {}),
+      ...(input.sizes?.length ? { sizes: input.sizes } : {}),
+    });
+    const { outcome } = await withRetries(
+      () => this.connections.call(conn, { method: 'POST', path: '/forecast', body }),
+      {
+        attempts: 2,
+        budgetMs: 5_000,
+        baseMs: 300,
+      },
+    );
+    const result = readForecast(outcome, slot.inventory_id);
+    if (result.forecast) await this.repo.confirmCapability(conn.id, 'forecast');
+    return result;
   }
 
   /* Inventory */
