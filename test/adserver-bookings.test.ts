@@ -278,7 +278,7 @@ describe('idempotent push matrix', () => {
   }
 
   it('a response lost after the ad server created the order: retried with the same key and bytes, created once', async () => {
-    const { srv, orders, h, b } = await bookedBehind(['forward-then-drop'], 'dropper');
+    const { srv, orders, b } = await bookedBehind(['forward-then-drop'], 'dropper');
     const p = await admin(t, 'POST', `/adserver/bookings/${b.id}/push`);
     expect(p.status).toBe(200);
     expect(orders).toHaveLength(2);
@@ -291,7 +291,7 @@ describe('idempotent push matrix', () => {
   });
 
   it('5xx and dropped connections are retried with the same key and bytes, then succeed', async () => {
-    const { srv, orders, h, b } = await bookedBehind(['500', 'drop', 'forward'], 'flaky');
+    const { srv, orders, b } = await bookedBehind(['500', 'drop', 'forward'], 'flaky');
     expect((await admin(t, 'POST', `/adserver/bookings/${b.id}/push`)).status).toBe(200);
     expect(orders).toHaveLength(3);
     expect(new Set(orders.map((o) => `${o.key}|${o.body}`)).size).toBe(1);
@@ -300,7 +300,7 @@ describe('idempotent push matrix', () => {
   });
 
   it('409 is logged on the push and never retried', async () => {
-    const { srv, orders, h, b } = await bookedBehind(['409'], 'conflicted');
+    const { srv, orders, b } = await bookedBehind(['409'], 'conflicted');
     const r = await admin(t, 'POST', `/adserver/bookings/${b.id}/push`);
     expect(r.status).toBe(409);
     expect(r.body.message).toContain('idempotency_conflict');
