@@ -3,6 +3,7 @@ import {
   admin,
   adserverApp,
   bookable,
+  fakeAdServer,
   type ReferenceServer,
   referenceServer,
   tag,
@@ -95,25 +96,11 @@ describe('forecast', () => {
       forecasted_impressions: 5,
     };
     let forecastOn = false;
-    hostile.handle((req, res) => {
-      const url = req.url ?? '';
-      if (url.includes('/health'))
-        return json(res, 200, {
-          account_id: 'h',
-          timezone: 'Europe/Malta',
-          currency: 'EUR',
-          capabilities: { forecast: forecastOn, reporting: true, draft_booking: true },
-        });
-      if (url.includes('/inventory'))
-        return json(res, 200, {
-          data: [
-            { inventory_id: 'slot-home-leaderboard', name: 'x', sizes: ['728x90'] },
-            { inventory_id: 'slot-new-skin', name: 'x', sizes: ['1920x1080'] },
-            { inventory_id: 'slot-home-mpu', name: 'x', sizes: ['300x250'] },
-          ],
-        });
-      json(res, 200, body);
-    });
+    hostile.handle(
+      fakeAdServer({ timezone: 'Europe/Malta', forecast: () => forecastOn }, (_req, res) =>
+        json(res, 200, body),
+      ),
+    );
     const h = await bookable(t, { ...ref, url: `${hostile.origin}/v1` }, 'hostile-forecast');
     const ask = () =>
       admin(t, 'POST', `/adserver/connections/${h.conn}/forecast`, {

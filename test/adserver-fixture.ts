@@ -3,6 +3,7 @@ import type { ReferenceServer, ReferenceServerOptions } from '@podium/adserver-k
 import { testServer } from '../packages/adserver-kit/test/helpers.ts';
 import { type Resolver, systemResolver } from '../src/lib/ssrf.ts';
 import { type TestApp, testApp } from './helpers.ts';
+import { type Handler, json } from './hostile-server.ts';
 
 /** System DNS, except `private.test`, which resolves to a private address. */
 const resolver: Resolver = async (host) =>
@@ -85,4 +86,30 @@ export async function bookable(
 /** A third-party tag carrying Podium's click and impression tracking, as the marketplace's CDN serves it. */
 export function tag(code: string): string {
   return `<iframe src="https://cdn.podium.test/c/${code}.html?click=https%3A%2F%2Fpodium.test%2Fgo%2F${code}" data-go="https://podium.test/go/${code}" data-imp="https://podium.test/imp/${code}" width="728" height="90"></iframe>`;
+}
+
+/**
+ * A minimal contract-speaking ad server for hostile tests: `/health` (the zone and forecast flag
+ * given) and an inventory with the three slots `bookable` maps; every other call goes to `rest`.
+ */
+export function fakeAdServer(opts: { timezone: string; forecast: () => boolean }, rest: Handler): Handler {
+  return (req, res, raw) => {
+    const url = req.url ?? '';
+    if (url.includes('/health'))
+      return json(res, 200, {
+        account_id: 'h',
+        timezone: opts.timezone,
+        currency: 'EUR',
+        capabilities: { forecast: opts.forecast(), reporting: true, draft_booking: true },
+      });
+    if (url.includes('/inventory'))
+      return json(res, 200, {
+        data: [
+          { inventory_id: 'slot-home-leaderboard', name: 'x', sizes: ['728x90'] },
+          { inventory_id: 'slot-new-skin', name: 'x', sizes: ['1920x1080'] },
+          { inventory_id: 'slot-home-mpu', name: 'x', sizes: ['300x250'] },
+        ],
+      });
+    rest(req, res, raw);
+  };
 }

@@ -117,4 +117,25 @@ export async function registerAdserverAdmin(
   app.get('/adserver/bookings/:id/pushes', { ...read, schema: { params: BookingParams } }, async (req) => ({
     data: await adserver.bookings.pushes(req.params.id),
   }));
+
+  app.post(
+    '/adserver/connections/:id/reports/pull',
+    { ...write, schema: { params: ConnectionParams } },
+    async (req) => ({ data: await adserver.pullReports(req.params.id) }),
+  );
+  app.get(
+    '/adserver/connections/:id/reports/pulls',
+    { ...read, schema: { params: ConnectionParams } },
+    async (req) => ({
+      data: await adserver.pullHistory(req.params.id),
+    }),
+  );
+  app.get(
+    '/adserver/connections/:id/unmatched-delivery',
+    { ...read, schema: { params: ConnectionParams } },
+    async (req) => ({ data: await adserver.unmatchedDelivery(req.params.id) }),
+  );
+  app.get('/adserver/bookings/:id/delivery', { ...read, schema: { params: BookingParams } }, async (req) => ({
+    data: await adserver.delivery(req.params.id),
+  }));
 }
