@@ -221,6 +221,53 @@ describe('bookings → draft orders', () => {
   });
 });
 
+describe('lines added later', () => {
+  it('a new line is created on the next push; the order and the existing line keep their ids', async () => {
+    const b = (await admin(t, 'POST', '/adserver/bookings', booking())).body.data;
+    const first = (await admin(t, 'POST', `/adserver/bookings/${b.id}/push`)).body.data;
+    const added = await admin(t, 'POST', `/adserver/bookings/${b.id}/lines`, {
+      placement_id: fx.leaderboard,
+      month: '2027-01',
+      geo: ['MT'],
+      goal_impressions: 100_000,
+      sizes: ['728x90'],
+    });
+    expect(added.status).toBe(201);
+    expect(added.body.data.lines[1]).toMatchObject({
+      line_no: 2,
+      external_ref: `${b.external_ref}:L2`,
+      start_date: '2027-01-01',
+    });
+    const second = (await admin(t, 'POST', `/adserver/bookings/${b.id}/push`)).body.data;
+    expect(second.order_id).toBe(first.order_id);
+    expect(second.lines[0].line_item_id).toBe(first.lines[0].line_item_id);
+    expect(second.lines[1].line_item_id).toMatch(/.+/);
+    expect(second.lines[1].line_item_id).not.toBe(first.lines[0].line_item_id);
+    const lines = await ref.store.query('SELECT id FROM line_items WHERE order_id = $1', [first.order_id]);
+    expect(lines).toHaveLength(2);
+    const wrong = await admin(t, 'POST', `/adserver/bookings/${b.id}/lines`, {
+      placement_id: fx.leaderboard,
+      month: '2027-01',
+      goal_impressions: 1,
+      sizes: ['300x250'],
+    });
+    expect(wrong.body.details.field).toBe('sizes');
+  });
+
+  it('two pushes of one revision at once share one key and make one order', async () => {
+    const b = (await admin(t, 'POST', '/adserver/bookings', booking())).body.data;
+    const [a, c] = await Promise.all([
+      admin(t, 'POST', `/adserver/bookings/${b.id}/push`),
+      admin(t, 'POST', `/adserver/bookings/${b.id}/push`),
+    ]);
+    expect([a.status, c.status]).toEqual([200, 200]);
+    expect(a.body.data.order_id).toBe(c.body.data.order_id);
+    expect(await refOrders(b.external_ref)).toHaveLength(1);
+    const pushes = (await admin(t, 'GET', `/adserver/bookings/${b.id}/pushes`)).body.data;
+    expect(new Set(pushes.map((p: { idempotency_key: string }) => p.idempotency_key)).size).toBe(1);
+  });
+});
+
 describe('idempotent push matrix', () => {
   /** A proxy in front of the reference server whose behaviour per /orders call is scripted. */
   async function proxy(script: ('forward' | 'forward-then-drop' | '409' | '500' | 'drop')[]) {

@@ -40,6 +40,9 @@ export interface LinePatch {
   creatives?: Creative[];
 }
 
+/** Names a field of the request being validated (`lines.0.sizes` in a booking, `sizes` in an added line). */
+type FieldOf = (field: string) => string;
+
 /** Retries of one push: same key, same bytes, bounded in calls and time. */
 const PUSH_POLICY = { attempts: 4, budgetMs: 60_000, baseMs: 500, capMs: 10_000 };
 
@@ -69,7 +72,7 @@ export class Bookings {
       const slot = await this.slotOf(l.placement_id, conn.id).catch((err: AppError) => {
         throw invalidField(`lines.${i}.placement_id`, err.message);
       });
-      lines.push(this.line(i, l, slot, input.campaign.external_ref, conn.timezone));
+      lines.push(this.line(i, l, slot, input.campaign.external_ref, conn.timezone, (f) => `lines.${i}.${f}`));
     }
     const id = `bkg_${ulid()}`;
     try {
@@ -103,13 +106,30 @@ export class Bookings {
     return this.repo.listPushes(id);
   }
 
+  /** Adds a line to a booking (the next push creates only it and keeps every existing id). */
+  async addLine(id: string, input: BookingLineInput): Promise<Booking> {
+    const b = await this.get(id);
+    const conn = await this.connections.get(b.connection_id);
+    if (b.lines.length >= 200) throw invalidField('lines', 'a booking has at most 200 lines');
+    const slot = await this.slotOf(input.placement_id, conn.id).catch((err: AppError) => {
+      throw invalidField('placement_id', err.message);
+    });
+    const index = Math.max(0, ...b.lines.map((l) => l.line_no));
+    const line = this.line(index, input, slot, b.external_ref, conn.timezone, (f) => f);
+    await this.db.tx(async (q) => {
+      await this.repo.with(q).insertLine(id, conn.id, line);
+      await this.repo.with(q).bumpRevision(id);
+    });
+    return this.get(id);
+  }
+
   /** Changes one line (goal, geo, creatives); the booking moves to a new revision to push. */
   async updateLine(id: string, lineNo: number, patch: LinePatch): Promise<Booking> {
     const b = await this.get(id);
     const line = b.lines.find((l) => l.line_no === lineNo);
     if (!line) throw notFound('Booking line');
     const next: BookingLine = { ...line, ...patch };
-    this.checkCreatives(next.creatives, next.sizes, `lines.${lineNo}`);
+    this.checkCreatives(next.creatives, next.sizes, (f) => f);
     const codes = trackingCodes(next.creatives);
     next.click_codes = codes.click;
     next.impression_codes = codes.impression;
@@ -210,18 +230,15 @@ export class Bookings {
     slot: Slot,
     campaignRef: string,
     timezone: string | null,
+    field: FieldOf,
   ): BookingLine {
-    const field = `lines.${i}`;
-    if (slot.status !== 'active') throw invalidField(`${field}.placement_id`, 'its slot is archived');
+    if (slot.status !== 'active') throw invalidField(field('placement_id'), 'its slot is archived');
     const misfit = l.sizes.filter((s) => !slot.sizes.includes(s));
     if (misfit.length)
-      throw invalidField(`${field}.sizes`, `${misfit.join(', ')} does not fit slot ${slot.inventory_id}`);
+      throw invalidField(field('sizes'), `${misfit.join(', ')} does not fit slot ${slot.inventory_id}`);
     const flight = monthFlight(l.month);
     if (timezone && flight.end_date < todayIn(timezone, this.now()))
-      throw invalidField(
-        `${field}.month`,
-        `${l.month} has already ended in the account time zone ${timezone}`,
-      );
+      throw invalidField(field('month'), `${l.month} has already ended in the account time zone ${timezone}`);
     const creatives = l.creatives ?? [];
     this.checkCreatives(creatives, l.sizes, field);
     const codes = trackingCodes(creatives);
@@ -242,13 +259,10 @@ export class Bookings {
     };
   }
 
-  private checkCreatives(creatives: readonly Creative[], sizes: readonly string[], field: string): void {
+  private checkCreatives(creatives: readonly Creative[], sizes: readonly string[], field: FieldOf): void {
     creatives.forEach((c, j) => {
       if (!sizes.includes(`${c.width}x${c.height}`))
-        throw invalidField(
-          `${field}.creatives.${j}`,
-          `${c.width}x${c.height} is not one of the line's sizes`,
-        );
+        throw invalidField(field(`creatives.${j}`), `${c.width}x${c.height} is not one of the line's sizes`);
     });
   }
 }

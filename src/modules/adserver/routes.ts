@@ -10,6 +10,7 @@ import {
   ConnectionParams,
   ConnectionPatch,
   ForecastInput,
+  LineInput,
   LineParams,
   LinePatch,
   PlacementInput,
@@ -106,6 +107,12 @@ export async function registerAdserverAdmin(
   app.get('/adserver/bookings/:id', { ...read, schema: { params: BookingParams } }, async (req) => ({
     data: await adserver.bookings.get(req.params.id),
   }));
+  app.post(
+    '/adserver/bookings/:id/lines',
+    { ...write, schema: { params: BookingParams, body: LineInput } },
+    async (req, reply) =>
+      reply.status(201).send({ data: await adserver.bookings.addLine(req.params.id, req.body) }),
+  );
   app.patch(
     '/adserver/bookings/:id/lines/:lineNo',
     { ...write, schema: { params: LineParams, body: LinePatch } },

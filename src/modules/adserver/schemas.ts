@@ -79,6 +79,9 @@ const LineFields = {
   creatives: T.Optional(Creatives),
 };
 
+/** One booked line: a placement (its mapped slot) × geo × month. */
+export const LineInput = T.Object(LineFields, strict);
+
 export const BookingInput = T.Object(
   {
     connection_id: T.String({ pattern: '^asc_[0-9A-Z]{26}$' }),
@@ -88,7 +91,7 @@ export const BookingInput = T.Object(
       strict,
     ),
     campaign: T.Object({ name: T.String({ minLength: 1, maxLength: 200 }), external_ref: Ref }, strict),
-    lines: T.Array(T.Object(LineFields, strict), { minItems: 1, maxItems: 200 }),
+    lines: T.Array(LineInput, { minItems: 1, maxItems: 200 }),
   },
   strict,
 );
