@@ -127,7 +127,19 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   );
   app.addHook('onClose', () => outbound.close());
   const sealer = sealerFromConfig(config, (msg) => app.log.warn(msg));
-  const adserver = new AdserverService(deps.db, sealer, outbound, now);
+  const adserver = new AdserverService(deps.db, sealer, outbound, now, {
+    trailingDays: config.adserverTrailingDays,
+    counts: (codes, from, to, timezone) => tracking.countsByCode(codes, from, to, timezone),
+  });
+  // Delivery pulls run once per slot across every process; a run may use most of its slot.
+  const reportEveryMs = config.adserverReportMinutes * 60_000;
+  scheduler.register({
+    name: 'adserver-reports',
+    everyMs: reportEveryMs,
+    run: async (signal) => {
+      await adserver.reports.pullAll(signal, Math.min(reportEveryMs * 0.8, 600_000));
+    },
+  });
   const aggregates = new OperatorAggregates(new AggregateRepository(deps.db), sealer, outbound, config, now);
   registerAggregateJob(scheduler, aggregates, config);
   app.decorate('services', {

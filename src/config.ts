@@ -47,6 +47,9 @@ export interface Config {
   readonly outboundConnectTimeoutMs: number;
   readonly outboundTimeoutMs: number;
   readonly outboundMaxBytes: number;
+  /** Ad-server delivery pulls: minutes between runs, and trailing days pulled again on each run. */
+  readonly adserverReportMinutes: number;
+  readonly adserverTrailingDays: number;
 }
 
 /** One key of the secret-sealing key ring: `version` is stored beside every ciphertext it made. */
@@ -348,6 +351,20 @@ export const SETTINGS = [
     default: () => 5 * 1024 * 1024,
     parse: int(1024, 256 * 1024 * 1024),
   } satisfies Setting<'outboundMaxBytes'>,
+  {
+    key: 'adserverReportMinutes',
+    env: 'PODIUM_ADSERVER_REPORT_MINUTES',
+    description: "Minutes between pulls of delivery from publishers' ad servers (POST /reports).",
+    default: () => 15,
+    parse: int(1, 1440),
+  } satisfies Setting<'adserverReportMinutes'>,
+  {
+    key: 'adserverTrailingDays',
+    env: 'PODIUM_ADSERVER_TRAILING_DAYS',
+    description: 'Days before today pulled again on every delivery pull (ad servers revise recent days).',
+    default: () => 3,
+    parse: int(0, 60),
+  } satisfies Setting<'adserverTrailingDays'>,
 ] as const;
 
 /** Raised when the environment or flags hold invalid values; lists every bad key at once. */

@@ -3,6 +3,7 @@ import type { ReferenceServer, ReferenceServerOptions } from '@podium/adserver-k
 import { testServer } from '../packages/adserver-kit/test/helpers.ts';
 import { type Resolver, systemResolver } from '../src/lib/ssrf.ts';
 import { type TestApp, testApp } from './helpers.ts';
+import { type Handler, json } from './hostile-server.ts';
 
 /** System DNS, except `private.test`, which resolves to a private address. */
 const resolver: Resolver = async (host) =>
@@ -51,4 +52,64 @@ export async function admin(
     ...(payload === undefined ? {} : { payload: payload as object }),
   });
   return { status: res.statusCode, body: res.body ? JSON.parse(res.body) : undefined, raw: res.body };
+}
+
+/** A connected, synced connection to `ref` with placements mapped to two of its demo slots. */
+export async function bookable(
+  t: TestApp & { admin: string },
+  ref: ReferenceServer,
+  publisher: string,
+  baseUrl = ref.url,
+): Promise<{ conn: string; leaderboard: number; skin: number; mpu: number }> {
+  const conn = (
+    await admin(t, 'POST', '/adserver/connections', { publisher, base_url: baseUrl, api_key: ref.apiKey })
+  ).body.data.id as string;
+  const sync = await admin(t, 'POST', `/adserver/connections/${conn}/inventory/sync`);
+  if (!sync.body.data?.ok) throw new Error(`sync failed: ${sync.raw}`);
+  const place = async (name: string, sizes: string[], inventory_id: string) => {
+    const p = (await admin(t, 'POST', '/adserver/placements', { publisher, name, sizes })).body.data;
+    const mapped = await admin(t, 'PUT', `/adserver/placements/${p.id}/slots`, {
+      connection_id: conn,
+      inventory_id,
+    });
+    if (mapped.status !== 200) throw new Error(`mapping ${inventory_id} on ${conn} failed: ${mapped.raw}`);
+    return p.id as number;
+  };
+  return {
+    conn,
+    leaderboard: await place('Leaderboard', ['728x90'], 'slot-home-leaderboard'),
+    skin: await place('Skin', ['1920x1080'], 'slot-new-skin'),
+    mpu: await place('MPU', ['300x250'], 'slot-home-mpu'),
+  };
+}
+
+/** A third-party tag carrying Podium's click and impression tracking, as the marketplace's CDN serves it. */
+export function tag(code: string): string {
+  return `<iframe src="https://cdn.podium.test/c/${code}.html?click=https%3A%2F%2Fpodium.test%2Fgo%2F${code}" data-go="https://podium.test/go/${code}" data-imp="https://podium.test/imp/${code}" width="728" height="90"></iframe>`;
+}
+
+/**
+ * A minimal contract-speaking ad server for hostile tests: `/health` (the zone and forecast flag
+ * given) and an inventory with the three slots `bookable` maps; every other call goes to `rest`.
+ */
+export function fakeAdServer(opts: { timezone: string; forecast: () => boolean }, rest: Handler): Handler {
+  return (req, res, raw) => {
+    const url = req.url ?? '';
+    if (url.includes('/health'))
+      return json(res, 200, {
+        account_id: 'h',
+        timezone: opts.timezone,
+        currency: 'EUR',
+        capabilities: { forecast: opts.forecast(), reporting: true, draft_booking: true },
+      });
+    if (url.includes('/inventory'))
+      return json(res, 200, {
+        data: [
+          { inventory_id: 'slot-home-leaderboard', name: 'x', sizes: ['728x90'] },
+          { inventory_id: 'slot-new-skin', name: 'x', sizes: ['1920x1080'] },
+          { inventory_id: 'slot-home-mpu', name: 'x', sizes: ['300x250'] },
+        ],
+      });
+    rest(req, res, raw);
+  };
 }

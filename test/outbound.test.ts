@@ -182,6 +182,9 @@ describe('outbound client: hostile answers', () => {
     expect((await trusted.send({ method: 'GET', baseUrl: base(), path: '/health' })).kind).toBe(
       'invalid_json',
     );
+    srv.handle((_q, res) => json(res, 200, { data: 'x'.repeat(50_000) }));
+    const long = await trusted.send({ method: 'GET', baseUrl: base(), path: '/inventory', apiKey: KEY });
+    expect(long.kind === 'ok' && (long.json as { data: string }).data).toHaveLength(50_000);
     srv.handle((_q, res) => res.writeHead(204).end());
     expect((await trusted.send({ method: 'GET', baseUrl: base(), path: '/health' })).kind).toBe(
       'invalid_json',

@@ -16,6 +16,8 @@ export const ERRORS = {
   validation_failed: 422,
   rate_limited: 429,
   internal_error: 500,
+  /** A server Podium called (a publisher's ad server, an operator) failed or broke its contract. */
+  bad_gateway: 502,
   /** Sealing a secret needs PODIUM_SECRET_KEYS (DATABASE_URL deployments). */
   secret_key_missing: 500,
   /** A sealed secret cannot be opened: unknown key version, wrong record or tampered. */

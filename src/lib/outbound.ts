@@ -212,7 +212,8 @@ export class OutboundClient {
         return { kind: 'too_large', message: `${where}: answer larger than ${this.maxBytes} bytes` };
       }
       const text = await this.readBody(res.body);
-      const json = parseJson(say(text));
+      // The whole body, never cut: only the key (in any echoed form) and credential shapes go.
+      const json = parseJson(redact(text, secrets, Number.POSITIVE_INFINITY));
       if (res.statusCode >= 200 && res.statusCode < 300) {
         if (json === undefined)
           return {

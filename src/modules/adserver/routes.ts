@@ -4,9 +4,15 @@ import { requireAdmin } from '../../plugins/auth.ts';
 import type { TokenVerifier } from '../catalog/token-verifier.ts';
 import { publicConnection } from './connections.ts';
 import {
+  BookingInput,
+  BookingParams,
   ConnectionInput,
   ConnectionParams,
   ConnectionPatch,
+  ForecastInput,
+  LineInput,
+  LineParams,
+  LinePatch,
   PlacementInput,
   PlacementMapping,
   PlacementParams,
@@ -88,4 +94,55 @@ export async function registerAdserverAdmin(
       return reply.status(204).send();
     },
   );
+
+  app.post(
+    '/adserver/connections/:id/forecast',
+    { ...read, schema: { params: ConnectionParams, body: ForecastInput } },
+    async (req) => ({ data: await adserver.forecast(req.params.id, req.body) }),
+  );
+
+  app.post('/adserver/bookings', { ...write, schema: { body: BookingInput } }, async (req, reply) =>
+    reply.status(201).send({ data: await adserver.bookings.create(req.body) }),
+  );
+  app.get('/adserver/bookings/:id', { ...read, schema: { params: BookingParams } }, async (req) => ({
+    data: await adserver.bookings.get(req.params.id),
+  }));
+  app.post(
+    '/adserver/bookings/:id/lines',
+    { ...write, schema: { params: BookingParams, body: LineInput } },
+    async (req, reply) =>
+      reply.status(201).send({ data: await adserver.bookings.addLine(req.params.id, req.body) }),
+  );
+  app.patch(
+    '/adserver/bookings/:id/lines/:lineNo',
+    { ...write, schema: { params: LineParams, body: LinePatch } },
+    async (req) => ({ data: await adserver.bookings.updateLine(req.params.id, req.params.lineNo, req.body) }),
+  );
+  app.post('/adserver/bookings/:id/push', { ...write, schema: { params: BookingParams } }, async (req) => ({
+    data: await adserver.bookings.push(req.params.id),
+  }));
+  app.get('/adserver/bookings/:id/pushes', { ...read, schema: { params: BookingParams } }, async (req) => ({
+    data: await adserver.bookings.pushes(req.params.id),
+  }));
+
+  app.post(
+    '/adserver/connections/:id/reports/pull',
+    { ...write, schema: { params: ConnectionParams } },
+    async (req) => ({ data: await adserver.pullReports(req.params.id) }),
+  );
+  app.get(
+    '/adserver/connections/:id/reports/pulls',
+    { ...read, schema: { params: ConnectionParams } },
+    async (req) => ({
+      data: await adserver.pullHistory(req.params.id),
+    }),
+  );
+  app.get(
+    '/adserver/connections/:id/unmatched-delivery',
+    { ...read, schema: { params: ConnectionParams } },
+    async (req) => ({ data: await adserver.unmatchedDelivery(req.params.id) }),
+  );
+  app.get('/adserver/bookings/:id/delivery', { ...read, schema: { params: BookingParams } }, async (req) => ({
+    data: await adserver.delivery(req.params.id),
+  }));
 }

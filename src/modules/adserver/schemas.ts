@@ -1,3 +1,4 @@
+import { Creative as CreativeSchema } from '@podium/adserver-kit/schemas';
 import { Type as T } from '@sinclair/typebox';
 
 /** Request schemas of the ad-server admin API. Field names follow the contract (snake_case). */
@@ -49,4 +50,63 @@ export const PlacementMapping = T.Object(
 export const PlacementUnmapParams = T.Object({
   id: T.Integer({ minimum: 1, maximum: 2147483647 }),
   connectionId: T.String({ pattern: '^asc_[0-9A-Z]{26}$' }),
+});
+
+const DateOnly = T.String({ pattern: '^\\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\\d|3[01])$' });
+const Geo = T.Array(T.String({ pattern: '^[A-Z]{2}$' }), { maxItems: 250, uniqueItems: true });
+const Sizes = T.Array(Size, { minItems: 1, maxItems: 50, uniqueItems: true });
+const Ref = T.String({ minLength: 1, maxLength: 120, pattern: '^[A-Za-z0-9._:-]+$' });
+
+export const ForecastInput = T.Object(
+  {
+    placement_id: T.Integer({ minimum: 1, maximum: 2147483647 }),
+    start_date: DateOnly,
+    end_date: DateOnly,
+    geo: T.Optional(Geo),
+    sizes: T.Optional(Sizes),
+  },
+  strict,
+);
+
+const Creatives = T.Array(CreativeSchema, { maxItems: 20 });
+
+const LineFields = {
+  placement_id: T.Integer({ minimum: 1, maximum: 2147483647 }),
+  month: T.String({ pattern: '^\\d{4}-(0[1-9]|1[0-2])$', description: 'YYYY-MM' }),
+  geo: T.Optional(Geo),
+  goal_impressions: T.Integer({ minimum: 1, maximum: 10_000_000_000 }),
+  sizes: Sizes,
+  creatives: T.Optional(Creatives),
+};
+
+/** One booked line: a placement (its mapped slot) × geo × month. */
+export const LineInput = T.Object(LineFields, strict);
+
+export const BookingInput = T.Object(
+  {
+    connection_id: T.String({ pattern: '^asc_[0-9A-Z]{26}$' }),
+    currency: T.String({ pattern: '^[A-Z]{3}$' }),
+    advertiser: T.Object(
+      { name: T.String({ minLength: 1, maxLength: 200 }), external_ref: T.Optional(Ref) },
+      strict,
+    ),
+    campaign: T.Object({ name: T.String({ minLength: 1, maxLength: 200 }), external_ref: Ref }, strict),
+    lines: T.Array(LineInput, { minItems: 1, maxItems: 200 }),
+  },
+  strict,
+);
+
+export const LinePatch = T.Object(
+  {
+    goal_impressions: T.Optional(LineFields.goal_impressions),
+    geo: T.Optional(Geo),
+    creatives: T.Optional(Creatives),
+  },
+  { ...strict, minProperties: 1 },
+);
+
+export const BookingParams = T.Object({ id: T.String({ pattern: '^bkg_[0-9A-Z]{26}$' }) });
+export const LineParams = T.Object({
+  id: T.String({ pattern: '^bkg_[0-9A-Z]{26}$' }),
+  lineNo: T.Integer({ minimum: 1, maximum: 200 }),
 });

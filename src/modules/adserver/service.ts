@@ -2,11 +2,34 @@ import type { Db } from '../../db/index.ts';
 import { fromDbError } from '../../lib/db-errors.ts';
 import { AppError, invalidField, notFound } from '../../lib/errors.ts';
 import type { OutboundClient } from '../../lib/outbound.ts';
+import { withRetries } from '../../lib/retry.ts';
 import type { Sealer } from '../../lib/seal.ts';
+import { Bookings } from './bookings.ts';
 import { Connections } from './connections.ts';
+import { type ForecastResult, readForecast } from './forecast.ts';
 import { INVENTORY_PAGE_LIMIT, walkInventory } from './inventory.ts';
+import { type ReportOptions, Reports } from './reports.ts';
 import { AdserverRepository } from './repository.ts';
 import type { Placement, Slot } from './types.ts';
+
+/** Podium's own counted /go clicks and /imp impressions per code and day (from the tracking module). */
+export type CodeCounts = (
+  codes: readonly string[],
+  from: string,
+  to: string,
+  timezone: string,
+) => Promise<{ slug: string; day: string; clicks: number; impressions: number }[]>;
+
+export interface AdserverOptions extends ReportOptions {
+  counts: CodeCounts;
+}
+
+const DEFAULT_OPTIONS: AdserverOptions = { trailingDays: 3, counts: async () => [] };
+
+/** (ad server − Podium) / ad server, in percent with two decimals; null when the ad server counted nothing. */
+export function discrepancyPct(adserver: number, podium: number): string | null {
+  return adserver ? (((adserver - podium) / adserver) * 100).toFixed(2) : null;
+}
 
 export interface SyncSummary {
   ok: boolean;
@@ -23,15 +46,137 @@ export interface SyncSummary {
 export class AdserverService {
   readonly repo: AdserverRepository;
   readonly connections: Connections;
+  readonly bookings: Bookings;
+  readonly reports: Reports;
+  private readonly counts: CodeCounts;
 
   constructor(
     readonly db: Db,
     sealer: Sealer,
     readonly http: OutboundClient,
     readonly now: () => Date = () => new Date(),
+    options: AdserverOptions = DEFAULT_OPTIONS,
   ) {
     this.repo = new AdserverRepository(db);
     this.connections = new Connections(this.repo, sealer, http);
+    this.bookings = new Bookings(db, this.repo, this.connections, (p, c) => this.slotOf(p, c), now);
+    this.reports = new Reports(this.repo, this.connections, now, options);
+    this.counts = options.counts;
+  }
+
+  /* Delivery */
+
+  /** Pulls one connection's delivery now (the operator's button; the job does the same on schedule). */
+  async pullReports(connectionId: string) {
+    const conn = await this.connections.get(connectionId);
+    return this.reports.pull(conn, Date.now() + 60_000);
+  }
+
+  async pullHistory(connectionId: string) {
+    await this.connections.get(connectionId);
+    return this.repo.listPulls(connectionId);
+  }
+
+  async unmatchedDelivery(connectionId: string) {
+    await this.connections.get(connectionId);
+    return this.repo.unmatchedOf(connectionId);
+  }
+
+  /**
+   * A booking's delivery per line and day as the ad server reports it, beside Podium's own /imp
+   * and /go counts for the line's creative codes (days in the account time zone), with the
+   * discrepancy in percent.
+   */
+  async delivery(bookingId: string) {
+    const booking = await this.bookings.get(bookingId);
+    const conn = await this.connections.get(booking.connection_id);
+    const timezone = conn.timezone ?? 'UTC';
+    const pushed = booking.lines.filter((l) => l.line_item_id);
+    const rows = await this.repo.deliveryOf(
+      conn.id,
+      pushed.map((l) => l.line_item_id!),
+    );
+    const lines = [];
+    for (const l of booking.lines) {
+      const mine = rows.filter((r) => r.line_item_id === l.line_item_id);
+      const codes = [...new Set([...l.click_codes, ...l.impression_codes])];
+      const own = await this.counts(codes, l.start_date, l.end_date, timezone);
+      const ownOn = (day: string) => {
+        const on = own.filter((o) => o.day === day);
+        return {
+          podium_impressions: on
+            .filter((o) => l.impression_codes.includes(o.slug))
+            .reduce((n, o) => n + o.impressions, 0),
+          podium_clicks: on.filter((o) => l.click_codes.includes(o.slug)).reduce((n, o) => n + o.clicks, 0),
+        };
+      };
+      const days = mine.map((r) => ({
+        date: r.date,
+        impressions: r.impressions,
+        clicks: r.clicks,
+        ...ownOn(r.date),
+      }));
+      const sum = (k: 'impressions' | 'clicks' | 'podium_impressions' | 'podium_clicks') =>
+        days.reduce((n, d) => n + d[k], 0);
+      const totals = {
+        impressions: sum('impressions'),
+        clicks: sum('clicks'),
+        podium_impressions: sum('podium_impressions'),
+        podium_clicks: sum('podium_clicks'),
+      };
+      lines.push({
+        line_no: l.line_no,
+        external_ref: l.external_ref,
+        line_item_id: l.line_item_id,
+        month: l.month,
+        days,
+        totals: {
+          ...totals,
+          impression_discrepancy_pct: discrepancyPct(totals.impressions, totals.podium_impressions),
+          click_discrepancy_pct: discrepancyPct(totals.clicks, totals.podium_clicks),
+        },
+      });
+    }
+    return { booking_id: booking.id, order_id: booking.order_id, timezone, lines };
+  }
+
+  /* Forecast */
+
+  /**
+   * `POST /forecast` for a placement's slot, only when `/health` declared `capabilities.forecast`;
+   * never an invented number: anything but a conforming answer is "no forecast".
+   */
+  async forecast(
+    connectionId: string,
+    input: { placement_id: number; start_date: string; end_date: string; geo?: string[]; sizes?: string[] },
+  ): Promise<ForecastResult> {
+    const conn = await this.connections.get(connectionId);
+    const slot = await this.slotOf(input.placement_id, conn.id);
+    if (input.end_date < input.start_date) throw invalidField('end_date', 'is before start_date');
+    if (conn.forecast_declared !== true)
+      return {
+        inventory_id: slot.inventory_id,
+        forecast: null,
+        reason: 'forecast_disabled',
+        message: 'The ad server declares no forecast capability',
+      };
+    const body = JSON.stringify({
+      inventory_id: slot.inventory_id,
+      flight: { start_date: input.start_date, end_date: input.end_date },
+      ...(input.geo?.length ? { targeting: { geo: input.geo } } : {}),
+      ...(input.sizes?.length ? { sizes: input.sizes } : {}),
+    });
+    const { outcome } = await withRetries(
+      () => this.connections.call(conn, { method: 'POST', path: '/forecast', body }),
+      {
+        attempts: 2,
+        budgetMs: 5_000,
+        baseMs: 300,
+      },
+    );
+    const result = readForecast(outcome, slot.inventory_id);
+    if (result.forecast) await this.repo.confirmCapability(conn.id, 'forecast');
+    return result;
   }
 
   /* Inventory */

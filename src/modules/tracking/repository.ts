@@ -436,4 +436,23 @@ export class TrackingRepository {
       [siteId, timezone],
     );
   }
+
+  /** Counted clicks and impressions per tracking-link slug and day (in `timezone`), for the given slugs. */
+  async countsBySlug(
+    slugs: readonly string[],
+    from: string,
+    to: string,
+    timezone: string,
+  ): Promise<{ slug: string; day: string; clicks: number; impressions: number }[]> {
+    return this.db.query(
+      `SELECT l.slug, to_char((c.at AT TIME ZONE $4)::date, 'YYYY-MM-DD') AS day,
+              count(*) FILTER (WHERE c.kind = 'click')::int AS clicks,
+              count(*) FILTER (WHERE c.kind = 'impression')::int AS impressions
+       FROM clicks c JOIN tracking_links l ON l.id = c.link_id
+       WHERE l.slug = ANY($1::text[]) AND c.flag IS NULL
+         AND c.at >= ($2::date)::timestamp AT TIME ZONE $4 AND c.at < ($3::date + 1)::timestamp AT TIME ZONE $4
+       GROUP BY 1, 2 ORDER BY 1, 2`,
+      [slugs, from, to, timezone],
+    );
+  }
 }

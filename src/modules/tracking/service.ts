@@ -290,4 +290,10 @@ export class TrackingService {
   postback(raw: RawPostback): Promise<PostbackResult> {
     return this.intake.handle(raw);
   }
+
+  /** Podium's own counted /go clicks and /imp impressions per code and day, for comparing with an ad server. */
+  async countsByCode(codes: readonly string[], from: string, to: string, timezone: string) {
+    if (!codes.length) return [];
+    return this.repo.countsBySlug(codes, from, to, timezone);
+  }
 }

@@ -1,0 +1,268 @@
+import type { Creative } from '@podium/adserver-kit/schemas';
+import { ulid } from 'ulid';
+import type { Db } from '../../db/index.ts';
+import { fromDbError } from '../../lib/db-errors.ts';
+import { AppError, invalidField, notFound } from '../../lib/errors.ts';
+import { withRetries } from '../../lib/retry.ts';
+import type { Connections } from './connections.ts';
+import {
+  type Booking,
+  type BookingLine,
+  monthFlight,
+  orderBody,
+  readOrderResponse,
+  todayIn,
+  trackingCodes,
+} from './orders.ts';
+import type { AdserverRepository, Push } from './repository.ts';
+import type { Slot } from './types.ts';
+
+export interface BookingLineInput {
+  placement_id: number;
+  month: string;
+  geo?: string[];
+  goal_impressions: number;
+  sizes: string[];
+  creatives?: Creative[];
+}
+
+export interface BookingInput {
+  connection_id: string;
+  currency: string;
+  advertiser: { name: string; external_ref?: string };
+  campaign: { name: string; external_ref: string };
+  lines: BookingLineInput[];
+}
+
+export interface LinePatch {
+  goal_impressions?: number;
+  geo?: string[];
+  creatives?: Creative[];
+}
+
+/** Names a field of the request being validated (`lines.0.sizes` in a booking, `sizes` in an added line). */
+type FieldOf = (field: string) => string;
+
+/** Retries of one push: same key, same bytes, bounded in calls and time. */
+const PUSH_POLICY = { attempts: 4, budgetMs: 60_000, baseMs: 500, capMs: 10_000 };
+
+/**
+ * Bookings → draft orders. A booking is validated against the connection's synced inventory
+ * and account (currency, time zone), then pushed with `POST /orders`: one idempotency key per
+ * revision, the exact same bytes on every retry, 409 never retried, ids stored; a change makes a
+ * new revision pushed under a new key with the same external_refs. Nothing is ever activated.
+ */
+export class Bookings {
+  constructor(
+    private readonly db: Db,
+    private readonly repo: AdserverRepository,
+    private readonly connections: Connections,
+    private readonly slotOf: (placementId: number, connectionId: string) => Promise<Slot>,
+    private readonly now: () => Date,
+  ) {}
+
+  async create(input: BookingInput): Promise<Booking> {
+    const conn = await this.connections.get(input.connection_id).catch(() => {
+      throw invalidField('connection_id', 'no such connection');
+    });
+    if (conn.currency && conn.currency !== input.currency)
+      throw invalidField('currency', `the ad server account books in ${conn.currency}`);
+    const lines: BookingLine[] = [];
+    for (const [i, l] of input.lines.entries()) {
+      const slot = await this.slotOf(l.placement_id, conn.id).catch((err: AppError) => {
+        throw invalidField(`lines.${i}.placement_id`, err.message);
+      });
+      lines.push(this.line(i, l, slot, input.campaign.external_ref, conn.timezone, (f) => `lines.${i}.${f}`));
+    }
+    const id = `bkg_${ulid()}`;
+    try {
+      await this.db.tx((q) =>
+        this.repo.with(q).insertBooking({
+          id,
+          connection_id: conn.id,
+          external_ref: input.campaign.external_ref,
+          advertiser_name: input.advertiser.name,
+          advertiser_ref: input.advertiser.external_ref ?? null,
+          campaign_name: input.campaign.name,
+          currency: input.currency,
+          lines,
+        }),
+      );
+    } catch (err) {
+      throw (
+        fromDbError(err, { adserver_bookings_connection_id_external_ref_key: 'campaign.external_ref' }) ?? err
+      );
+    }
+    return this.get(id);
+  }
+
+  async get(id: string): Promise<Booking> {
+    const b = await this.repo.getBooking(id);
+    if (!b) throw notFound('Booking');
+    return b;
+  }
+
+  pushes(id: string): Promise<Push[]> {
+    return this.repo.listPushes(id);
+  }
+
+  /** Adds a line to a booking (the next push creates only it and keeps every existing id). */
+  async addLine(id: string, input: BookingLineInput): Promise<Booking> {
+    const b = await this.get(id);
+    const conn = await this.connections.get(b.connection_id);
+    if (b.lines.length >= 200) throw invalidField('lines', 'a booking has at most 200 lines');
+    const slot = await this.slotOf(input.placement_id, conn.id).catch((err: AppError) => {
+      throw invalidField('placement_id', err.message);
+    });
+    const index = Math.max(0, ...b.lines.map((l) => l.line_no));
+    const line = this.line(index, input, slot, b.external_ref, conn.timezone, (f) => f);
+    await this.db.tx(async (q) => {
+      await this.repo.with(q).insertLine(id, conn.id, line);
+      await this.repo.with(q).bumpRevision(id);
+    });
+    return this.get(id);
+  }
+
+  /** Changes one line (goal, geo, creatives); the booking moves to a new revision to push. */
+  async updateLine(id: string, lineNo: number, patch: LinePatch): Promise<Booking> {
+    const b = await this.get(id);
+    const line = b.lines.find((l) => l.line_no === lineNo);
+    if (!line) throw notFound('Booking line');
+    const next: BookingLine = { ...line, ...patch };
+    this.checkCreatives(next.creatives, next.sizes, (f) => f);
+    const codes = trackingCodes(next.creatives);
+    next.click_codes = codes.click;
+    next.impression_codes = codes.impression;
+    await this.db.tx(async (q) => {
+      await this.repo.with(q).updateLine(id, next);
+      await this.repo.with(q).bumpRevision(id);
+    });
+    return this.get(id);
+  }
+
+  /** Pushes the booking's current revision as a draft order; a revision already pushed is not sent again. */
+  async push(id: string, signal?: AbortSignal): Promise<Booking> {
+    const first = await this.get(id);
+    const conn = await this.connections.get(first.connection_id);
+    if (conn.status !== 'connected')
+      throw new AppError(
+        'conflict',
+        `Connection ${conn.id} is in error (${conn.state}): fix it and re-verify first`,
+      );
+    if (conn.currency !== first.currency)
+      throw invalidField(
+        'currency',
+        `the ad server account books in ${conn.currency ?? 'an unknown currency'}`,
+      );
+    // Claim under the booking's row lock: concurrent pushes of one revision share one key and body.
+    const claim = await this.db.tx(async (q) => {
+      const repo = this.repo.with(q);
+      const b = (await repo.getBooking(id, true))!;
+      if (b.pushed_revision === b.revision) return undefined;
+      const open = await repo.openPush(id, b.revision);
+      if (open) return open;
+      const key = `pdm-${ulid()}`;
+      const body = JSON.stringify(orderBody(b, key));
+      await repo.insertPush(key, id, b.revision, body);
+      return { idempotency_key: key, revision: b.revision, body } as Push;
+    });
+    if (!claim) return first;
+    const sent = JSON.parse(claim.body) as { line_items: { external_ref: string }[] };
+    const { outcome, calls } = await withRetries(
+      () =>
+        this.connections.call(conn, {
+          method: 'POST',
+          path: '/orders',
+          body: claim.body,
+          headers: { 'idempotency-key': claim.idempotency_key },
+          signal,
+        }),
+      { ...PUSH_POLICY, signal },
+    );
+    const key = claim.idempotency_key;
+    if (outcome.kind === 'ok') {
+      const read = readOrderResponse(
+        outcome.json,
+        sent.line_items.map((l) => l.external_ref),
+      );
+      if ('problem' in read)
+        return this.fail(
+          id,
+          key,
+          'failed',
+          outcome.status,
+          calls,
+          `POST /orders: ${read.problem}`,
+          'bad_gateway',
+        );
+      await this.db.tx(async (q) => {
+        await this.repo.with(q).recordPushed(id, claim.revision, read.order_id, read.lineIds);
+        await this.repo.with(q).finishPush(key, 'succeeded', outcome.status, calls, null);
+      });
+      await this.repo.confirmCapability(conn.id, 'draft_booking');
+      return this.get(id);
+    }
+    const status = 'status' in outcome ? outcome.status : null;
+    if (outcome.kind === 'http_status' && outcome.status === 409)
+      return this.fail(id, key, 'conflict', 409, calls, outcome.message, 'conflict');
+    if (outcome.kind === 'http_status' && (outcome.status === 404 || outcome.status === 422))
+      return this.fail(id, key, 'failed', outcome.status, calls, outcome.message, 'validation_failed');
+    return this.fail(id, key, 'failed', status, calls, outcome.message, 'bad_gateway');
+  }
+
+  private async fail(
+    id: string,
+    key: string,
+    status: Push['status'],
+    httpStatus: number | null,
+    calls: number,
+    message: string,
+    code: 'conflict' | 'validation_failed' | 'bad_gateway',
+  ): Promise<never> {
+    await this.repo.finishPush(key, status, httpStatus, calls, message);
+    await this.repo.recordPushError(id, message);
+    throw new AppError(code, message, { idempotency_key: key, calls });
+  }
+
+  private line(
+    i: number,
+    l: BookingLineInput,
+    slot: Slot,
+    campaignRef: string,
+    timezone: string | null,
+    field: FieldOf,
+  ): BookingLine {
+    if (slot.status !== 'active') throw invalidField(field('placement_id'), 'its slot is archived');
+    const misfit = l.sizes.filter((s) => !slot.sizes.includes(s));
+    if (misfit.length)
+      throw invalidField(field('sizes'), `${misfit.join(', ')} does not fit slot ${slot.inventory_id}`);
+    const flight = monthFlight(l.month);
+    if (timezone && flight.end_date < todayIn(timezone, this.now()))
+      throw invalidField(field('month'), `${l.month} has already ended in the account time zone ${timezone}`);
+    const creatives = l.creatives ?? [];
+    this.checkCreatives(creatives, l.sizes, field);
+    const codes = trackingCodes(creatives);
+    return {
+      line_no: i + 1,
+      external_ref: `${campaignRef}:L${i + 1}`,
+      placement_id: l.placement_id,
+      inventory_id: slot.inventory_id,
+      month: l.month,
+      ...flight,
+      geo: l.geo ?? [],
+      goal_impressions: l.goal_impressions,
+      sizes: l.sizes,
+      creatives,
+      click_codes: codes.click,
+      impression_codes: codes.impression,
+      line_item_id: null,
+    };
+  }
+
+  private checkCreatives(creatives: readonly Creative[], sizes: readonly string[], field: FieldOf): void {
+    creatives.forEach((c, j) => {
+      if (!sizes.includes(`${c.width}x${c.height}`))
+        throw invalidField(field(`creatives.${j}`), `${c.width}x${c.height} is not one of the line's sizes`);
+    });
+  }
+}

@@ -1,0 +1,109 @@
+import type { Creative, OrderRequest } from '@podium/adserver-kit/schemas';
+
+export { todayIn } from '@podium/adserver-kit/dates';
+
+/** A booked line as stored. */
+export interface BookingLine {
+  line_no: number;
+  external_ref: string;
+  placement_id: number;
+  inventory_id: string;
+  month: string;
+  start_date: string;
+  end_date: string;
+  geo: string[];
+  goal_impressions: number;
+  sizes: string[];
+  creatives: Creative[];
+  click_codes: string[];
+  impression_codes: string[];
+  line_item_id: string | null;
+}
+
+export interface Booking {
+  id: string;
+  connection_id: string;
+  external_ref: string;
+  advertiser_name: string;
+  advertiser_ref: string | null;
+  campaign_name: string;
+  currency: string;
+  revision: number;
+  pushed_revision: number | null;
+  order_id: string | null;
+  last_push_error: string | null;
+  lines: BookingLine[];
+  created_at: string;
+  updated_at: string;
+}
+
+/** First and last calendar day of a `YYYY-MM` month (the flight, read in the account's zone by the ad server). */
+export function monthFlight(month: string): { start_date: string; end_date: string } {
+  const [y, m] = month.split('-').map(Number) as [number, number];
+  const last = new Date(Date.UTC(y, m, 0)).getUTCDate();
+  return { start_date: `${month}-01`, end_date: `${month}-${String(last).padStart(2, '0')}` };
+}
+
+/** Tracking codes of `/go/{code}` and `/imp/{code}` links inside a creative (tag text or URLs). */
+export function trackingCodes(creatives: readonly Creative[]): { click: string[]; impression: string[] } {
+  const click = new Set<string>();
+  const impression = new Set<string>();
+  for (const c of creatives) {
+    const text = c.type === 'third_party_tag' ? c.tag : `${c.click_url} ${c.impression_pixel_url}`;
+    for (const m of text.matchAll(/\/go\/([A-Za-z0-9_-]{1,120})/g)) click.add(m[1]!);
+    for (const m of text.matchAll(/\/imp\/([A-Za-z0-9_-]{1,120})/g)) impression.add(m[1]!);
+  }
+  return { click: [...click], impression: [...impression] };
+}
+
+/** The deterministic order label: the same booking always gets the same name. */
+export function orderName(b: Pick<Booking, 'advertiser_name' | 'campaign_name' | 'external_ref'>): string {
+  return `${b.advertiser_name} – ${b.campaign_name} [${b.external_ref}]`.slice(0, 300);
+}
+
+/** The `POST /orders` body of a booking; creatives and tags are passed exactly as stored. */
+export function orderBody(b: Booking, idempotencyKey: string): OrderRequest {
+  return {
+    idempotency_key: idempotencyKey,
+    advertiser: b.advertiser_ref
+      ? { name: b.advertiser_name, external_ref: b.advertiser_ref }
+      : { name: b.advertiser_name },
+    order: { name: orderName(b), external_ref: b.external_ref },
+    line_items: b.lines.map((l) => ({
+      external_ref: l.external_ref,
+      inventory_id: l.inventory_id,
+      flight: { start_date: l.start_date, end_date: l.end_date },
+      goal_impressions: l.goal_impressions,
+      ...(l.geo.length ? { targeting: { geo: l.geo } } : {}),
+      sizes: l.sizes,
+      ...(l.creatives.length ? { creatives: l.creatives } : {}),
+    })),
+  };
+}
+
+/** Checks a `POST /orders` answer: DRAFT order, and one DRAFT line per sent external_ref. Returns ids or a problem. */
+export function readOrderResponse(
+  json: unknown,
+  sentRefs: readonly string[],
+): { order_id: string; lineIds: Map<string, string> } | { problem: string } {
+  const body = json as { order_id?: unknown; status?: unknown; line_items?: unknown } | null;
+  if (!body || typeof body.order_id !== 'string' || !body.order_id) return { problem: 'order_id missing' };
+  if (body.status !== 'DRAFT')
+    return { problem: `order status ${JSON.stringify(body.status)}, expected DRAFT` };
+  if (!Array.isArray(body.line_items)) return { problem: 'line_items missing' };
+  const lineIds = new Map<string, string>();
+  for (const li of body.line_items as {
+    external_ref?: unknown;
+    line_item_id?: unknown;
+    status?: unknown;
+  }[]) {
+    if (typeof li?.external_ref !== 'string' || typeof li.line_item_id !== 'string' || !li.line_item_id)
+      return { problem: 'a line item lacks external_ref or line_item_id' };
+    if (li.status !== 'DRAFT')
+      return { problem: `line ${li.external_ref} status ${JSON.stringify(li.status)}, expected DRAFT` };
+    lineIds.set(li.external_ref, li.line_item_id);
+  }
+  const missing = sentRefs.filter((r) => !lineIds.has(r));
+  if (missing.length) return { problem: `no line_item_id for ${missing.join(', ')}` };
+  return { order_id: body.order_id, lineIds };
+}
