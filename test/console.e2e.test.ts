@@ -16,6 +16,8 @@ describe('operator console in headless Chromium', { timeout: 300_000 }, () => {
   let browser: Browser;
   let page: Page;
   let base: string;
+  /** The DE toplist's public document before the console edited it. */
+  let firstDoc: { version: string; items: { position: number; brand: { id: number; name: string } }[] };
 
   const shot = (name: string) => page.screenshot({ path: `${SHOTS}/${name}.png`, fullPage: true });
   const publicGet = async (path: string, token: string) => {
@@ -68,7 +70,8 @@ describe('operator console in headless Chromium', { timeout: 300_000 }, () => {
     const site = demo.siteTokens[0]!;
     const before = await publicGet('/toplists/by-slug/best-casinos-de', site.token);
     expect(before.status).toBe(200);
-    const beforeDoc = before.body.data as { version: string; items: { brand: { id: number } }[] };
+    const beforeDoc = before.body.data as typeof firstDoc;
+    firstDoc = beforeDoc;
     const beforeBrands = beforeDoc.items.map((i) => i.brand.id);
 
     await page.getByLabel('Site').selectOption({ label: site.domain });
@@ -101,6 +104,56 @@ describe('operator console in headless Chromium', { timeout: 300_000 }, () => {
     // The preview is the exact document the site receives.
     const previewText = await page.getByTestId('edition-json').textContent();
     expect(JSON.parse(previewText!)).toEqual(afterDoc);
+  });
+
+  it('schedules the publish window: a future start hides the toplist from sites, clearing it shows it again', async () => {
+    const site = demo.siteTokens[0]!;
+    const local = (d: Date) =>
+      new Date(d.getTime() - d.getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
+    const tomorrow = new Date(Date.now() + 24 * 3600_000);
+    // An end before the start: the API's message appears next to "Live until".
+    await page.getByLabel(/^Live from/).fill(local(tomorrow));
+    await page.getByLabel(/^Live until/).fill(local(new Date(Date.now() - 3600_000)));
+    await page.getByRole('button', { name: 'Save schedule' }).click();
+    await page.locator('#live-until-error').waitFor();
+    expect(await page.getByLabel(/^Live until/).getAttribute('aria-invalid')).toBe('true');
+
+    await page.getByLabel(/^Live until/).fill('');
+    await page.getByRole('button', { name: 'Save schedule' }).click();
+    await page.getByRole('status').filter({ hasText: 'Schedule saved.' }).waitFor();
+    await page
+      .getByTestId('schedule-state')
+      .filter({ hasText: 'Scheduled: sites receive it from' })
+      .waitFor();
+    expect((await publicGet('/toplists/by-slug/best-casinos-de', site.token)).status).toBe(404);
+    await shot('03b-toplist-schedule');
+
+    await page.getByRole('button', { name: 'Clear schedule' }).click();
+    await page.getByRole('status').filter({ hasText: 'Schedule cleared.' }).waitFor();
+    await page.getByTestId('schedule-state').filter({ hasText: 'No schedule' }).waitFor();
+    expect((await publicGet('/toplists/by-slug/best-casinos-de', site.token)).status).toBe(200);
+  });
+
+  it('compares two editions: the moved and removed items of the console edit', async () => {
+    const diff = page.getByTestId('edition-diff');
+    await diff.waitFor();
+    expect(await page.getByLabel('Older version').inputValue()).toBe(firstDoc.version);
+    const rows = await diff.locator('tbody tr').allInnerTexts();
+    const [first, second] = firstDoc.items;
+    const last = firstDoc.items.at(-1)!;
+    const cells = rows.map((r) => r.split('\t').map((c) => c.trim()));
+    expect(cells.map((c) => c.slice(0, 3))).toEqual([
+      ['1', 'Changed', second!.brand.name],
+      ['2', 'Changed', first!.brand.name],
+      [String(last.position), 'Removed', last.brand.name],
+    ]);
+    expect(cells[0]![3]).toBe('moved from position 2 to 1');
+    expect(cells[1]![3]).toBe('moved from position 1 to 2');
+    await diff.scrollIntoViewIfNeeded();
+    await shot('03c-edition-diff');
+    // The same version on both sides is no comparison.
+    await page.getByLabel('Older version').selectOption(await page.getByLabel('Newer version').inputValue());
+    await page.getByText('Pick two different versions.').waitFor();
   });
 
   it('shows the API field error next to the brand field', async () => {

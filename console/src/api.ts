@@ -73,9 +73,13 @@ export interface Offer {
   bonusWageringRequirement: number;
 }
 export interface ToplistItem {
+  /** Absent on an item added in the console and not saved yet; kept on save so the wire item id stays stable. */
+  id?: number;
   position: number;
   brandId: number;
   offerId: number;
+  dealId?: number;
+  isLocked?: boolean;
 }
 export interface Toplist {
   id: number;
@@ -85,6 +89,8 @@ export interface Toplist {
   slug: string;
   geo: { type: string; code: string; name: string };
   locked: boolean;
+  liveFrom: string | null;
+  liveUntil: string | null;
   liveVersion: string | null;
   draftUpdatedAt: string;
   items: ToplistItem[];
@@ -93,4 +99,19 @@ export interface Edition {
   id: number;
   version: string;
   publishedAt: string;
+  publishedBy: number | null;
+}
+
+/** The parts of a published edition's wire document that the console compares. */
+export interface WireItem {
+  id: number;
+  position: number;
+  brand: { id: number; name: string; rating: number };
+  offer: { id: number; offerText: string } & Record<string, unknown>;
+}
+export interface WireToplist {
+  version: string;
+  name: string;
+  publishedAt: string;
+  items: WireItem[];
 }
