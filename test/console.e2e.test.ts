@@ -3,7 +3,9 @@ import { type Browser, chromium, type Page } from 'playwright-core';
 import { build } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DemoTokens, loadDemo } from '../src/modules/catalog/demo.ts';
+import { adserverAppOptions, type ReferenceServer, referenceServer } from './adserver-fixture.ts';
 import { type TestApp, testApp } from './helpers.ts';
+import { json, type LoopbackServer, loopbackServer } from './hostile-server.ts';
 
 // Debian's Chromium only: this suite never downloads a browser (.ci/run installs the package).
 const CHROMIUM = '/usr/bin/chromium';
@@ -12,6 +14,10 @@ const SHOTS = 'test-output/console';
 // Each step waits on a real browser: generous limits for a shared two-core machine.
 describe('operator console in headless Chromium', { timeout: 300_000 }, () => {
   let t: TestApp;
+  let ref: ReferenceServer;
+  /** A pass-through in front of the reference ad server, closed for maintenance until a test opens it. */
+  let gate: LoopbackServer;
+  let gateOpen = false;
   let demo: DemoTokens;
   let browser: Browser;
   let page: Page;
@@ -30,7 +36,23 @@ describe('operator console in headless Chromium', { timeout: 300_000 }, () => {
     // Built before the app, which serves console/dist when it exists.
     await build({ configFile: 'console/vite.config.ts', logLevel: 'warn' });
     mkdirSync(SHOTS, { recursive: true });
-    t = await testApp();
+    t = await testApp(...adserverAppOptions(false));
+    ref = await referenceServer();
+    gate = await loopbackServer();
+    gate.handle(async (req, res, body) => {
+      if (!gateOpen) return json(res, 503, { code: 'maintenance', message: 'down for maintenance' });
+      const up = await fetch(`${new URL(ref.url).origin}${req.url}`, {
+        method: req.method,
+        headers: {
+          authorization: req.headers.authorization ?? '',
+          'content-type': req.headers['content-type'] ?? 'application/json',
+        },
+        body: req.method === 'GET' ? undefined : body,
+      });
+      res
+        .writeHead(up.status, { 'content-type': up.headers.get('content-type') ?? 'application/json' })
+        .end(await up.text());
+    });
     demo = await loadDemo(t.app.services.catalog);
     await t.app.listen({ host: '127.0.0.1', port: 0 });
     const addr = t.app.server.address();
@@ -43,11 +65,13 @@ describe('operator console in headless Chromium', { timeout: 300_000 }, () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
     page = await context.newPage();
-    page.setDefaultTimeout(120_000);
+    page.setDefaultTimeout(Number(process.env.E2E_TIMEOUT ?? 120_000));
   }, 600_000);
   afterAll(async () => {
     await browser?.close();
     await t?.close();
+    await gate?.close();
+    await ref?.close();
   });
 
   it('refuses a wrong token, then signs in with the demo admin token', async () => {
@@ -192,6 +216,76 @@ describe('operator console in headless Chromium', { timeout: 300_000 }, () => {
     expect((await publicGet('/toplists/by-slug/best-casinos-de', site.token)).status).toBe(200);
   });
 
+  it('adds an ad-server connection while the server is down, Re-verify connects it, syncs inventory and maps a placement', async () => {
+    const admin = { authorization: `Bearer ${demo.adminToken}` };
+    await page.getByRole('link', { name: 'Ad servers' }).click();
+    await page.getByRole('heading', { name: 'Ad servers' }).waitFor();
+    await page.getByText('No ad-server connections yet.').waitFor();
+    await page.getByRole('button', { name: 'Add a connection' }).click();
+    await page.getByLabel('Publisher (slug)').fill('casinoguide');
+    await page.getByLabel('Base URL (…/api/v1)').fill(`${gate.origin}/api/v1`);
+    await page.getByLabel('API key').fill(ref.apiKey);
+    await page.getByRole('button', { name: 'Add connection' }).click();
+    await page.getByRole('status').filter({ hasText: 'Added casinoguide (production): error.' }).waitFor();
+    const row = page.getByTestId('connection-casinoguide');
+    await row.getByText('error · unreachable').waitFor();
+    expect(await row.innerText()).toContain('503');
+    expect(await row.innerText()).toContain('inventory read: not verified');
+    // The key went to the server once; the page never shows it again.
+    expect(await page.content()).not.toContain(ref.apiKey);
+    await shot('07a-adservers-unreachable');
+
+    gateOpen = true;
+    await page.getByRole('button', { name: 'Re-verify casinoguide (production)' }).click();
+    await page
+      .getByRole('status')
+      .filter({ hasText: 'Re-verified casinoguide (production): connected.' })
+      .waitFor();
+    await row.getByText('connected', { exact: true }).waitFor();
+    const text = await row.innerText();
+    expect(text).toContain('inventory read: confirmed');
+    expect(text).toContain('forecast: not verified');
+    expect(text).toContain('reporting: not verified');
+    expect(text).toContain('draft booking: not verified');
+    expect(text).toContain('Europe/Malta · EUR');
+    expect(text).not.toContain('503');
+    await shot('07-adservers');
+
+    await page.getByRole('button', { name: 'Sync inventory' }).click();
+    await page
+      .getByRole('status')
+      .filter({ hasText: /^Synced 6 slots \(6 new\)/ })
+      .waitFor();
+    expect(await page.getByTestId('inventory').locator('tbody tr').count()).toBe(6);
+    await page.getByLabel('Name', { exact: true }).fill('Sidebar MPU');
+    await page.getByLabel(/^Sizes/).fill('300x250, 300x600');
+    await page.getByRole('button', { name: 'Create placement' }).click();
+    await page.getByRole('status').filter({ hasText: 'Placement Sidebar MPU created.' }).waitFor();
+    const select = page.getByLabel('Slot for Sidebar MPU');
+    // Only the active slot taking both sizes is offered.
+    await expect
+      .poll(() => select.locator('option').allTextContents())
+      .toEqual(['— not mapped —', 'Article sidebar (slot-article-sidebar)']);
+    await select.selectOption('slot-article-sidebar');
+    await page.getByRole('button', { name: 'Map Sidebar MPU', exact: true }).click();
+    await page.getByRole('status').filter({ hasText: 'Mapped to slot-article-sidebar.' }).waitFor();
+    const res = await fetch(`${base}/api/admin/v1/adserver/placements?publisher=casinoguide`, {
+      headers: admin,
+    });
+    const [placement] = ((await res.json()) as { data: { name: string; slots: Record<string, string> }[] })
+      .data;
+    const conn = (await (
+      await fetch(`${base}/api/admin/v1/adserver/connections`, { headers: admin })
+    ).json()) as {
+      data: { id: string }[];
+    };
+    expect(placement).toMatchObject({
+      name: 'Sidebar MPU',
+      slots: { [conn.data[0]!.id]: 'slot-article-sidebar' },
+    });
+    await shot('08-adserver-inventory');
+  });
+
   it('fits a tablet width', async () => {
     await page.setViewportSize({ width: 768, height: 1024 });
     await page.getByRole('link', { name: 'Toplists' }).click();
@@ -199,6 +293,12 @@ describe('operator console in headless Chromium', { timeout: 300_000 }, () => {
     const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
     expect(overflow).toBeLessThanOrEqual(0);
     await shot('06-toplists-tablet');
+    await page.getByRole('link', { name: 'Ad servers' }).click();
+    await page.getByTestId('connection-casinoguide').waitFor();
+    expect(
+      await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth'),
+    ).toBeLessThanOrEqual(0);
+    await shot('09-adservers-tablet');
   });
 
   it('signs out and is back at the sign-in form; the old cookie no longer works', async () => {

@@ -1,4 +1,5 @@
 import { type FormEvent, useEffect, useState } from 'react';
+import { AdServersScreen } from './AdServers.tsx';
 import { ApiError, api, SIGNED_OUT_EVENT } from './api.ts';
 import { BrandsScreen } from './Brands.tsx';
 import { SitesScreen } from './Sites.tsx';
@@ -14,6 +15,7 @@ const SCREENS = [
   { hash: '#/toplists', label: 'Toplists' },
   { hash: '#/brands', label: 'Brands and offers' },
   { hash: '#/sites', label: 'Sites and tokens' },
+  { hash: '#/adservers', label: 'Ad servers' },
 ] as const;
 
 function useHash(): string {
@@ -69,6 +71,8 @@ export function App() {
           <BrandsScreen />
         ) : hash.startsWith('#/sites') ? (
           <SitesScreen />
+        ) : hash.startsWith('#/adservers') ? (
+          <AdServersScreen />
         ) : (
           <ToplistsScreen />
         )}

@@ -1,3 +1,8 @@
+// The ad-server shapes are the server's own (a self-contained types file), so the two cannot drift.
+import type { Capability } from '../../src/modules/adserver/types.ts';
+
+export type { Connection, Placement, Slot } from '../../src/modules/adserver/types.ts';
+
 /** An error answer of the admin API: `{code, message, details?}`, with the 422 field when named. */
 export class ApiError extends Error {
   constructor(
@@ -114,4 +119,20 @@ export interface WireToplist {
   name: string;
   publishedAt: string;
   items: WireItem[];
+}
+
+/** The four capabilities the verify probe and real use confirm (ad-server contract). */
+export const CAPABILITIES: readonly Capability[] = [
+  'inventory_read',
+  'forecast',
+  'reporting',
+  'draft_booking',
+];
+
+export interface SyncSummary {
+  ok: boolean;
+  pages: number;
+  slots: number;
+  added: number;
+  problems: string[];
 }

@@ -66,6 +66,7 @@ export function Field({
   outcome,
   field,
   type = 'text',
+  autoComplete,
 }: {
   id: string;
   label: string;
@@ -74,6 +75,7 @@ export function Field({
   outcome: Outcome;
   field: string;
   type?: string;
+  autoComplete?: string;
 }) {
   const invalid = outcome.field === field;
   return (
@@ -82,6 +84,7 @@ export function Field({
       <input
         id={id}
         type={type}
+        autoComplete={autoComplete ?? (type === 'password' ? 'off' : undefined)}
         value={value}
         onChange={(e) => onChange(e.target.value)}
         aria-invalid={invalid}

@@ -192,7 +192,8 @@ export class OutboundClient {
         return { kind: 'too_large', message: `${where}: answer larger than ${this.maxBytes} bytes` };
       }
       const text = await this.readBody(res.body);
-      const json = parseJson(say(text));
+      // Redacted but never cut short: only messages are truncated, a body must parse whole.
+      const json = parseJson(redact(text, secrets, Number.POSITIVE_INFINITY));
       if (res.statusCode >= 200 && res.statusCode < 300) {
         if (json === undefined)
           return {
