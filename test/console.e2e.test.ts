@@ -286,6 +286,72 @@ describe('operator console in headless Chromium', { timeout: 300_000 }, () => {
     await shot('08-adserver-inventory');
   });
 
+  it('charts clicks seeded through the /go links of the demo toplist, by position and brand, and exports CSV', async () => {
+    const doc = (await publicGet('/toplists/by-slug/best-casinos-de', demo.siteTokens[0]!.token)).body
+      .data as {
+      items: { position: number; brand: { name: string }; offer: { trackers: { trackerLink: string }[] } }[];
+    };
+    const link = (position: number) => {
+      const url = new URL(doc.items[position - 1]!.offer.trackers[0]!.trackerLink);
+      return `${base}${url.pathname}`;
+    };
+    const browserUa =
+      'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/130.0 Safari/537.36';
+    const hit = async (url: string, times: number) => {
+      for (let i = 0; i < times; i++) {
+        const res = await fetch(url, { redirect: 'manual', headers: { 'user-agent': browserUa } });
+        expect(res.status).toBe(url.includes('/go/') ? 302 : 200);
+      }
+    };
+    // Two days ago, yesterday and today, on the app's clock: a real series, not one point.
+    const today = t.clock.now;
+    const day = 86_400_000;
+    t.clock.now = new Date(today.getTime() - 2 * day);
+    await hit(link(1), 3);
+    t.clock.now = new Date(today.getTime() - day);
+    await hit(link(1), 2);
+    await hit(link(2), 4);
+    await hit(link(2).replace('/go/', '/imp/'), 2);
+    t.clock.now = today;
+    await hit(link(3), 1);
+
+    await page.getByRole('link', { name: 'Tracking' }).click();
+    await page.getByRole('heading', { name: 'Tracking' }).waitFor();
+    await page
+      .getByTestId('stats-summary')
+      .filter({ hasText: '10 clicks · 2 impressions · 0 conversions' })
+      .waitFor();
+    const chart = page.getByRole('img', { name: /per day from/ });
+    await chart.waitFor();
+    expect(await chart.getAttribute('aria-label')).toContain('10 clicks, 2 impressions, 0 conversions');
+    expect((await chart.boundingBox())!.height).toBeGreaterThan(100);
+
+    await page.getByLabel('Break down by').selectOption('position');
+    const totals = page.getByTestId('stats-totals');
+    await totals.getByText('position 2').waitFor();
+    const rows = (await totals.locator('tbody tr').allInnerTexts()).map((r) => r.split('\t').slice(0, 3));
+    expect(rows).toEqual([
+      ['position 1', '5', '0'],
+      ['position 2', '4', '2'],
+      ['position 3', '1', '0'],
+    ]);
+    await shot('10-tracking');
+
+    await page.getByLabel('Break down by').selectOption('brand');
+    await totals.getByText(doc.items[0]!.brand.name).waitFor();
+    await page.getByLabel('Metric').selectOption('impressions');
+    await page.getByRole('img', { name: /impressions by brand per day/ }).waitFor();
+
+    // The CSV export is a plain link: the session cookie authorises it.
+    const href = (await page.getByRole('link', { name: 'Export CSV' }).getAttribute('href'))!;
+    const csv = await page.evaluate(async (u) => (await fetch(u)).text(), href);
+    const lines = csv.trim().split('\n');
+    expect(lines[0]).toBe(
+      'day,site_id,toplist_id,position,brand_id,program_id,clicks,impressions,registrations,ftds,conversions,conversion_rate',
+    );
+    expect(lines.slice(1).reduce((n, l) => n + Number(l.split(',')[6]), 0)).toBe(10);
+  });
+
   it('fits a tablet width', async () => {
     await page.setViewportSize({ width: 768, height: 1024 });
     await page.getByRole('link', { name: 'Toplists' }).click();

@@ -1,4 +1,4 @@
-import { type FormEvent, useEffect, useState } from 'react';
+import { type FormEvent, lazy, Suspense, useEffect, useState } from 'react';
 import { AdServersScreen } from './AdServers.tsx';
 import { ApiError, api, SIGNED_OUT_EVENT } from './api.ts';
 import { BrandsScreen } from './Brands.tsx';
@@ -11,10 +11,14 @@ interface Session {
   expiresAt: string;
 }
 
+// The chart library is only fetched when the Tracking screen is opened.
+const TrackingScreen = lazy(() => import('./Tracking.tsx').then((m) => ({ default: m.TrackingScreen })));
+
 const SCREENS = [
   { hash: '#/toplists', label: 'Toplists' },
   { hash: '#/brands', label: 'Brands and offers' },
   { hash: '#/sites', label: 'Sites and tokens' },
+  { hash: '#/tracking', label: 'Tracking' },
   { hash: '#/adservers', label: 'Ad servers' },
 ] as const;
 
@@ -71,6 +75,10 @@ export function App() {
           <BrandsScreen />
         ) : hash.startsWith('#/sites') ? (
           <SitesScreen />
+        ) : hash.startsWith('#/tracking') ? (
+          <Suspense fallback={<p className="muted">Loading…</p>}>
+            <TrackingScreen />
+          </Suspense>
         ) : hash.startsWith('#/adservers') ? (
           <AdServersScreen />
         ) : (

@@ -1,0 +1,238 @@
+import { useEffect, useState } from 'react';
+import { api, type Brand, type Page, type Site, type Toplist } from './api.ts';
+import { StatsChart } from './StatsChart.tsx';
+import {
+  type Dimension,
+  daysBetween,
+  METRICS,
+  type Metric,
+  type StatsRow,
+  seriesOf,
+  totalsBy,
+} from './stats.ts';
+import { Status, useLoad } from './ui.tsx';
+
+interface Program {
+  id: number;
+  slug: string;
+  name: string;
+  timezone: string;
+}
+
+const DIMENSIONS: [Dimension, string][] = [
+  ['total', 'Nothing (totals)'],
+  ['site', 'Site'],
+  ['toplist', 'Toplist'],
+  ['position', 'Position'],
+  ['brand', 'Brand'],
+];
+
+const localDay = (d: Date) =>
+  new Date(d.getTime() - d.getTimezoneOffset() * 60_000).toISOString().slice(0, 10);
+
+/** Names of the toplists that appear in the numbers, fetched one by one (there can be hundreds of toplists). */
+function useToplistNames(ids: number[]) {
+  const [names, setNames] = useState<Record<number, string>>({});
+  const missing = ids.filter((id) => !(id in names)).slice(0, 30);
+  const key = missing.join(',');
+  useEffect(() => {
+    for (const id of key ? key.split(',').map(Number) : []) {
+      api<{ data: Toplist }>('GET', `/toplists/${id}`).then(
+        (r) => setNames((n) => ({ ...n, [id]: `${r.data.name} (${r.data.geo.code})` })),
+        () => setNames((n) => ({ ...n, [id]: `toplist ${id}` })),
+      );
+    }
+  }, [key]);
+  return names;
+}
+
+/** Clicks, impressions and conversions per day, broken down by site, toplist, position or brand; CSV export. */
+export function TrackingScreen() {
+  const [f, setF] = useState(() => ({
+    from: localDay(new Date(Date.now() - 13 * 86_400_000)),
+    to: localDay(new Date()),
+    timezone: '',
+    site: '',
+    program: '',
+    dim: 'total' as Dimension,
+    metric: 'clicks' as Metric,
+  }));
+  const [tz, setTz] = useState('');
+  const sites = useLoad(() => api<Page<Site>>('GET', '/sites?per_page=100'), '');
+  const brands = useLoad(() => api<Page<Brand>>('GET', '/brands?per_page=100'), '');
+  const programs = useLoad(() => api<Page<Program>>('GET', '/tracking/programs?per_page=100'), '');
+
+  const query = new URLSearchParams({ from: f.from, to: f.to });
+  if (f.timezone.trim()) query.set('timezone', f.timezone.trim());
+  if (f.site) query.set('site_id', f.site);
+  if (f.program) query.set('program_id', f.program);
+  const qs = query.toString();
+  const stats = useLoad(
+    () => api<{ data: StatsRow[]; meta: { timezone: string } }>('GET', `/tracking/stats?${qs}`),
+    qs,
+  );
+  const rows = stats.data?.data ?? [];
+  const toplistNames = useToplistNames(
+    f.dim === 'toplist' ? [...new Set(rows.map((r) => r.toplistId).filter((id) => id !== null))] : [],
+  );
+
+  const label = (key: string): string => {
+    if (key === 'none') return 'unattributed';
+    if (key === 'other') return 'all others';
+    if (f.dim === 'total') return key;
+    const id = Number(key);
+    if (f.dim === 'site') return sites.data?.data.find((s) => s.id === id)?.domain ?? `site ${key}`;
+    if (f.dim === 'brand') return brands.data?.data.find((b) => b.id === id)?.name ?? `brand ${key}`;
+    if (f.dim === 'toplist') return toplistNames[id] ?? `toplist ${key}`;
+    return `position ${key}`;
+  };
+  const days = daysBetween(f.from, f.to);
+  const series = seriesOf(rows, days, f.dim, f.metric);
+  const totals = totalsBy(rows, f.dim);
+  const sum = (m: Metric) => rows.reduce((n, r) => n + r[m], 0);
+  const summary =
+    `${f.dim === 'total' ? 'Clicks, impressions and conversions' : `${f.metric} by ${f.dim}`} per day from ${f.from} to ${f.to}: ` +
+    METRICS.map((m) => `${sum(m)} ${m}`).join(', ');
+  const set = (k: keyof typeof f) => (e: { target: { value: string } }) =>
+    setF({ ...f, [k]: e.target.value });
+
+  return (
+    <section>
+      <div className="row spread">
+        <h1>Tracking</h1>
+        <a className="button" href={`/api/admin/v1/tracking/stats?${qs}&format=csv`} download>
+          Export CSV
+        </a>
+      </div>
+      <form
+        className="row"
+        aria-label="Tracking filters"
+        onSubmit={(e) => {
+          e.preventDefault();
+          setF({ ...f, timezone: tz });
+        }}
+      >
+        <div className="field">
+          <label htmlFor="t-from">From</label>
+          <input id="t-from" type="date" value={f.from} max={f.to} onChange={set('from')} />
+        </div>
+        <div className="field">
+          <label htmlFor="t-to">To</label>
+          <input id="t-to" type="date" value={f.to} min={f.from} onChange={set('to')} />
+        </div>
+        <div className="field">
+          <label htmlFor="t-tz">Time zone</label>
+          <input
+            id="t-tz"
+            value={tz}
+            placeholder="UTC · Enter applies"
+            onChange={(e) => setTz(e.target.value)}
+            onBlur={() => setF({ ...f, timezone: tz })}
+            list="t-tz-list"
+          />
+          <datalist id="t-tz-list">
+            <option value="UTC" />
+            <option value={Intl.DateTimeFormat().resolvedOptions().timeZone} />
+          </datalist>
+        </div>
+        <div className="field">
+          <label htmlFor="t-site">Site</label>
+          <select id="t-site" value={f.site} onChange={set('site')}>
+            <option value="">All sites</option>
+            {sites.data?.data.map((s) => (
+              <option key={s.id} value={s.id}>
+                {s.domain}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div className="field">
+          <label htmlFor="t-program">Programme</label>
+          <select id="t-program" value={f.program} onChange={set('program')}>
+            <option value="">All programmes</option>
+            {programs.data?.data.map((p) => (
+              <option key={p.id} value={p.id}>
+                {p.name}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div className="field">
+          <label htmlFor="t-dim">Break down by</label>
+          <select id="t-dim" value={f.dim} onChange={set('dim')}>
+            {DIMENSIONS.map(([d, text]) => (
+              <option key={d} value={d}>
+                {text}
+              </option>
+            ))}
+          </select>
+        </div>
+        {f.dim !== 'total' && (
+          <div className="field">
+            <label htmlFor="t-metric">Metric</label>
+            <select id="t-metric" value={f.metric} onChange={set('metric')}>
+              {METRICS.map((m) => (
+                <option key={m} value={m}>
+                  {m}
+                </option>
+              ))}
+            </select>
+          </div>
+        )}
+      </form>
+      <Status
+        loading={stats.loading && !stats.data}
+        error={stats.error}
+        empty={rows.length === 0 && 'No clicks, impressions or conversions in this range.'}
+      >
+        <p className="muted small" data-testid="stats-summary">
+          Days in {stats.data?.meta.timezone}. {METRICS.map((m) => `${sum(m)} ${m}`).join(' · ')}
+        </p>
+        <StatsChart days={days} series={series} label={label} summary={summary} />
+        <div className="table-wrap">
+          <table data-testid="stats-totals">
+            <caption className="sr-only">Totals by {f.dim}</caption>
+            <thead>
+              <tr>
+                <th scope="col">{DIMENSIONS.find(([d]) => d === f.dim)?.[1].replace(' (totals)', '')}</th>
+                <th scope="col" className="num">
+                  Clicks
+                </th>
+                <th scope="col" className="num">
+                  Impressions
+                </th>
+                <th scope="col" className="num">
+                  Registrations
+                </th>
+                <th scope="col" className="num">
+                  FTDs
+                </th>
+                <th scope="col" className="num">
+                  Conversions
+                </th>
+                <th scope="col" className="num">
+                  Reg. per click
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {totals.map((t) => (
+                <tr key={t.key}>
+                  <th scope="row">{f.dim === 'total' ? 'All' : label(t.key)}</th>
+                  <td className="num">{t.clicks}</td>
+                  <td className="num">{t.impressions}</td>
+                  <td className="num">{t.registrations}</td>
+                  <td className="num">{t.ftds}</td>
+                  <td className="num">{t.conversions}</td>
+                  <td className="num">
+                    {t.clicks ? `${((100 * t.registrations) / t.clicks).toFixed(1)} %` : '—'}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      </Status>
+    </section>
+  );
+}
