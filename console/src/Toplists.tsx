@@ -12,7 +12,7 @@ import {
 } from './api.ts';
 import { EditionHistory } from './Editions.tsx';
 import { ToplistSchedule, windowState } from './ToplistSchedule.tsx';
-import { failure, type Outcome, OutcomeLine, Status, useLoad } from './ui.tsx';
+import { failure, type Outcome, OutcomeLine, SelectField, Status, useLoad } from './ui.tsx';
 
 /** Toplists filtered by site, template and geo; picking one opens its draft editor. */
 export function ToplistsScreen() {
@@ -45,49 +45,34 @@ export function ToplistsScreen() {
     <section>
       <h1>Toplists</h1>
       <form className="row" aria-label="Filter toplists" onSubmit={(e) => e.preventDefault()}>
-        <div className="field">
-          <label htmlFor="f-site">Site</label>
-          <select
-            id="f-site"
-            value={filter.site}
-            onChange={(e) => setFilter({ ...filter, site: e.target.value })}
-          >
-            <option value="">All sites</option>
-            {sites.data?.data.map((s) => (
-              <option key={s.id} value={s.id}>
-                {s.domain}
-              </option>
-            ))}
-          </select>
-        </div>
-        <div className="field">
-          <label htmlFor="f-template">Template</label>
-          <select
-            id="f-template"
-            value={filter.template}
-            onChange={(e) => setFilter({ ...filter, template: e.target.value })}
-          >
-            <option value="">All templates</option>
-            {templates.data?.data.map((t) => (
-              <option key={t.id} value={t.id}>
-                {t.name}
-              </option>
-            ))}
-          </select>
-        </div>
-        <div className="field">
-          <label htmlFor="f-geo-type">Geo type</label>
-          <select
-            id="f-geo-type"
-            value={filter.geoType}
-            onChange={(e) => setFilter({ ...filter, geoType: e.target.value })}
-          >
-            <option value="">Any</option>
-            <option value="country">Country</option>
-            <option value="market">Market</option>
-            <option value="global">Global</option>
-          </select>
-        </div>
+        <SelectField
+          id="f-site"
+          label="Site"
+          all="All sites"
+          value={filter.site}
+          onChange={(v) => setFilter({ ...filter, site: v })}
+          options={(sites.data?.data ?? []).map((s) => [s.id, s.domain])}
+        />
+        <SelectField
+          id="f-template"
+          label="Template"
+          all="All templates"
+          value={filter.template}
+          onChange={(v) => setFilter({ ...filter, template: v })}
+          options={(templates.data?.data ?? []).map((t) => [t.id, t.name])}
+        />
+        <SelectField
+          id="f-geo-type"
+          label="Geo type"
+          all="Any"
+          value={filter.geoType}
+          onChange={(v) => setFilter({ ...filter, geoType: v })}
+          options={[
+            ['country', 'Country'],
+            ['market', 'Market'],
+            ['global', 'Global'],
+          ]}
+        />
         <div className="field">
           <label htmlFor="f-geo-code">Geo code</label>
           <input

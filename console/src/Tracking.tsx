@@ -10,7 +10,7 @@ import {
   seriesOf,
   totalsBy,
 } from './stats.ts';
-import { Status, useLoad } from './ui.tsx';
+import { SelectField, Status, useLoad } from './ui.tsx';
 
 interface Program {
   id: number;
@@ -93,8 +93,7 @@ export function TrackingScreen() {
   const summary =
     `${f.dim === 'total' ? 'Clicks, impressions and conversions' : `${f.metric} by ${f.dim}`} per day from ${f.from} to ${f.to}: ` +
     METRICS.map((m) => `${sum(m)} ${m}`).join(', ');
-  const set = (k: keyof typeof f) => (e: { target: { value: string } }) =>
-    setF({ ...f, [k]: e.target.value });
+  const set = (k: keyof typeof f) => (v: string) => setF({ ...f, [k]: v });
 
   return (
     <section>
@@ -114,11 +113,23 @@ export function TrackingScreen() {
       >
         <div className="field">
           <label htmlFor="t-from">From</label>
-          <input id="t-from" type="date" value={f.from} max={f.to} onChange={set('from')} />
+          <input
+            id="t-from"
+            type="date"
+            value={f.from}
+            max={f.to}
+            onChange={(e) => set('from')(e.target.value)}
+          />
         </div>
         <div className="field">
           <label htmlFor="t-to">To</label>
-          <input id="t-to" type="date" value={f.to} min={f.from} onChange={set('to')} />
+          <input
+            id="t-to"
+            type="date"
+            value={f.to}
+            min={f.from}
+            onChange={(e) => set('to')(e.target.value)}
+          />
         </div>
         <div className="field">
           <label htmlFor="t-tz">Time zone</label>
@@ -135,49 +146,37 @@ export function TrackingScreen() {
             <option value={Intl.DateTimeFormat().resolvedOptions().timeZone} />
           </datalist>
         </div>
-        <div className="field">
-          <label htmlFor="t-site">Site</label>
-          <select id="t-site" value={f.site} onChange={set('site')}>
-            <option value="">All sites</option>
-            {sites.data?.data.map((s) => (
-              <option key={s.id} value={s.id}>
-                {s.domain}
-              </option>
-            ))}
-          </select>
-        </div>
-        <div className="field">
-          <label htmlFor="t-program">Programme</label>
-          <select id="t-program" value={f.program} onChange={set('program')}>
-            <option value="">All programmes</option>
-            {programs.data?.data.map((p) => (
-              <option key={p.id} value={p.id}>
-                {p.name}
-              </option>
-            ))}
-          </select>
-        </div>
-        <div className="field">
-          <label htmlFor="t-dim">Break down by</label>
-          <select id="t-dim" value={f.dim} onChange={set('dim')}>
-            {DIMENSIONS.map(([d, text]) => (
-              <option key={d} value={d}>
-                {text}
-              </option>
-            ))}
-          </select>
-        </div>
+        <SelectField
+          id="t-site"
+          label="Site"
+          all="All sites"
+          value={f.site}
+          onChange={set('site')}
+          options={(sites.data?.data ?? []).map((x) => [x.id, x.domain])}
+        />
+        <SelectField
+          id="t-program"
+          label="Programme"
+          all="All programmes"
+          value={f.program}
+          onChange={set('program')}
+          options={(programs.data?.data ?? []).map((p) => [p.id, p.name])}
+        />
+        <SelectField
+          id="t-dim"
+          label="Break down by"
+          value={f.dim}
+          onChange={set('dim')}
+          options={DIMENSIONS}
+        />
         {f.dim !== 'total' && (
-          <div className="field">
-            <label htmlFor="t-metric">Metric</label>
-            <select id="t-metric" value={f.metric} onChange={set('metric')}>
-              {METRICS.map((m) => (
-                <option key={m} value={m}>
-                  {m}
-                </option>
-              ))}
-            </select>
-          </div>
+          <SelectField
+            id="t-metric"
+            label="Metric"
+            value={f.metric}
+            onChange={set('metric')}
+            options={METRICS.map((m) => [m, m])}
+          />
         )}
       </form>
       <Status

@@ -115,3 +115,34 @@ export function OutcomeLine({ outcome, shown = [] }: { outcome: Outcome; shown?:
     );
   return null;
 }
+
+/** A labelled select; `options` are [value, text] pairs, an `all` text adds a first empty choice. */
+export function SelectField({
+  id,
+  label,
+  value,
+  onChange,
+  options,
+  all,
+}: {
+  id: string;
+  label: string;
+  value: string;
+  onChange: (v: string) => void;
+  options: [string | number, string][];
+  all?: string;
+}) {
+  return (
+    <div className="field">
+      <label htmlFor={id}>{label}</label>
+      <select id={id} value={value} onChange={(e) => onChange(e.target.value)}>
+        {all !== undefined && <option value="">{all}</option>}
+        {options.map(([v, text]) => (
+          <option key={v} value={v}>
+            {text}
+          </option>
+        ))}
+      </select>
+    </div>
+  );
+}
