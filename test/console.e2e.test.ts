@@ -195,10 +195,49 @@ describe('operator console in headless Chromium', { timeout: 300_000 }, () => {
     await page.getByRole('status').filter({ hasText: 'Brand saved.' }).waitFor();
   });
 
+  it('creates a brand, then an offer of it', async () => {
+    await page.getByRole('button', { name: 'New brand' }).click();
+    await page.getByRole('heading', { name: 'New brand' }).waitFor();
+    await page.getByLabel('External id').fill('e2e-brand');
+    await page.getByLabel('Name', { exact: true }).fill('E2E Casino');
+    await page.getByLabel('Slug').fill('e2e-casino');
+    await page.getByLabel('Rating (0–10)').fill('7.5');
+    await page.getByLabel('Logo background colour').fill('#102030');
+    await page.getByLabel('Rectangular logo URL').fill('https://cdn.example/e2e-r.png');
+    await page.getByLabel('Square logo URL').fill('https://cdn.example/e2e-s.png');
+    await page.getByRole('button', { name: 'Create brand' }).click();
+    await page.getByRole('heading', { name: 'Brand: E2E Casino' }).waitFor();
+    await page.getByText('This brand has no offers.').waitFor();
+
+    const form = page.getByRole('form', { name: 'New offer' });
+    await form.getByLabel('External id').fill('e2e-offer');
+    await form.getByLabel('Offer text').fill('100% up to €100');
+    await form.getByRole('button', { name: 'Create offer' }).click();
+    await form.locator('#new-offer-expiry-error').waitFor();
+    await form.getByLabel('Bonus expiry date').fill('2027-06-30');
+    await form.getByRole('button', { name: 'Create offer' }).click();
+    await form
+      .getByRole('status')
+      .filter({ hasText: /^Offer \d+ created\.$/ })
+      .waitFor();
+    await page.getByRole('form', { name: /^Offer \d+$/ }).waitFor();
+    await shot('04b-brand-created');
+  });
+
   it('creates a site token shown once with a copy button, which works, then revokes it', async () => {
     const site = demo.siteTokens[0]!;
     await page.getByRole('link', { name: 'Sites and tokens' }).click();
     await page.getByRole('heading', { name: 'Tokens' }).waitFor();
+    await page.getByLabel('Domain').fill('Not A Host');
+    await page.getByRole('button', { name: 'Create site' }).click();
+    await page.locator('#site-domain-error').waitFor();
+    await page.getByLabel('Domain').fill('e2e-site.example');
+    await page.getByLabel('Name', { exact: true }).fill('E2E Site');
+    await page.getByRole('button', { name: 'Create site' }).click();
+    await page.getByRole('button', { name: 'E2E Site e2e-site.example', pressed: true }).waitFor();
+    await page.getByText('No tokens.').waitFor();
+    await page.getByRole('button', { name: new RegExp(`${site.domain}$`) }).click();
+    await page.getByRole('button', { name: 'Revoke' }).first().waitFor();
     await page.getByLabel('New token name').fill('e2e-token');
     await page.getByRole('button', { name: 'Create token' }).click();
     const token = (await page.getByTestId('new-token').textContent())!;
@@ -365,6 +404,19 @@ describe('operator console in headless Chromium', { timeout: 300_000 }, () => {
       await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth'),
     ).toBeLessThanOrEqual(0);
     await shot('09-adservers-tablet');
+  });
+
+  it('an expired session returns to sign-in with a message; signing in again comes back to the same screen', async () => {
+    const now = t.clock.now;
+    t.clock.now = new Date(now.getTime() + 9 * 3600_000);
+    await page.getByRole('link', { name: 'Brands and offers' }).click();
+    await page.getByRole('heading', { name: 'Sign in to Podium' }).waitFor();
+    await page.getByRole('status').filter({ hasText: 'Your session has ended' }).waitFor();
+    await shot('11-session-expired');
+    await page.getByLabel('Admin token').fill(demo.adminToken);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: /^Brand: / }).waitFor();
+    t.clock.now = now;
   });
 
   it('signs out and is back at the sign-in form; the old cookie no longer works', async () => {
