@@ -107,7 +107,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const scheduler = new Scheduler(deps.db, now, (msg, err) => app.log.warn({ err }, msg));
   app.addHook('onClose', () => scheduler.stop());
   const tracking = new TrackingService(deps.db, catalog, config, now);
-  const outbound = new OutboundClient(outboundOptionsFrom(config, deps.outboundTestOnly));
+  const outbound = new OutboundClient(
+    outboundOptionsFrom(config, deps.outboundTestOnly, (r) =>
+      metrics.outbound.labels(r.target, r.kind).observe(r.seconds),
+    ),
+  );
   app.addHook('onClose', () => outbound.close());
   const sealer = sealerFromConfig(config, (msg) => app.log.warn(msg));
   const adserver = new AdserverService(deps.db, sealer, outbound, now);

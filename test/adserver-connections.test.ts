@@ -74,6 +74,13 @@ describe('connections against the reference ad server', () => {
       [c.id],
     );
     expect(row!.api_key_sealed).toMatch(/^gcm1:1:/);
+    // The probe's two calls are counted by peer kind and outcome; no URL or key in the series.
+    const metrics = (await t.app.inject('/metrics')).body;
+    expect(metrics).toMatch(
+      /podium_outbound_request_duration_seconds_count\{target="adserver",outcome="ok"\} [1-9]/,
+    );
+    expect(metrics).not.toContain(ref.apiKey);
+    expect(metrics).not.toContain('127.0.0.1');
   });
 
   it('a second production connection for the publisher is a conflict; a sandbox is fine', async () => {

@@ -89,9 +89,12 @@ common(program.command('serve').description('run the HTTP server'))
 common(
   program.command('start').description('run the server on the embedded database, for a first look'),
 ).action(async (opts: CommonOpts) => {
-  const server = await startServer(configFrom(opts, { demoOnEmpty: true }), { log: err });
+  const config = configFrom(opts, { demoOnEmpty: true });
+  const server = await startServer(config, { log: err });
   installShutdown(server, err);
-  out(startBanner(server.url, server.demo));
+  const docsOrigin = new URL(server.url);
+  if (config.docsPort) docsOrigin.port = String(config.docsPort);
+  out(startBanner(server.url, server.demo, `${docsOrigin.origin}${config.docsBase}/`));
 });
 
 common(program.command('migrate').description('apply pending database migrations')).action(

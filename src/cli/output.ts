@@ -14,13 +14,16 @@ export function demoText(t: DemoTokens): string {
 }
 
 /** What `npm start` prints once the server listens. */
-export function startBanner(url: string, demo: DemoTokens | null): string {
+export function startBanner(url: string, demo: DemoTokens | null, docsUrl?: string): string {
   const lines = [
     '',
     `Podium is running at ${url}`,
     `  Toplist API   ${url}/api/v1/toplists`,
     `  OpenAPI       ${url}/api/v1/openapi.json`,
     `  Admin API     ${url}/api/admin/v1`,
+    `  Console       ${url}/console/   (sign in with the admin token)`,
+    ...(docsUrl ? [`  Docs          ${docsUrl}   (llms.txt, MCP at ${docsUrl}mcp)`] : []),
+    `  Health        ${url}/readyz   metrics ${url}/metrics`,
   ];
   const site = demo?.siteTokens[0];
   if (demo && site) {

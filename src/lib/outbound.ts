@@ -23,6 +23,8 @@ export interface OutboundOptions {
   connectTimeoutMs?: number;
   totalTimeoutMs?: number;
   maxBodyBytes?: number;
+  /** Told how every call ended (metrics): never the URL, never the key. */
+  onOutcome?: (report: { target: string; kind: OutcomeKind; seconds: number }) => void;
   /** Escape hatches for tests on loopback. Never wired to configuration. */
   testOnly?: {
     /** Accept `http://` base URLs (fixtures without TLS). */
@@ -48,6 +50,8 @@ export interface OutboundRequest {
   headers?: Record<string, string>;
   /** Caller's cancellation (job shutdown). */
   signal?: AbortSignal;
+  /** Which kind of peer this is (`adserver`, `operator`), for metrics. */
+  target?: string;
 }
 
 type Headers = Record<string, string>;
@@ -66,11 +70,16 @@ export type Outcome =
 export type OutcomeKind = Outcome['kind'];
 
 /** The outbound settings of a running Podium. */
-export function outboundOptionsFrom(config: Config, testOnly?: OutboundOptions['testOnly']): OutboundOptions {
+export function outboundOptionsFrom(
+  config: Config,
+  testOnly?: OutboundOptions['testOnly'],
+  onOutcome?: OutboundOptions['onOutcome'],
+): OutboundOptions {
   return {
     connectTimeoutMs: config.outboundConnectTimeoutMs,
     totalTimeoutMs: config.outboundTimeoutMs,
     maxBodyBytes: config.outboundMaxBytes,
+    onOutcome,
     testOnly,
   };
 }
@@ -153,6 +162,17 @@ export class OutboundClient {
 
   /** Sends one request; never throws, always an Outcome. */
   async send(req: OutboundRequest): Promise<Outcome> {
+    const started = performance.now();
+    const outcome = await this.attempt(req);
+    this.options.onOutcome?.({
+      target: req.target ?? 'other',
+      kind: outcome.kind,
+      seconds: (performance.now() - started) / 1000,
+    });
+    return outcome;
+  }
+
+  private async attempt(req: OutboundRequest): Promise<Outcome> {
     const secrets = req.apiKey ? [req.apiKey] : [];
     if (req.apiKey) protectSecret(req.apiKey);
     const say = (text: string) => redact(text, secrets);

@@ -141,7 +141,7 @@ export class Connections {
 
   private send(conn: StoredConnection, req: ContractCall): Promise<Outcome> {
     const apiKey = this.sealer.open(conn.apiKeySealed, conn.id);
-    return this.http.send({ ...req, baseUrl: conn.base_url, apiKey });
+    return this.http.send({ ...req, baseUrl: conn.base_url, apiKey, target: 'adserver' });
   }
 
   private checkBaseUrl(raw: string): string {

@@ -14,6 +14,14 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly outbound = new Histogram({
+    name: 'podium_outbound_request_duration_seconds',
+    help: 'Calls to ad servers and operators by peer kind and outcome (ok, http_status, timeout, blocked_address, ...)',
+    labelNames: ['target', 'outcome'] as const,
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [this.registry],
+  });
+
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'podium_' });
   }

@@ -1,0 +1,64 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { suiteLogStream } from './log-capture.ts';
+
+const BIN = join(import.meta.dirname, '..', 'bin', 'podium.js');
+
+// What a new user sees after `npm start`: always the embedded database, whatever this run uses.
+describe('podium start on an empty data directory', { timeout: 240_000 }, () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'podium-start-'));
+  let proc: ChildProcess | undefined;
+
+  afterAll(() => {
+    if (proc && proc.exitCode === null) proc.kill('SIGKILL');
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('loads the demo, prints working URLs and tokens, and stops cleanly on SIGTERM', async () => {
+    const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', PODIUM_DATA_DIR: dataDir, LOG_LEVEL: 'warn' };
+    delete env.DATABASE_URL;
+    const child = spawn(process.execPath, [BIN, 'start'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    proc = child;
+    child.stderr!.pipe(suiteLogStream(), { end: false });
+    let out = '';
+    const banner = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no banner: ${out}`)), 200_000);
+      child.stdout!.on('data', (chunk: Buffer) => {
+        out += chunk;
+        if (/Tokens are shown only now/.test(out)) {
+          clearTimeout(timer);
+          resolve(out);
+        }
+      });
+      child.once('exit', (code) => reject(new Error(`start exited ${code}: ${out}`)));
+    });
+    const url = /Podium is running at (http:\/\/\S+)/.exec(banner)?.[1];
+    const adminToken = /Admin token:\s+(pda_\S+)/.exec(banner)?.[1];
+    const siteToken = /Site token:\s+(pds_\S+)/.exec(banner)?.[1];
+    const docs = /Docs\s+(http:\/\/\S+)/.exec(banner)?.[1];
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(banner).toContain(`${url}/console/`);
+    expect(docs).toBe(`${url}/docs/`);
+
+    const list = await fetch(`${url}/api/v1/toplists?per_page=5`, {
+      headers: { authorization: `Bearer ${siteToken}` },
+    });
+    expect(list.status).toBe(200);
+    const body = (await list.json()) as { data: unknown[]; meta: { total: number } };
+    expect(body.data).toHaveLength(5);
+    expect(body.meta.total).toBeGreaterThan(100);
+    const admin = await fetch(`${url}/api/admin/v1/sites`, {
+      headers: { authorization: `Bearer ${adminToken}` },
+    });
+    expect(admin.status).toBe(200);
+    expect((await fetch(`${docs}llms.txt`)).status).toBe(200);
+    expect((await fetch(`${url}/readyz`)).status).toBe(200);
+
+    child.kill('SIGTERM');
+    const [code] = await new Promise<[number | null]>((resolve) => child.once('exit', (c) => resolve([c])));
+    expect(code).toBe(0);
+  });
+});
