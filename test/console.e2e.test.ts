@@ -268,8 +268,8 @@ describe('operator console in headless Chromium', { timeout: 300_000 }, () => {
     await page.getByRole('status').filter({ hasText: 'Added casinoguide (production): error.' }).waitFor();
     const row = page.getByTestId('connection-casinoguide');
     await row.getByText('error · unreachable').waitFor();
-    expect(await row.innerText()).toContain('503');
-    expect(await row.innerText()).toContain('inventory read: not verified');
+    expect(await row.textContent()).toContain('503');
+    expect(await row.textContent()).toContain('inventory read: not verified');
     // The key went to the server once; the page never shows it again.
     expect(await page.content()).not.toContain(ref.apiKey);
     await shot('07a-adservers-unreachable');
@@ -281,7 +281,7 @@ describe('operator console in headless Chromium', { timeout: 300_000 }, () => {
       .filter({ hasText: 'Re-verified casinoguide (production): connected.' })
       .waitFor();
     await row.getByText('connected', { exact: true }).waitFor();
-    const text = await row.innerText();
+    const text = await row.textContent();
     expect(text).toContain('inventory read: confirmed');
     expect(text).toContain('forecast: not verified');
     expect(text).toContain('reporting: not verified');

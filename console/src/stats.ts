@@ -1,6 +1,17 @@
-import type { StatsRow } from '../../src/modules/tracking/types.ts';
-
-export type { StatsRow };
+/** The parts of a `GET /tracking/stats` row the console reads. */
+export interface StatsRow {
+  day: string;
+  siteId: number | null;
+  toplistId: number | null;
+  position: number | null;
+  brandId: number | null;
+  programId: number | null;
+  clicks: number;
+  impressions: number;
+  registrations: number;
+  ftds: number;
+  conversions: number;
+}
 /** What the chart breaks the numbers down by; `total` is one line per metric. */
 export type Dimension = 'total' | 'site' | 'toplist' | 'position' | 'brand';
 export type Metric = 'clicks' | 'impressions' | 'conversions';
