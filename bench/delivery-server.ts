@@ -5,12 +5,8 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { buildApp } from '../src/app.ts';
-import { loadConfig } from '../src/config.ts';
-import { ChangeBus } from '../src/db/changes.ts';
-import { openDb } from '../src/db/index.ts';
-import { migrate } from '../src/db/migrate.ts';
 import type { CatalogService } from '../src/modules/catalog/service.ts';
+import { closeBench, freshBench, openBench } from './bench-db.ts';
 
 const TOPLISTS = 200;
 const ITEMS = 20;
@@ -118,40 +114,22 @@ async function dataset(catalog: CatalogService, log: (m: string) => void) {
   return { slugs, ids, token };
 }
 
-const DATA_DIR = process.env.BENCH_DATA_DIR;
 const SCHEMA = 'bench_delivery';
 const log = (m: string) => process.stderr.write(`${m}\n`);
 const send = (m: Record<string, unknown>) => process.send?.(m);
 
-async function open() {
-  const url = process.env.DATABASE_URL;
-  const db = await openDb({ url, schema: url ? SCHEMA : undefined, dataDir: url ? undefined : DATA_DIR });
-  const bus = new ChangeBus(db);
-  await bus.start();
-  const config = loadConfig({}, { publicUrl: 'http://127.0.0.1', logLevel: 'silent' });
-  const app = await buildApp({ config, db, bus, logger: false });
-  return { db, bus, app };
-}
-
 /** Mode `build`: a fresh dataset in the data directory (or schema); exits when written. */
 async function build() {
-  if (process.env.DATABASE_URL) {
-    const { db } = await open();
-    await db.exec(`DROP SCHEMA IF EXISTS ${SCHEMA} CASCADE`);
-    await db.close();
-  }
-  const { db, bus, app } = await open();
-  await migrate(db);
-  const out = await dataset(app.services.catalog, log);
-  await app.close();
-  await bus.stop();
-  await db.close();
+  const opened = await freshBench(SCHEMA);
+  const out = await dataset(opened.app.services.catalog, log);
+  await closeBench(opened, SCHEMA, false);
   send({ built: true, ...out });
 }
 
 /** Mode `podium`: serves the dataset; reports its own RSS (nothing else lives in this process). */
 async function podium() {
-  const { db, bus, app } = await open();
+  const opened = await openBench(SCHEMA);
+  const { app } = opened;
   await app.listen({ host: '127.0.0.1', port: 0 });
   const readyRss = process.memoryUsage().rss;
   let servingPeak = readyRss;
@@ -162,10 +140,7 @@ async function podium() {
   process.on('message', async (m: { cmd: string }) => {
     if (m.cmd === 'rss') send({ readyRss, servingPeakRss: servingPeak });
     if (m.cmd === 'stop') {
-      await app.close();
-      await bus.stop();
-      if (process.env.DATABASE_URL) await db.exec(`DROP SCHEMA IF EXISTS ${SCHEMA} CASCADE`);
-      await db.close();
+      await closeBench(opened, SCHEMA, true);
       process.exit(0);
     }
   });

@@ -3,11 +3,11 @@
  * the identical bytes for the same URLs, in the same run. Each server is its own child
  * process; the load comes from this process (autocannon) over loopback.
  */
-import { type ChildProcess, fork } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
+import { child as fork, reply, stop } from './children.ts';
 
 interface Measured {
   rps: number;
@@ -21,6 +21,7 @@ interface Measured {
 const CONNECTIONS = 50;
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const SERVER = join(import.meta.dirname, 'delivery-server.ts');
+const child = (mode: string, env: NodeJS.ProcessEnv) => fork(SERVER, mode, env);
 
 async function load(base: string, token: string, paths: string[]): Promise<Measured> {
   const r = await autocannon({
@@ -39,35 +40,6 @@ async function load(base: string, token: string, paths: string[]): Promise<Measu
     non2xx: r.non2xx,
   };
 }
-
-function child(mode: string, env: NodeJS.ProcessEnv): ChildProcess {
-  return fork(SERVER, [mode], {
-    execArgv: ['--import', 'tsx'],
-    env,
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-}
-
-/** Waits for the first message of `proc` holding `key`, after optionally sending `msg`. */
-function reply<T>(proc: ChildProcess, key: string, msg?: object): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const on = (m: Record<string, unknown>) => {
-      if (!(key in m)) return;
-      proc.off('message', on);
-      resolve(m as T);
-    };
-    proc.on('message', on);
-    proc.once('exit', (code) => reject(new Error(`bench child exited with ${code}`)));
-    if (msg) proc.send(msg);
-  });
-}
-
-const stop = async (proc: ChildProcess) => {
-  if (proc.exitCode !== null) return;
-  const exited = new Promise((r) => proc.once('exit', r));
-  proc.send({ cmd: 'stop' });
-  await exited;
-};
 
 /** Runs the delivery benchmark and returns its JSON report. */
 export async function run(log: (m: string) => void = () => {}): Promise<Record<string, unknown>> {

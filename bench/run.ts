@@ -4,10 +4,12 @@
  */
 import * as delivery from './delivery.ts';
 import * as docs from './docs.ts';
+import * as go from './go.ts';
 
 const BENCHES: Record<string, { run(log: (m: string) => void): Promise<Record<string, unknown>> }> = {
   delivery,
   docs,
+  go,
 };
 
 const log = (m: string) => process.stderr.write(`${m}\n`);

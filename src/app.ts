@@ -27,6 +27,10 @@ import { registerConsole } from './modules/session/console-static.ts';
 import { SessionRepository } from './modules/session/repository.ts';
 import { registerSessionRoutes } from './modules/session/routes.ts';
 import { SessionService } from './modules/session/service.ts';
+import { registerAggregateJob } from './modules/tracking/aggregate-job.ts';
+import { AggregateRepository } from './modules/tracking/aggregate-repository.ts';
+import { registerAggregateAdmin } from './modules/tracking/aggregate-routes.ts';
+import { OperatorAggregates } from './modules/tracking/aggregates.ts';
 import {
   registerPostback,
   registerTrackingAdmin,
@@ -63,6 +67,7 @@ export interface Services {
   docs: DocsService;
   tracking: TrackingService;
   adserver: AdserverService;
+  aggregates: OperatorAggregates;
 }
 
 const ADMIN_PREFIX = '/api/admin/v1';
@@ -84,6 +89,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     bodyLimit: config.bodyLimitBytes,
     trustProxy: config.trustProxy,
     routerOptions: { maxParamLength: 200 },
+    // Registration does real work (static file scan, MCP server); a busy machine must not fail start.
+    pluginTimeout: 60_000,
     frameworkErrors,
   });
   registerRequestLog(app);
@@ -106,7 +113,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Modules register their periodic work here; `startServer` starts it, app.close() drains it.
   const scheduler = new Scheduler(deps.db, now, (msg, err) => app.log.warn({ err }, msg));
   app.addHook('onClose', () => scheduler.stop());
-  const tracking = new TrackingService(deps.db, catalog, config, now);
+  const tracking: TrackingService = new TrackingService(
+    deps.db,
+    catalog,
+    config,
+    now,
+    metrics.tracking((): number => tracking.pendingHits),
+  );
   const outbound = new OutboundClient(
     outboundOptionsFrom(config, deps.outboundTestOnly, (r) =>
       metrics.outbound.labels(r.target, r.kind).observe(r.seconds),
@@ -115,6 +128,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onClose', () => outbound.close());
   const sealer = sealerFromConfig(config, (msg) => app.log.warn(msg));
   const adserver = new AdserverService(deps.db, sealer, outbound, now);
+  const aggregates = new OperatorAggregates(new AggregateRepository(deps.db), sealer, outbound, config, now);
+  registerAggregateJob(scheduler, aggregates, config);
   app.decorate('services', {
     catalog,
     delivery,
@@ -125,6 +140,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     docs,
     tracking,
     adserver,
+    aggregates,
   });
   // Clicks waiting for their group commit are written before the database closes.
   app.addHook('onClose', () => tracking.drain());
@@ -133,6 +149,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await deps.db.query('SELECT 1');
     return null;
   });
+  readiness.register('click_buffer', async () => tracking.clickBufferProblem());
   readiness.register('migrations', async () => {
     const pending = await pendingMigrations(deps.db);
     return pending.length ? `${pending.length} pending` : null;
@@ -174,6 +191,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await registerCatalog(admin, catalog);
       await registerAuditRoutes(admin, audit, catalog.tokens);
       await registerTrackingAdmin(admin, { tracking, tokens: catalog.tokens });
+      await registerAggregateAdmin(admin, { aggregates, tokens: catalog.tokens });
       await registerSessionRoutes(admin, sessions, ADMIN_PREFIX);
       await registerAdserverAdmin(admin, { adserver, tokens: catalog.tokens });
     },

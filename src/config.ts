@@ -27,6 +27,14 @@ export interface Config {
   readonly countryHeader: string;
   /** Key of the HMAC that pseudonymises operators' player ids; unset: generated once and kept in the database. */
   readonly pseudonymKey: string | undefined;
+  /** Clicks and impressions waiting for their group commit beyond which /go answers 503 and /readyz fails. */
+  readonly clickBufferMax: number;
+  /** Days before today that every operator aggregate pull fetches again (operators revise recent days). */
+  readonly aggregateWindowDays: number;
+  /** Minutes between scheduled operator aggregate pulls. */
+  readonly aggregatePullMinutes: number;
+  /** Reconciliation flags a figure whose difference from the operator's exceeds this percentage. */
+  readonly reconcileThresholdPercent: number;
   /** Redis shared by every process (docs rate-limit counters); unset: counters are per process. */
   readonly redisUrl: string | undefined;
   /** Prefix of every Redis key, so several deployments (or test runs) can share one Redis. */
@@ -247,6 +255,41 @@ export const SETTINGS = [
       return raw;
     },
   } satisfies Setting<'pseudonymKey'>,
+  {
+    key: 'clickBufferMax',
+    env: 'PODIUM_CLICK_BUFFER_MAX',
+    description:
+      'Clicks and impressions waiting for their group commit beyond which /go and /imp answer 503 and /readyz reports not ready.',
+    default: () => 20_000,
+    parse: int(100, 1_000_000),
+  } satisfies Setting<'clickBufferMax'>,
+  {
+    key: 'aggregateWindowDays',
+    env: 'PODIUM_AGGREGATE_WINDOW_DAYS',
+    description:
+      "Trailing days (before today, in the programme's time zone) each scheduled operator aggregate pull fetches again.",
+    default: () => 7,
+    parse: int(1, 90),
+  } satisfies Setting<'aggregateWindowDays'>,
+  {
+    key: 'aggregatePullMinutes',
+    env: 'PODIUM_AGGREGATE_PULL_MINUTES',
+    description: 'Minutes between scheduled operator aggregate pulls (once per period across all processes).',
+    default: () => 360,
+    parse: int(5, 10_080),
+  } satisfies Setting<'aggregatePullMinutes'>,
+  {
+    key: 'reconcileThresholdPercent',
+    env: 'PODIUM_RECONCILE_THRESHOLD_PERCENT',
+    description:
+      "Reconciliation flags a figure whose difference from the operator's exceeds this percentage of the operator's figure.",
+    default: () => 5,
+    parse: (raw: string) => {
+      if (!/^\d{1,3}(\.\d{1,2})?$/.test(raw) || Number(raw) > 100)
+        throw new Error('must be a percentage between 0 and 100 (up to 2 decimals)');
+      return Number(raw);
+    },
+  } satisfies Setting<'reconcileThresholdPercent'>,
   {
     key: 'redisUrl',
     env: 'REDIS_URL',

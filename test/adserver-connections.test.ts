@@ -24,7 +24,7 @@ beforeAll(async () => {
   [t, ref, hostile] = await Promise.all([adserverApp(), referenceServer(), loopbackServer()]);
 });
 afterAll(async () => {
-  await Promise.all([t.close(), ref.close(), hostile.close()]);
+  await Promise.all([t?.close(), ref?.close(), hostile?.close()]);
 });
 
 /** Every stored text of the ad-server tables, to prove a key is nowhere in the database. */

@@ -1,25 +1,8 @@
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-
-const run = promisify(execFile);
-const BIN = join(import.meta.dirname, '..', 'bin', 'podium.js');
-
-/** Runs the real `podium` command on a private embedded database (never the shared server). */
-async function podium(dataDir: string, ...args: string[]) {
-  const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'silent' };
-  delete env.DATABASE_URL;
-  try {
-    const r = await run(process.execPath, [BIN, ...args, '--data-dir', dataDir], { env, timeout: 120_000 });
-    return { code: 0, stdout: r.stdout, stderr: r.stderr };
-  } catch (e) {
-    const x = e as { code: number; stdout: string; stderr: string };
-    return { code: x.code, stdout: x.stdout, stderr: x.stderr };
-  }
-}
+import { podium } from './podium-cli.ts';
 
 describe('podium CLI', { timeout: 180_000 }, () => {
   let dir: string;

@@ -1,6 +1,13 @@
 import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config.ts';
+import { OutboundClient } from '../src/lib/outbound.ts';
+import { sealerFromConfig } from '../src/lib/seal.ts';
 import { type DemoTokens, loadDemo } from '../src/modules/catalog/demo.ts';
+import { AggregateRepository } from '../src/modules/tracking/aggregate-repository.ts';
+import { OperatorAggregates } from '../src/modules/tracking/aggregates.ts';
+import { TrackingService } from '../src/modules/tracking/service.ts';
 import { catalogOn, eventually, schemaOf, type TestDb, testDb } from './helpers.ts';
 import { serve } from './serve-process.ts';
 
@@ -9,8 +16,8 @@ interface Body {
 }
 const DOCS_BUDGET = 10;
 const json = async (r: Response | Promise<Response>) => (await (await r).json()) as Body;
+const SECRET_KEYS = `1:${randomBytes(32).toString('base64')}`;
 
-// Several processes need a database server they can share: this runs with DATABASE_URL only.
 async function clickIds(t: TestDb): Promise<Set<string>> {
   const rows = await t.db.query<{ id: string }>("SELECT id FROM clicks WHERE kind = 'click'");
   return new Set(rows.map((r) => r.id));
@@ -21,6 +28,27 @@ function childPids(pid: number): string[] {
   return out.split('\n').filter((l) => l.trim());
 }
 
+/** A programme whose operator report host is not public: every scheduled pull is a refused, failed pull. */
+async function programWithReport(db: TestDb['db']): Promise<void> {
+  const config = loadConfig({ PODIUM_SECRET_KEYS: SECRET_KEYS, DATABASE_URL: process.env.DATABASE_URL });
+  const tracking = new TrackingService(db, catalogOn(db), config, () => new Date());
+  const program = await tracking.createProgram({ slug: 'fleet-op', name: 'Fleet operator' });
+  const http = new OutboundClient();
+  const aggregates = new OperatorAggregates(
+    new AggregateRepository(db),
+    sealerFromConfig(config),
+    http,
+    config,
+    () => new Date(),
+  );
+  await aggregates.setReport(program.id, {
+    url: 'https://localhost/reports',
+    key: 'fleet-report-key-123',
+  });
+  await http.close();
+}
+
+// Several processes need a database server they can share: this runs with DATABASE_URL only.
 describe.runIf(process.env.DATABASE_URL)('two podium processes on one PostgreSQL', () => {
   let t: TestDb;
   let demo: DemoTokens;
@@ -31,6 +59,7 @@ describe.runIf(process.env.DATABASE_URL)('two podium processes on one PostgreSQL
   beforeAll(async () => {
     t = await testDb();
     demo = await loadDemo(catalogOn(t.db));
+    await programWithReport(t.db);
     const schema = await schemaOf(t.db);
     const url = new URL(process.env.DATABASE_URL!);
     url.searchParams.set('options', `-c search_path=${schema}`);
@@ -41,6 +70,7 @@ describe.runIf(process.env.DATABASE_URL)('two podium processes on one PostgreSQL
       REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
       PODIUM_REDIS_PREFIX: `podium-test:${schema}:`,
       PODIUM_DOCS_RATE_LIMIT: String(DOCS_BUDGET),
+      PODIUM_SECRET_KEYS: SECRET_KEYS,
     };
     [a, b] = await Promise.all([serve(env), serve(env)]);
   });
@@ -96,6 +126,28 @@ describe.runIf(process.env.DATABASE_URL)('two podium processes on one PostgreSQL
         async () => (await get(b.url, '/api/v1/toplists?per_page=1', token.token)).status === 401,
       ),
     ).toBe(true);
+  });
+
+  it('runs the scheduled operator pull once per period, not once per process', async () => {
+    const runs = () =>
+      t.db.query<{ slot: string; status: string }>(
+        "SELECT slot::text, status FROM job_runs WHERE job = 'operator-aggregates'",
+      );
+    const done = await eventually(
+      async () => (await runs()).some((r) => r.status === 'succeeded' || r.status === 'failed'),
+      60_000,
+    );
+    expect(done).toBe(true);
+    // Both processes tick every second; give the loser time to (wrongly) run the slot too.
+    await new Promise((r) => setTimeout(r, 3000));
+    const slots = (await runs()).length;
+    const perDay = await t.db.query<{ day: string; n: number }>(
+      "SELECT day::text, count(*)::int AS n FROM aggregate_pulls WHERE trigger = 'schedule' GROUP BY day",
+    );
+    expect(perDay.length).toBeGreaterThan(0);
+    for (const row of perDay) expect(row.n).toBe(slots);
+    const [failed] = await t.db.query<{ reason: string }>('SELECT reason FROM aggregate_pulls LIMIT 1');
+    expect(failed!.reason).toMatch(/refused to connect/);
   });
 
   it('counts documentation requests to both processes against one budget (Redis)', async () => {

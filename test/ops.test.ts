@@ -48,7 +48,10 @@ describe(`operations: health, readiness, metrics, request logs (${DB_KIND})`, ()
     expect((await app.inject('/healthz')).json()).toEqual({ status: 'ok' });
     const ready = await app.inject('/readyz');
     expect(ready.statusCode).toBe(200);
-    expect(ready.json()).toEqual({ status: 'ready', checks: { database: 'ok', migrations: 'ok' } });
+    expect(ready.json()).toEqual({
+      status: 'ready',
+      checks: { database: 'ok', click_buffer: 'ok', migrations: 'ok' },
+    });
   });
 
   it('/readyz answers 503 naming the failing part', async () => {

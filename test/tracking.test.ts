@@ -173,8 +173,12 @@ describe(`affiliate tracking (${DB_KIND})`, () => {
         expect(res.statusCode).toBe(302);
         expect(new URL(res.headers.location as string).host).toBe('operator.example');
       }
+      const clicksBefore = await count('SELECT count(*)::int AS n FROM clicks');
       for (const url of [
         '/go/%2F%2Fevil.example',
+        '/go/%2F%2Fevil.example%2F',
+        '/go/..%2F..%2Fadmin',
+        '/go/%5Cevil.example',
         '/go/javascript:alert(1)',
         '/go/%0d%0aX:1',
         '/go/ünïcödé',
@@ -184,6 +188,7 @@ describe(`affiliate tracking (${DB_KIND})`, () => {
         expect([404, 422], url).toContain(res.statusCode);
         expect(res.headers.location).toBeUndefined();
       }
+      expect(await count('SELECT count(*)::int AS n FROM clicks')).toBe(clicksBefore);
       const badSub = await t.app.inject({
         method: 'GET',
         url: `/go/${fx.slugs[0]}?sub_id=%0d%0aSet-Cookie:x`,
@@ -249,7 +254,7 @@ describe(`affiliate tracking (${DB_KIND})`, () => {
       const res = await pb(`?btag=${clickId}&txid=T-1&event=FTD&amount=25.50&currency=usd&player_id=p-777`);
       expect(res.statusCode).toBe(200);
       const body = res.json();
-      expect(body).toMatchObject({ duplicate: false, attributed: true });
+      expect(body).toMatchObject({ status: 'accepted', duplicate: false, attributed: true });
       expect(body.conversionId).toMatch(ULID);
       const [row] = await t.db.query<Record<string, unknown>>('SELECT * FROM conversions WHERE id = $1', [
         body.conversionId,
@@ -349,6 +354,60 @@ describe(`affiliate tracking (${DB_KIND})`, () => {
       );
     });
 
+    it('answers hostile postbacks with a clear 4xx, logs them and writes no conversion', async () => {
+      const conversions = await count('SELECT count(*)::int AS n FROM conversions');
+      const logBefore = await count('SELECT count(*)::int AS n FROM postback_log');
+      const many = Array.from({ length: 200 }, (_, i) => `p${i}=x`).join('&');
+      const cases: [Awaited<ReturnType<typeof pb>>, number, string?][] = [
+        [await pb(`?txid=H&event=ftd&${many}`), 400],
+        [await pb('?txid=H%0d%0aSet-Cookie:x&event=ftd'), 400, 'txid'],
+        [await pb('?txid=H&event=ft%E2%9C%93d'), 400, 'event'],
+        [await pb('?txid=H&event=javascript:alert(1)'), 400, 'event'],
+        [await pb('?txid=H&event=ftd&currency=%E2%82%AC%E2%82%AC%E2%82%AC'), 400, 'currency'],
+        [await pb('?txid=H&event=ftd&amount=NaN'), 400, 'amount'],
+        [await pb('?txid=H&event=ftd&amount=%EF%BC%91%EF%BC%92'), 400, 'amount'],
+        [
+          await pb('', {
+            method: 'POST',
+            type: 'application/json',
+            body: '{"txid":{"$ne":1},"event":"ftd"}',
+          }),
+          400,
+          'txid',
+        ],
+        [
+          await pb('', { method: 'POST', type: 'application/json', body: '{"txid":"H","event":["ftd"]}' }),
+          400,
+          'event',
+        ],
+        [await pb('', { method: 'POST', type: 'application/json', body: '"just a string"' }), 400, 'body'],
+        [await pb('', { method: 'POST', type: 'application/json', body: '\u0000\uffff' }), 400, 'body'],
+        [await pb('', { method: 'POST', type: 'text/plain', body: 'txid=H&event=ftd' }), 415],
+        [await pb('', { method: 'POST', type: 'multipart/form-data; boundary=x', body: '--x--' }), 415],
+      ];
+      for (const [res, status, field] of cases) {
+        expect(res.statusCode, res.body).toBe(status);
+        expect(res.json().code).toMatch(/^[a-z_]+$/);
+        if (field) expect(res.json().details.field).toBe(field);
+      }
+      const huge = await pb('', {
+        method: 'POST',
+        type: 'application/json',
+        body: `{"x":"${'y'.repeat(70_000)}"}`,
+      });
+      expect(huge.statusCode).toBe(413);
+      expect(huge.json().code).toBe('payload_too_large');
+      expect(await count('SELECT count(*)::int AS n FROM postback_log')).toBe(logBefore + cases.length);
+      expect(await count('SELECT count(*)::int AS n FROM conversions')).toBe(conversions);
+      const unicode = await pb('?txid=%E5%8F%96%E5%BC%95-%F0%9F%8E%B0&event=registration');
+      expect(unicode.statusCode).toBe(200);
+      const [row] = await t.db.query<{ transaction_id: string }>(
+        'SELECT transaction_id FROM conversions WHERE id = $1',
+        [unicode.json().conversionId],
+      );
+      expect(row?.transaction_id).toBe('取引-🎰');
+    });
+
     it('keeps the log append-only', async () => {
       await expect(t.db.query("UPDATE postback_log SET method = 'X'")).rejects.toThrow(/append-only/);
       await expect(t.db.query('DELETE FROM postback_outcomes')).rejects.toThrow(/append-only/);
@@ -370,7 +429,7 @@ describe(`affiliate tracking (${DB_KIND})`, () => {
       const day = new Intl.DateTimeFormat('en-CA', { timeZone: 'Europe/Malta' }).format(t.clock.now);
       const res = await admin('GET', `/tracking/stats?from=${day}&to=${day}&program_id=${program.id}`);
       expect(res.status).toBe(200);
-      expect(res.body.meta.timezone).toBe('Europe/Malta');
+      expect(res.body.meta.tz).toBe('program');
       const pos2 = res.body.data.find(
         (r: { position: number | null; siteId: number | null }) => r.position === 2,
       );
@@ -381,6 +440,7 @@ describe(`affiliate tracking (${DB_KIND})`, () => {
       expect(counted).toBe(1);
       expect(pos2).toMatchObject({
         day,
+        timezone: 'Europe/Malta',
         siteId: fx.siteId,
         brandId: fx.brandId,
         clicks: 1,
@@ -389,21 +449,24 @@ describe(`affiliate tracking (${DB_KIND})`, () => {
         conversionRate: '0.0000',
       });
       const unattributed = res.body.data.find((r: { siteId: number | null }) => r.siteId === null);
-      expect(unattributed.registrations).toBe(51);
+      expect(unattributed.registrations).toBe(52);
       const csv = await t.app.inject({
         method: 'GET',
         url: `/api/admin/v1/tracking/stats?from=${day}&to=${day}&program_id=${program.id}&format=csv`,
         headers: { authorization: `Bearer ${fx.adminToken}` },
       });
       expect(csv.headers['content-type']).toContain('text/csv');
-      expect(csv.body.split('\n')[0]).toBe(
-        'day,site_id,toplist_id,position,brand_id,program_id,clicks,impressions,registrations,ftds,conversions,conversion_rate',
+      expect(csv.body.split('\r\n')[0]).toBe(
+        'day,timezone,site_id,toplist_id,position,brand_id,program_id,clicks,impressions,registrations,ftds,conversions,conversion_rate,ftd_rate,events',
       );
       for (const q of [
         'from=2026-13-01&to=2026-12-01',
         'from=2026-01-02&to=2026-01-01',
         'from=2020-01-01&to=2026-01-01',
-        'from=2026-01-01&to=2026-01-01&timezone=Nowhere',
+        'from=2026-01-01&to=2026-01-01&tz=Nowhere',
+        'from=2026-01-01&to=2026-01-01&tz=%2B02:00',
+        'from=2026-02-30&to=2026-03-01',
+        'from=2026-01-01&to=2026-01-01&per_page=1001',
       ]) {
         const bad = await admin('GET', `/tracking/stats?${q}`);
         expect(bad.status, q).toBe(422);

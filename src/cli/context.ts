@@ -2,9 +2,11 @@ import type { Config } from '../config.ts';
 import { ChangeBus } from '../db/changes.ts';
 import type { Db } from '../db/index.ts';
 import { OutboundClient, outboundOptionsFrom } from '../lib/outbound.ts';
-import { sealerFromConfig } from '../lib/seal.ts';
+import { type Sealer, sealerFromConfig } from '../lib/seal.ts';
 import { AdserverService } from '../modules/adserver/service.ts';
 import { CatalogService } from '../modules/catalog/service.ts';
+import { AggregateRepository } from '../modules/tracking/aggregate-repository.ts';
+import { OperatorAggregates } from '../modules/tracking/aggregates.ts';
 import { TrackingService } from '../modules/tracking/service.ts';
 import { openConfiguredDb } from '../server.ts';
 
@@ -35,18 +37,38 @@ export function withTracking<T>(config: Config, fn: (tracking: TrackingService) 
   );
 }
 
+/** Runs `fn` with the database, the secrets sealer and a guarded outbound client (closed afterwards). */
+function withOutbound<T>(
+  config: Config,
+  warn: (msg: string) => void,
+  fn: (db: Db, sealer: Sealer, http: OutboundClient) => Promise<T>,
+): Promise<T> {
+  return withServices(config, async (db) => {
+    const http = new OutboundClient(outboundOptionsFrom(config));
+    try {
+      return await fn(db, sealerFromConfig(config, warn), http);
+    } finally {
+      await http.close();
+    }
+  });
+}
+
 /** Runs a CLI command with the ad-server service (connections, keys) against the configured database. */
 export function withAdserver<T>(
   config: Config,
   warn: (msg: string) => void,
   fn: (adserver: AdserverService) => Promise<T>,
 ): Promise<T> {
-  return withServices(config, async (db) => {
-    const http = new OutboundClient(outboundOptionsFrom(config));
-    try {
-      return await fn(new AdserverService(db, sealerFromConfig(config, warn), http));
-    } finally {
-      await http.close();
-    }
-  });
+  return withOutbound(config, warn, (db, sealer, http) => fn(new AdserverService(db, sealer, http)));
+}
+
+/** Runs a CLI command with operator aggregate pulls (sealed report keys, guarded outbound client). */
+export function withAggregates<T>(
+  config: Config,
+  warn: (msg: string) => void,
+  fn: (aggregates: OperatorAggregates) => Promise<T>,
+): Promise<T> {
+  return withOutbound(config, warn, (db, sealer, http) =>
+    fn(new OperatorAggregates(new AggregateRepository(db), sealer, http, config, () => new Date())),
+  );
 }

@@ -9,8 +9,8 @@ import { parseImportDocument } from '../modules/catalog/import-schema.ts';
 import { SCOPES, type Scope } from '../modules/catalog/scopes.ts';
 import { ProgramInput } from '../modules/tracking/schemas.ts';
 import { installShutdown, openConfiguredDb, startServer } from '../server.ts';
-import { withAdserver, withCatalog, withTracking } from './context.ts';
-import { demoText, readImportFile, startBanner } from './output.ts';
+import { withAdserver, withAggregates, withCatalog, withTracking } from './context.ts';
+import { demoText, progressBar, readImportFile, startBanner } from './output.ts';
 
 const program = new Command('podium')
   .description('Podium: toplist delivery, affiliate tracking, docs and ad-server integration')
@@ -237,6 +237,30 @@ common(
     const p = await withTracking(configFrom(opts), (t) => t.rotateProgramToken(opts.id));
     err(`programme ${p.id}: new postback URL, shown only now:`);
     out(p.postbackUrl);
+  });
+
+common(
+  program
+    .command('pull-aggregates')
+    .description("backfill a programme's operator daily aggregates, one pull per day, with progress"),
+)
+  .requiredOption('--program <slug>', 'programme slug (or id)')
+  .requiredOption('--from <day>', 'first day, YYYY-MM-DD')
+  .requiredOption('--to <day>', 'last day, YYYY-MM-DD')
+  .action(async (opts: CommonOpts & { program: string; from: string; to: string }) => {
+    const results = await withAggregates(configFrom(opts), err, async (aggregates) => {
+      const id = /^\d+$/.test(opts.program)
+        ? Number(opts.program)
+        : await aggregates.programIdBySlug(opts.program);
+      return aggregates.pullRange(id, opts.from, opts.to, (done, total, r) =>
+        err(
+          `${progressBar(done, total)} ${r.day} ${r.status === 'ok' ? `ok, ${r.rows} rows` : `failed: ${r.reason}`}`,
+        ),
+      );
+    });
+    const failed = results.filter((r) => r.status === 'failed').length;
+    out(JSON.stringify({ days: results.length, ok: results.length - failed, failed }));
+    if (failed) process.exitCode = 1;
   });
 
 const adserver = program.command('adserver').description("connections to publishers' ad servers");

@@ -55,3 +55,9 @@ export function readImportFile(file: string): unknown {
     throw new Error(`${file}: not valid JSON (${(e as Error).message})`);
   }
 }
+
+/** `[#####-----] 5/10`: a progress bar for commands that work through a list. */
+export function progressBar(done: number, total: number, width = 20): string {
+  const filled = total ? Math.round((done / total) * width) : width;
+  return `[${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${done}/${total}`;
+}

@@ -76,4 +76,54 @@ export class Metrics {
       },
     });
   }
+
+  /**
+   * Affiliate tracking series: rows per group-commit batch (by kind), batch commit latency (by
+   * outcome), the pending click buffer and postbacks by outcome. Returns the hooks the
+   * tracking service calls.
+   */
+  tracking(pending: () => number): TrackingMetrics {
+    const batchRows = new Histogram({
+      name: 'podium_tracking_batch_rows',
+      help: 'Clicks or impressions per group-commit batch',
+      labelNames: ['kind'] as const,
+      buckets: [1, 2, 5, 10, 25, 50, 100, 250, 500],
+      registers: [this.registry],
+    });
+    const commitSeconds = new Histogram({
+      name: 'podium_tracking_batch_commit_seconds',
+      help: 'Time to write one group-commit batch of clicks and impressions',
+      labelNames: ['outcome'] as const,
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+      registers: [this.registry],
+    });
+    this.gaugeFrom(
+      'podium_tracking_pending_hits',
+      'Clicks and impressions waiting for or in their group commit',
+      pending,
+    );
+    const postbacks = new Counter({
+      name: 'podium_postbacks_total',
+      help: 'Inbound postbacks by outcome (accepted, duplicate, or the error code)',
+      labelNames: ['outcome'] as const,
+      registers: [this.registry],
+    });
+    return {
+      batch(kinds, seconds, ok) {
+        for (const [kind, n] of Object.entries(kinds)) if (n) batchRows.labels(kind).observe(n);
+        commitSeconds.labels(ok ? 'committed' : 'failed').observe(seconds);
+      },
+      postback(outcome) {
+        postbacks.labels(outcome).inc();
+      },
+    };
+  }
+}
+
+/** What the tracking service reports to metrics. */
+export interface TrackingMetrics {
+  /** One written batch: rows per kind, write time, committed or not. */
+  batch(kinds: Record<string, number>, seconds: number, ok: boolean): void;
+  /** One postback's outcome: `accepted`, `duplicate` or an error code. */
+  postback(outcome: string): void;
 }

@@ -54,4 +54,35 @@ describe('GroupCommit', () => {
     await gc.add(3);
     expect(written).toEqual([1, 2, 3]);
   });
+
+  it('refuses rows beyond its bound at once and reports every batch', async () => {
+    const batches: [number, boolean][] = [];
+    let release: () => void = () => {};
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    const gc = new GroupCommit<number>(
+      async () => {
+        await gate;
+      },
+      {
+        maxWaitMs: 1,
+        maxBatch: 2,
+        maxInFlight: 1,
+        maxPending: 3,
+        onBatch: (rows, _s, ok) => batches.push([rows.length, ok]),
+      },
+    );
+    const accepted = [gc.add(1), gc.add(2), gc.add(3)];
+    await expect(gc.add(4)).rejects.toThrow(/buffer full/);
+    expect(gc.pending).toBe(3);
+    release();
+    await Promise.all(accepted);
+    expect(batches).toEqual([
+      [2, true],
+      [1, true],
+    ]);
+    await gc.add(5);
+    expect(gc.pending).toBe(0);
+  });
 });

@@ -1,10 +1,22 @@
-export interface GroupCommitOptions {
+export interface GroupCommitOptions<T> {
   /** How long the first row of a batch waits for company before the batch is written. */
   maxWaitMs: number;
   /** A batch this large is written at once. */
   maxBatch: number;
   /** Batches written concurrently; further rows queue up for the next batch. */
   maxInFlight: number;
+  /** Rows queued or being written beyond which `add` rejects at once (memory stays bounded). */
+  maxPending?: number;
+  /** Told about every written batch: its rows, how long the write took and whether it committed. */
+  onBatch?: (rows: readonly T[], seconds: number, ok: boolean) => void;
+}
+
+/** `add` refused because the buffer is at its bound. */
+export class BufferFullError extends Error {
+  constructor(bound: number) {
+    super(`group-commit buffer full (${bound} rows pending)`);
+    this.name = 'BufferFullError';
+  }
 }
 
 interface Pending<T> {
@@ -28,11 +40,13 @@ export class GroupCommit<T> {
 
   constructor(
     private readonly write: (rows: T[]) => Promise<void>,
-    private readonly opts: GroupCommitOptions,
+    private readonly opts: GroupCommitOptions<T>,
   ) {}
 
   /** Queues a row; resolves when it is committed, rejects when its batch failed. */
   add(row: T): Promise<void> {
+    const bound = this.opts.maxPending;
+    if (bound !== undefined && this.pending >= bound) return Promise.reject(new BufferFullError(bound));
     return new Promise((resolve, reject) => {
       this.queue.push({ row, resolve, reject });
       if (this.draining || this.queue.length >= this.opts.maxBatch) this.kick();
@@ -67,10 +81,14 @@ export class GroupCommit<T> {
   }
 
   private async flush(batch: Pending<T>[]): Promise<void> {
+    const rows = batch.map((p) => p.row);
+    const started = performance.now();
     try {
-      await this.write(batch.map((p) => p.row));
+      await this.write(rows);
+      this.opts.onBatch?.(rows, (performance.now() - started) / 1000, true);
       for (const p of batch) p.resolve();
     } catch (err) {
+      this.opts.onBatch?.(rows, (performance.now() - started) / 1000, false);
       for (const p of batch) p.reject(err);
     } finally {
       this.inFlight -= 1;

@@ -25,6 +25,18 @@ interface ProgramDbRow {
   updated_at: Date;
 }
 
+/** One postback of a group-committed batch: its log row, and the conversion or the rejection. */
+export interface PostbackJob {
+  log: PostbackLogEntry;
+  receivedAt: Date;
+  /** Set when the postback is valid. */
+  conversion?: ConversionInput;
+  /** Set when it was refused: the answer's status and code, recorded as its outcome. */
+  rejected?: { status: number; code: string };
+  /** Filled by the write: the conversion holding the transaction id. */
+  written?: { conversionId: string; duplicate: boolean; attributed: boolean };
+}
+
 /** A programme as stored, with its token hash (never leaves the service). */
 export interface StoredProgram extends Program {
   tokenHash: Buffer;
@@ -203,107 +215,225 @@ export class TrackingRepository {
     );
   }
 
-  /** What a click (not an impression) attributes a conversion to. */
-  async getClick(id: string): Promise<ClickAttribution | undefined> {
-    const [r] = await this.db.query<ClickAttribution>(
-      `SELECT tracker_id AS "trackerId", offer_id AS "offerId", brand_id AS "brandId", site_id AS "siteId",
-              toplist_id AS "toplistId", position, program_id AS "programId"
-       FROM clicks WHERE id = $1 AND kind = 'click'`,
-      [id],
-    );
-    return r;
-  }
-
   /* Postbacks */
 
-  async appendPostbackLog(e: PostbackLogEntry): Promise<number> {
-    const [r] = await this.db.query<{ id: number }>(
-      `INSERT INTO postback_log (program, method, content_type, query, body, remote_ip)
-       VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
-      [e.program, e.method, e.contentType, JSON.stringify(e.query), e.body, e.remoteIp],
-    );
-    return (r as { id: number }).id;
-  }
-
-  async appendPostbackOutcome(
-    logId: number,
-    o: { status: number; code: string; conversionId?: string; duplicate?: boolean },
-  ): Promise<void> {
-    await this.db.query(
-      `INSERT INTO postback_outcomes (log_id, status, code, conversion_id, duplicate) VALUES ($1, $2, $3, $4, $5)`,
-      [logId, o.status, o.code, o.conversionId ?? null, o.duplicate ?? false],
-    );
-  }
-
   /**
-   * Inserts a conversion unless the programme already has one with this transaction id;
-   * returns the id of the conversion that holds the transaction and whether it is new.
+   * Writes a batch of postbacks in one transaction: their log rows, the conversions of the
+   * accepted ones (one per programme and transaction id; a repeat, in this batch or an earlier
+   * one, gets the holder's id), and every outcome. Fills each job's `written`. Run it on a
+   * transaction (`with(tx)`).
    */
-  async insertConversion(c: ConversionInput): Promise<{ id: string; created: boolean }> {
-    const [r] = await this.db.query<{ id: string }>(
+  async writePostbacks(jobs: PostbackJob[]): Promise<void> {
+    const q = this.db;
+    const logIds = await this.insertLogs(q, jobs);
+    const accepted = jobs.flatMap((job, i) =>
+      job.conversion ? [{ job, c: job.conversion, logId: logIds[i] as number }] : [],
+    );
+    const clicks = await this.clicksById(
+      q,
+      accepted.flatMap(({ c }) => (c.clickId ? [c.clickId] : [])),
+    );
+    const attributedTo = accepted.map(({ c }) => {
+      const click = c.clickId ? clicks.get(c.clickId) : undefined;
+      // A click of another programme's tracker is not this programme's conversion.
+      return click && (click.programId === null || click.programId === c.programId) ? click : undefined;
+    });
+    const col = <T>(f: (a: (typeof accepted)[number], i: number) => T) => accepted.map(f);
+    const inserted = await q.query<{ id: string }>(
       `INSERT INTO conversions (id, program_id, transaction_id, event, amount, currency, player_ref, click_id,
-                                attributed, tracker_id, offer_id, brand_id, site_id, toplist_id, position, log_id)
-       VALUES ($1, $2, $3, $4, $5::numeric, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
+                                attributed, tracker_id, offer_id, brand_id, site_id, toplist_id, position, log_id,
+                                received_at)
+       SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::numeric[], $6::text[], $7::text[],
+                            $8::text[], $9::bool[], $10::int[], $11::int[], $12::int[], $13::int[], $14::int[],
+                            $15::int[], $16::bigint[], $17::timestamptz[])
        ON CONFLICT (program_id, transaction_id) DO NOTHING RETURNING id`,
       [
-        c.id,
-        c.programId,
-        c.transactionId,
-        c.event,
-        c.amount,
-        c.currency,
-        c.playerRef,
-        c.clickId,
-        c.click !== undefined,
-        c.click?.trackerId ?? null,
-        c.click?.offerId ?? null,
-        c.click?.brandId ?? null,
-        c.click?.siteId ?? null,
-        c.click?.toplistId ?? null,
-        c.click?.position ?? null,
-        c.logId,
+        col(({ c }) => c.id),
+        col(({ c }) => c.programId),
+        col(({ c }) => c.transactionId),
+        col(({ c }) => c.event),
+        col(({ c }) => c.amount),
+        col(({ c }) => c.currency),
+        col(({ c }) => c.playerRef),
+        col(({ c }) => c.clickId),
+        col((_, i) => attributedTo[i] !== undefined),
+        col((_, i) => attributedTo[i]?.trackerId ?? null),
+        col((_, i) => attributedTo[i]?.offerId ?? null),
+        col((_, i) => attributedTo[i]?.brandId ?? null),
+        col((_, i) => attributedTo[i]?.siteId ?? null),
+        col((_, i) => attributedTo[i]?.toplistId ?? null),
+        col((_, i) => attributedTo[i]?.position ?? null),
+        col(({ logId }) => logId),
+        col(({ job }) => job.receivedAt.toISOString()),
       ],
     );
-    if (r) return { id: r.id, created: true };
-    const [existing] = await this.db.query<{ id: string }>(
-      'SELECT id FROM conversions WHERE program_id = $1 AND transaction_id = $2',
-      [c.programId, c.transactionId],
+    const created = new Set(inserted.map((r) => r.id));
+    const holders = await this.conversionHolders(
+      q,
+      accepted.filter(({ c }) => !created.has(c.id)).map(({ c }) => c),
     );
-    return { id: (existing as { id: string }).id, created: false };
+    accepted.forEach(({ job, c }, i) => {
+      if (created.has(c.id)) {
+        job.written = { conversionId: c.id, duplicate: false, attributed: attributedTo[i] !== undefined };
+        return;
+      }
+      const holder = holders.get(`${c.programId}\u0000${c.transactionId}`);
+      if (!holder) throw new Error('conversion neither inserted nor found');
+      job.written = { conversionId: holder.id, duplicate: true, attributed: holder.attributed };
+    });
+    await q.query(
+      `INSERT INTO postback_outcomes (log_id, status, code, conversion_id, duplicate)
+       SELECT * FROM unnest($1::bigint[], $2::int[], $3::text[], $4::text[], $5::bool[])`,
+      [
+        logIds,
+        jobs.map((j) => j.rejected?.status ?? 200),
+        jobs.map((j) => j.rejected?.code ?? (j.written?.duplicate ? 'duplicate' : 'accepted')),
+        jobs.map((j) => j.written?.conversionId ?? null),
+        jobs.map((j) => j.written?.duplicate ?? false),
+      ],
+    );
+  }
+
+  /** Inserts the log rows of a batch; ids in the jobs' order (one sequence, rows inserted in order). */
+  private async insertLogs(q: Queryable, jobs: PostbackJob[]): Promise<number[]> {
+    const rows = await q.query<{ id: string | number }>(
+      `INSERT INTO postback_log (program, method, content_type, query, body, remote_ip, received_at)
+       SELECT program, method, content_type, query, body, remote_ip, received_at
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::jsonb[], $5::text[], $6::text[], $7::timestamptz[])
+            WITH ORDINALITY AS t(program, method, content_type, query, body, remote_ip, received_at, ord)
+       ORDER BY ord
+       RETURNING id`,
+      [
+        jobs.map((j) => j.log.program),
+        jobs.map((j) => j.log.method),
+        jobs.map((j) => j.log.contentType),
+        jobs.map((j) => JSON.stringify(j.log.query)),
+        jobs.map((j) => j.log.body),
+        jobs.map((j) => j.log.remoteIp),
+        jobs.map((j) => j.receivedAt.toISOString()),
+      ],
+    );
+    return rows.map((r) => Number(r.id)).sort((a, b) => a - b);
+  }
+
+  /** What the given clicks (not impressions) attribute conversions to, by click id. */
+  private async clicksById(q: Queryable, ids: string[]): Promise<Map<string, ClickAttribution>> {
+    if (!ids.length) return new Map();
+    const rows = await q.query<ClickAttribution & { id: string }>(
+      `SELECT id, tracker_id AS "trackerId", offer_id AS "offerId", brand_id AS "brandId", site_id AS "siteId",
+              toplist_id AS "toplistId", position, program_id AS "programId"
+       FROM clicks WHERE id = ANY($1::text[]) AND kind = 'click'`,
+      [ids],
+    );
+    return new Map(rows.map(({ id, ...click }) => [id, click]));
+  }
+
+  /** The conversions already holding these programmes' transaction ids, by "program\0transaction". */
+  private async conversionHolders(
+    q: Queryable,
+    repeats: ConversionInput[],
+  ): Promise<Map<string, { id: string; attributed: boolean }>> {
+    if (!repeats.length) return new Map();
+    const rows = await q.query<{
+      id: string;
+      program_id: number;
+      transaction_id: string;
+      attributed: boolean;
+    }>(
+      `SELECT v.id, v.program_id, v.transaction_id, v.attributed
+       FROM conversions v JOIN unnest($1::int[], $2::text[]) AS k(program_id, transaction_id)
+         ON v.program_id = k.program_id AND v.transaction_id = k.transaction_id`,
+      [repeats.map((c) => c.programId), repeats.map((c) => c.transactionId)],
+    );
+    return new Map(
+      rows.map((r) => [`${r.program_id}\u0000${r.transaction_id}`, { id: r.id, attributed: r.attributed }]),
+    );
   }
 
   /* Stats */
 
-  /** Counted clicks, impressions and conversions per day (in `timezone`) and dimension. */
-  async stats(f: StatsFilter): Promise<StatsRow[]> {
-    return this.db.query<StatsRow>(
-      `WITH bounds AS (
-         SELECT ($1::date)::timestamp AT TIME ZONE $3 AS lo, ($2::date + 1)::timestamp AT TIME ZONE $3 AS hi
-       ), hits AS (
-         SELECT (c.at AT TIME ZONE $3)::date AS day, site_id, toplist_id, position, brand_id, program_id,
-                count(*) FILTER (WHERE kind = 'click') AS clicks,
-                count(*) FILTER (WHERE kind = 'impression') AS impressions,
-                0 AS registrations, 0 AS ftds, 0 AS conversions
-         FROM clicks c, bounds b
-         WHERE c.at >= b.lo AND c.at < b.hi AND c.flag IS NULL
-           AND ($4::int IS NULL OR program_id = $4) AND ($5::int IS NULL OR site_id = $5)
-         GROUP BY 1, 2, 3, 4, 5, 6
+  /**
+   * Counted clicks, impressions and conversions (per event) per day and dimension. Each row's
+   * day is cut in the zone `f.tz` names: its site's, its programme's (UTC when it has none)
+   * or one fixed zone. Rows come pre-paged with the total number of rows.
+   */
+  async stats(f: StatsFilter): Promise<{ rows: StatsRow[]; total: number }> {
+    const zone = (site: string, program: string) =>
+      `CASE $3 WHEN 'site' THEN coalesce(${site}.timezone, 'UTC') WHEN 'program' THEN coalesce(${program}.timezone, 'UTC') ELSE $4 END`;
+    const where = (t: string) =>
+      `($5::int IS NULL OR ${t}.program_id = $5) AND ($6::int IS NULL OR ${t}.site_id = $6)
+       AND ($7::int IS NULL OR ${t}.toplist_id = $7) AND ($8::int IS NULL OR ${t}.brand_id = $8)`;
+    // Days are cut per row, so the scan takes a day either side (every zone is within ±14 h of UTC).
+    const rows = await this.db.query<StatsRow & { total: number }>(
+      `WITH facts AS (
+         SELECT c.site_id, c.toplist_id, c.position, c.brand_id, c.program_id, c.kind, NULL::text AS event,
+                ${zone('ts', 'p')} AS tz, c.at
+         FROM clicks c
+         LEFT JOIN tracking_sites ts ON ts.site_id = c.site_id
+         LEFT JOIN affiliate_programs p ON p.id = c.program_id
+         WHERE c.at >= ($1::date - 1)::timestamp AT TIME ZONE 'UTC' AND c.at < ($2::date + 2)::timestamp AT TIME ZONE 'UTC'
+           AND c.flag IS NULL AND ${where('c')}
          UNION ALL
-         SELECT (v.received_at AT TIME ZONE $3)::date, site_id, toplist_id, position, brand_id, program_id, 0, 0,
-                count(*) FILTER (WHERE event = 'registration'), count(*) FILTER (WHERE event = 'ftd'), count(*)
-         FROM conversions v, bounds b
-         WHERE v.received_at >= b.lo AND v.received_at < b.hi
-           AND ($4::int IS NULL OR program_id = $4) AND ($5::int IS NULL OR site_id = $5)
-         GROUP BY 1, 2, 3, 4, 5, 6
+         SELECT v.site_id, v.toplist_id, v.position, v.brand_id, v.program_id, 'conversion', v.event,
+                ${zone('ts', 'p')}, v.received_at
+         FROM conversions v
+         LEFT JOIN tracking_sites ts ON ts.site_id = v.site_id
+         LEFT JOIN affiliate_programs p ON p.id = v.program_id
+         WHERE v.received_at >= ($1::date - 1)::timestamp AT TIME ZONE 'UTC'
+           AND v.received_at < ($2::date + 2)::timestamp AT TIME ZONE 'UTC' AND ${where('v')}
+       ), per_event AS (
+         SELECT (at AT TIME ZONE tz)::date AS day, tz, site_id, toplist_id, position, brand_id, program_id, kind,
+                event, count(*)::int AS n
+         FROM facts
+         GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9
        )
-       SELECT to_char(day, 'YYYY-MM-DD') AS day, site_id AS "siteId", toplist_id AS "toplistId", position,
-              brand_id AS "brandId", program_id AS "programId",
-              sum(clicks)::int AS clicks, sum(impressions)::int AS impressions,
-              sum(registrations)::int AS registrations, sum(ftds)::int AS ftds, sum(conversions)::int AS conversions
-       FROM hits GROUP BY 1, 2, 3, 4, 5, 6
-       ORDER BY 1, 2 NULLS FIRST, 3 NULLS FIRST, 4 NULLS FIRST, 5 NULLS FIRST, 6 NULLS FIRST
-       LIMIT $6`,
-      [f.from, f.to, f.timezone, f.programId ?? null, f.siteId ?? null, f.limit],
+       SELECT to_char(day, 'YYYY-MM-DD') AS day, tz AS timezone, site_id AS "siteId", toplist_id AS "toplistId",
+              position, brand_id AS "brandId", program_id AS "programId",
+              coalesce(sum(n) FILTER (WHERE kind = 'click'), 0)::int AS clicks,
+              coalesce(sum(n) FILTER (WHERE kind = 'impression'), 0)::int AS impressions,
+              coalesce(jsonb_object_agg(event, n) FILTER (WHERE kind = 'conversion'), '{}'::jsonb) AS events,
+              count(*) OVER ()::int AS total
+       FROM per_event
+       WHERE day BETWEEN $1::date AND $2::date
+       GROUP BY day, tz, site_id, toplist_id, position, brand_id, program_id
+       ORDER BY day, site_id NULLS FIRST, toplist_id NULLS FIRST, position NULLS FIRST, brand_id NULLS FIRST,
+                program_id NULLS FIRST, tz
+       LIMIT $9 OFFSET $10`,
+      [
+        f.from,
+        f.to,
+        f.tz,
+        f.zone ?? 'UTC',
+        f.programId ?? null,
+        f.siteId ?? null,
+        f.toplistId ?? null,
+        f.brandId ?? null,
+        f.limit,
+        f.offset,
+      ],
+    );
+    return {
+      rows: rows.map(({ total: _, ...r }) => r),
+      // A page past the end holds no row to carry the total, so ask for the first one.
+      total: rows[0]?.total ?? (f.offset > 0 ? (await this.stats({ ...f, limit: 1, offset: 0 })).total : 0),
+    };
+  }
+
+  /* Site time zones */
+
+  async siteTimezone(siteId: number): Promise<string | undefined> {
+    const [r] = await this.db.query<{ timezone: string }>(
+      'SELECT timezone FROM tracking_sites WHERE site_id = $1',
+      [siteId],
+    );
+    return r?.timezone;
+  }
+
+  async setSiteTimezone(siteId: number, timezone: string): Promise<void> {
+    await this.db.query(
+      `INSERT INTO tracking_sites (site_id, timezone) VALUES ($1, $2)
+       ON CONFLICT (site_id) DO UPDATE SET timezone = EXCLUDED.timezone, updated_at = now()`,
+      [siteId, timezone],
     );
   }
 }

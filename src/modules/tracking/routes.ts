@@ -9,11 +9,11 @@ import {
   ProgramInput,
   ProgramListQuery,
   ProgramPatch,
+  SiteTimezoneInput,
   SlugParams,
   StatsQuery,
 } from './schemas.ts';
 import type { HitContext, TrackingService } from './service.ts';
-import type { StatsRow } from './types.ts';
 
 /** A transparent 1×1 GIF. */
 const PIXEL = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64');
@@ -36,6 +36,14 @@ function hitContext(req: FastifyRequest, config: Config, subId?: string): HitCon
     prefetch: /prefetch|prerender/i.test(purpose),
     subId,
   };
+}
+
+/** True when the client asks for CSV in `Accept` (and not for JSON first). */
+function wantsCsv(req: FastifyRequest): boolean {
+  const accept = header(req, 'accept') ?? '';
+  const csv = accept.indexOf('text/csv');
+  const json = accept.indexOf('application/json');
+  return csv >= 0 && (json < 0 || csv < json);
 }
 
 /** `/go/{slug}` click redirect and `/imp/{code}` impression pixel. */
@@ -89,21 +97,6 @@ export async function registerPostback(scope: FastifyInstance, tracking: Trackin
   });
 }
 
-const CSV_COLUMNS: [string, (r: StatsRow & { conversionRate: string | null }) => unknown][] = [
-  ['day', (r) => r.day],
-  ['site_id', (r) => r.siteId],
-  ['toplist_id', (r) => r.toplistId],
-  ['position', (r) => r.position],
-  ['brand_id', (r) => r.brandId],
-  ['program_id', (r) => r.programId],
-  ['clicks', (r) => r.clicks],
-  ['impressions', (r) => r.impressions],
-  ['registrations', (r) => r.registrations],
-  ['ftds', (r) => r.ftds],
-  ['conversions', (r) => r.conversions],
-  ['conversion_rate', (r) => r.conversionRate],
-];
-
 /** Programmes and stats, mounted under /api/admin/v1. */
 export async function registerTrackingAdmin(
   scope: FastifyInstance,
@@ -138,23 +131,32 @@ export async function registerTrackingAdmin(
   );
 
   app.get('/tracking/stats', { ...read, schema: { querystring: StatsQuery } }, async (req, reply) => {
-    const { timezone, rows } = await tracking.stats({
-      from: req.query.from,
-      to: req.query.to,
-      timezone: req.query.timezone,
-      programId: req.query.program_id,
-      siteId: req.query.site_id,
-    });
-    if (req.query.format !== 'csv')
-      return { data: rows, meta: { timezone, from: req.query.from, to: req.query.to } };
-    const lines = [CSV_COLUMNS.map(([name]) => name).join(',')];
-    for (const r of rows) lines.push(CSV_COLUMNS.map(([, get]) => get(r) ?? '').join(','));
+    const q = req.query;
+    const query = {
+      from: q.from,
+      to: q.to,
+      tz: q.tz,
+      programId: q.program_id,
+      siteId: q.site_id,
+      toplistId: q.toplist_id,
+      brandId: q.brand_id,
+      page: q.page,
+      perPage: q.per_page,
+    };
+    if (q.format === 'json' || (q.format !== 'csv' && !wantsCsv(req))) return tracking.stats.page(query);
+    const csv = await tracking.stats.csv(query);
     return reply
       .header('content-type', 'text/csv; charset=utf-8')
-      .header(
-        'content-disposition',
-        `attachment; filename="podium-stats-${req.query.from}-${req.query.to}.csv"`,
-      )
-      .send(`${lines.join('\n')}\n`);
+      .header('content-disposition', `attachment; filename="podium-stats-${q.from}-${q.to}.csv"`)
+      .send(csv);
   });
+
+  app.get('/tracking/sites/:id', { ...read, schema: { params: IdParams } }, async (req) => ({
+    data: await tracking.stats.siteTimezone(req.params.id),
+  }));
+  app.put(
+    '/tracking/sites/:id',
+    { ...write, schema: { params: IdParams, body: SiteTimezoneInput } },
+    async (req) => ({ data: await tracking.stats.setSiteTimezone(req.params.id, req.body.timezone) }),
+  );
 }

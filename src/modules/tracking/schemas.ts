@@ -33,14 +33,45 @@ export const ProgramListQuery = T.Object({
 export const StatsQuery = T.Object({
   from: DateOnly,
   to: DateOnly,
-  timezone: T.Optional(T.String({ minLength: 1, maxLength: 64 })),
+  tz: T.Optional(
+    T.String({ minLength: 1, maxLength: 64, description: 'program (default), site, UTC or an IANA zone' }),
+  ),
   program_id: T.Optional(Id),
   site_id: T.Optional(Id),
+  toplist_id: T.Optional(Id),
+  brand_id: T.Optional(Id),
+  page: T.Optional(T.Integer({ minimum: 1, maximum: 1_000_000 })),
+  per_page: T.Optional(T.Integer({ minimum: 1, maximum: 1000 })),
   format: T.Optional(T.Union([T.Literal('json'), T.Literal('csv')])),
 });
+
+export const SiteTimezoneInput = T.Object({ timezone: T.String({ minLength: 1, maxLength: 64 }) }, strict);
 
 export const SlugParams = T.Object({ slug: T.String({ minLength: 1, maxLength: 120 }) });
 
 export const GoQuery = T.Object({
   sub_id: T.Optional(T.String({ maxLength: 100, pattern: '^[A-Za-z0-9._~-]*$' })),
+});
+
+export const ReportInput = T.Object(
+  {
+    url: T.String({ minLength: 1, maxLength: 2000, description: "operator's report API base URL (https)" }),
+    key: T.Optional(
+      T.Union([T.String({ minLength: 1, maxLength: 500 }), T.Null()], {
+        description: 'report credential, write-only; null removes it, omitted keeps it',
+      }),
+    ),
+    mapping: T.Optional(
+      T.Record(T.String({ maxLength: 32 }), T.String({ maxLength: 300 }), { maxProperties: 20 }),
+    ),
+  },
+  strict,
+);
+
+export const DayRangeQuery = T.Object({ from: DateOnly, to: DateOnly });
+
+export const ReconcileQuery = T.Object({
+  from: DateOnly,
+  to: DateOnly,
+  threshold: T.Optional(T.Number({ minimum: 0, maximum: 100, description: 'percent; default from config' })),
 });

@@ -1,4 +1,3 @@
-import { createHmac, randomBytes } from 'node:crypto';
 import { isbot } from 'isbot';
 import { ulid } from 'ulid';
 import type { Config } from '../../config.ts';
@@ -6,28 +5,22 @@ import type { Db } from '../../db/index.ts';
 import { fromDbError } from '../../lib/db-errors.ts';
 import { AppError, invalidField, notFound } from '../../lib/errors.ts';
 import { DEFAULT_PER_PAGE, type PageMeta, pageMeta, pageWindow } from '../../lib/paging.ts';
-import { hashToken, mintToken, sameBytes, tokenHint } from '../../lib/tokens.ts';
+import { isTimezone } from '../../lib/time.ts';
+import { hashToken, mintToken, tokenHint } from '../../lib/tokens.ts';
 import type { CatalogService } from '../catalog/service.ts';
 import type { ResolvedTrackingLink } from '../catalog/types.ts';
+import type { TrackingMetrics } from '../ops/metrics.ts';
 import { GroupCommit } from './group-commit.ts';
 import { landingUrl, MACROS, unknownMacros } from './landing.ts';
-import {
-  type Fields,
-  mergeFields,
-  POSTBACK_FIELDS,
-  parseBody,
-  rawBodyForLog,
-  readPostback,
-  redactForLog,
-  storable,
-} from './postback.ts';
+import { POSTBACK_FIELDS } from './postback.ts';
+import { PostbackIntake, type PostbackResult, type RawPostback } from './postback-intake.ts';
 import { type ProgramFields, type StoredProgram, TrackingRepository } from './repository.ts';
-import type { ClickRow, HitFlag, Program, StatsRow } from './types.ts';
+import { TrackingStats } from './stats.ts';
+import type { ClickRow, HitFlag, Program } from './types.ts';
 
 /** A resolved link is reused this long, so a burst of clicks costs no catalog reads. */
 const LINK_TTL_MS = 5_000;
 const LINK_CACHE_MAX = 10_000;
-const MAX_STATS_ROWS = 50_000;
 
 const FIELD_BY_CONSTRAINT = { affiliate_programs_slug_key: 'slug' };
 
@@ -39,23 +32,6 @@ export interface HitContext {
   country: string | undefined;
   prefetch: boolean;
   subId: string | undefined;
-}
-
-/** A raw postback as it arrived. */
-export interface RawPostback {
-  program: string;
-  token: string;
-  method: string;
-  contentType: string | undefined;
-  query: Record<string, unknown>;
-  body: string;
-  remoteIp: string | undefined;
-}
-
-export interface PostbackResult {
-  conversionId: string;
-  duplicate: boolean;
-  attributed: boolean;
 }
 
 export type ProgramInput = {
@@ -75,15 +51,6 @@ interface CachedLink {
   expires: number;
 }
 
-function validTimezone(tz: string): boolean {
-  try {
-    new Intl.DateTimeFormat('en', { timeZone: tz });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 const trunc = (v: string | undefined, n: number) => (v ? v.slice(0, n) : null);
 
 /**
@@ -94,20 +61,44 @@ export class TrackingService {
   private readonly repo: TrackingRepository;
   private readonly hits: GroupCommit<ClickRow>;
   private readonly links = new Map<string, CachedLink>();
-  private pseudonymKey: Promise<Buffer> | undefined;
+  private readonly intake: PostbackIntake;
+  /** Stats by day and dimension, and sites' reporting zones. */
+  readonly stats: TrackingStats;
 
   constructor(
     private readonly db: Db,
     private readonly catalog: CatalogService,
     private readonly config: Config,
     private readonly now: () => Date,
+    private readonly metrics?: TrackingMetrics,
   ) {
     this.repo = new TrackingRepository(db);
+    this.stats = new TrackingStats(this.repo, catalog);
+    this.intake = new PostbackIntake(db, this.repo, config, now, metrics, db.kind === 'pglite' ? 1 : 4);
     this.hits = new GroupCommit((rows) => this.repo.insertClicks(rows), {
       maxWaitMs: 2,
       maxBatch: 500,
       maxInFlight: db.kind === 'pglite' ? 1 : 4,
+      maxPending: config.clickBufferMax,
+      onBatch: (rows, seconds, ok) => {
+        const kinds = { click: 0, impression: 0 };
+        for (const r of rows) kinds[r.kind]++;
+        this.metrics?.batch(kinds, seconds, ok);
+      },
     });
+  }
+
+  /** Clicks and impressions waiting for or in their group commit. */
+  get pendingHits(): number {
+    return this.hits.pending;
+  }
+
+  /** Null while the click buffer is below its bound, else why not (for /readyz). */
+  clickBufferProblem(): string | null {
+    const pending = this.hits.pending;
+    return pending < this.config.clickBufferMax
+      ? null
+      : `${pending} clicks pending, bound ${this.config.clickBufferMax}`;
   }
 
   /* Programmes */
@@ -126,7 +117,7 @@ export class TrackingService {
       if (!/^[A-Za-z0-9_.[\]-]{1,64}$/.test(name))
         throw invalidField(`paramMap.${field}`, 'must be a parameter name of letters, digits and _.-[]');
     }
-    if (input.timezone !== undefined && !validTimezone(input.timezone))
+    if (input.timezone !== undefined && !isTimezone(input.timezone))
       throw invalidField('timezone', 'must be an IANA time zone such as Europe/Malta');
   }
 
@@ -154,7 +145,7 @@ export class TrackingService {
         return id;
       }),
     );
-    this.links.clear();
+    this.forget();
     const program = await this.getProgram(id);
     return { ...program, postbackToken: token, postbackUrl: this.postbackUrl(program.slug, token) };
   }
@@ -176,14 +167,21 @@ export class TrackingService {
       }),
     );
     if (!found) throw notFound('Program');
-    this.links.clear();
+    this.forget();
     return this.getProgram(id);
   }
 
-  /** Replaces the postback token; the old one stops working at once. */
+  /** Cached links and programmes are read again after a programme changes. */
+  private forget(): void {
+    this.links.clear();
+    this.intake.forget();
+  }
+
+  /** Replaces the postback token; the old one stops working at once in this process, within a second in others. */
   async rotateProgramToken(id: number): Promise<Program & { postbackToken: string; postbackUrl: string }> {
     const token = mintToken('postback');
     if (!(await this.repo.setProgramToken(id, hashToken(token), tokenHint(token)))) throw notFound('Program');
+    this.forget();
     const program = await this.getProgram(id);
     return { ...program, postbackToken: token, postbackUrl: this.postbackUrl(program.slug, token) };
   }
@@ -210,7 +208,7 @@ export class TrackingService {
     const link = await this.catalog.resolveTrackingLink(slug);
     if (!link) return undefined;
     const program = await this.repo.programOfTracker(link.trackerId);
-    if (this.links.size >= LINK_CACHE_MAX) this.links.clear();
+    if (this.links.size >= LINK_CACHE_MAX) this.forget();
     const entry = { link, program, expires: now + LINK_TTL_MS };
     this.links.set(slug, entry);
     return entry;
@@ -281,122 +279,15 @@ export class TrackingService {
     await this.record('impression', code, ctx);
   }
 
-  /** Writes every pending click batch; called on shutdown. */
-  drain(): Promise<void> {
-    return this.hits.drain();
+  /** Writes every pending click and postback batch; called on shutdown. */
+  async drain(): Promise<void> {
+    await Promise.all([this.hits.drain(), this.intake.drain()]);
   }
 
   /* Postbacks */
 
-  private key(): Promise<Buffer> {
-    this.pseudonymKey ??= this.config.pseudonymKey
-      ? Promise.resolve(Buffer.from(this.config.pseudonymKey, 'utf8'))
-      : this.repo.ensureKey('player_pseudonym', randomBytes(32));
-    return this.pseudonymKey;
-  }
-
-  /**
-   * Handles one postback: logs it (secrets removed) before anything else, then checks the
-   * programme and token, validates, and records the conversion exactly once per
-   * transaction id. Every outcome, rejections included, is appended to the log.
-   */
-  async postback(raw: RawPostback): Promise<PostbackResult> {
-    const program = /^[a-z0-9-]{1,63}$/.test(raw.program)
-      ? await this.repo.getProgramBySlug(raw.program)
-      : undefined;
-    const key = await this.key();
-    const pseudonymise = (v: string) => `ref:${createHmac('sha256', key).update(v, 'utf8').digest('hex')}`;
-    const playerKeys = new Set(['player_id', program?.paramMap.player_id ?? 'player_id']);
-    let body: Record<string, unknown> | undefined;
-    let bodyError: unknown;
-    try {
-      body = parseBody(raw.contentType, raw.body);
-    } catch (err) {
-      bodyError = err;
-    }
-    const logId = await this.repo.appendPostbackLog({
-      program: storable(raw.program.slice(0, 64)),
-      method: raw.method,
-      contentType: trunc(raw.contentType, 200),
-      query: redactForLog(raw.query, playerKeys, pseudonymise),
-      body: body
-        ? JSON.stringify(redactForLog(body, playerKeys, pseudonymise))
-        : raw.body
-          ? rawBodyForLog(raw.body)
-          : null,
-      remoteIp: trunc(raw.remoteIp, 64),
-    });
-    try {
-      if (!program) throw notFound('Program');
-      if (!sameBytes(hashToken(raw.token), program.tokenHash))
-        throw new AppError('unauthorized', 'Invalid postback token');
-      if (bodyError) throw bodyError;
-      const fields: Fields = mergeFields(raw.query, body ?? {});
-      const pb = readPostback(fields, program.paramMap);
-      const click = pb.clickId ? await this.repo.getClick(pb.clickId) : undefined;
-      const attributed = click !== undefined && (click.programId === null || click.programId === program.id);
-      const result = await this.repo.insertConversion({
-        id: ulid(),
-        programId: program.id,
-        transactionId: pb.transactionId,
-        event: pb.event,
-        amount: pb.amount,
-        currency: pb.currency ?? (pb.amount === null ? null : program.currency),
-        playerRef: pb.playerId === null ? null : pseudonymise(pb.playerId),
-        clickId: pb.clickId,
-        click: attributed ? click : undefined,
-        logId,
-      });
-      await this.repo.appendPostbackOutcome(logId, {
-        status: 200,
-        code: result.created ? 'accepted' : 'duplicate',
-        conversionId: result.id,
-        duplicate: !result.created,
-      });
-      return { conversionId: result.id, duplicate: !result.created, attributed };
-    } catch (err) {
-      if (err instanceof AppError)
-        await this.repo.appendPostbackOutcome(logId, { status: err.status, code: err.code });
-      throw err;
-    }
-  }
-
-  /* Stats */
-
-  /** Stats rows per day (in the given or the programme's time zone) and dimension. */
-  async stats(q: {
-    from: string;
-    to: string;
-    timezone?: string | undefined;
-    programId?: number | undefined;
-    siteId?: number | undefined;
-  }): Promise<{ timezone: string; rows: (StatsRow & { conversionRate: string | null })[] }> {
-    for (const f of ['from', 'to'] as const) {
-      if (!/^\d{4}-\d{2}-\d{2}$/.test(q[f]) || Number.isNaN(Date.parse(`${q[f]}T00:00:00Z`)))
-        throw invalidField(f, 'must be a date YYYY-MM-DD');
-    }
-    const days = (Date.parse(q.to) - Date.parse(q.from)) / 86_400_000;
-    if (days < 0) throw invalidField('to', 'must not be before from');
-    if (days > 366) throw invalidField('to', 'the range is at most 366 days');
-    let timezone = q.timezone;
-    if (timezone === undefined) {
-      timezone = q.programId === undefined ? 'UTC' : (await this.getProgram(q.programId)).timezone;
-    } else if (!validTimezone(timezone)) {
-      throw invalidField('timezone', 'must be an IANA time zone such as Europe/Malta');
-    }
-    const rows = await this.repo.stats({ ...q, timezone, limit: MAX_STATS_ROWS + 1 });
-    if (rows.length > MAX_STATS_ROWS)
-      throw invalidField(
-        'to',
-        `more than ${MAX_STATS_ROWS} rows: narrow the range or filter by program_id or site_id`,
-      );
-    return {
-      timezone,
-      rows: rows.map((r) => ({
-        ...r,
-        // Registrations per counted click; a decimal string so clients never parse a float.
-        conversionRate: r.clicks ? (r.registrations / r.clicks).toFixed(4) : null,
-      })),
-    };
+  /** Handles one postback (see PostbackIntake). */
+  postback(raw: RawPostback): Promise<PostbackResult> {
+    return this.intake.handle(raw);
   }
 }

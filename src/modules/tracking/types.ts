@@ -53,6 +53,7 @@ export interface PostbackLogEntry {
   remoteIp: string | null;
 }
 
+/** A validated conversion as the postback intake hands it to the repository. */
 export interface ConversionInput {
   id: string;
   programId: number;
@@ -62,22 +63,29 @@ export interface ConversionInput {
   currency: string | null;
   playerRef: string | null;
   clickId: string | null;
-  /** The attributed click; undefined when the click id is missing or unknown. */
-  click: ClickAttribution | undefined;
-  logId: number;
 }
+
+/** How stats cut days: in each row's site zone, its programme's zone, or one fixed zone. */
+export type StatsZoneMode = 'site' | 'program' | 'fixed';
 
 export interface StatsFilter {
   from: string;
   to: string;
-  timezone: string;
+  tz: StatsZoneMode;
+  /** The IANA zone when `tz` is `fixed`. */
+  zone?: string | undefined;
   programId?: number | undefined;
   siteId?: number | undefined;
+  toplistId?: number | undefined;
+  brandId?: number | undefined;
   limit: number;
+  offset: number;
 }
 
 export interface StatsRow {
   day: string;
+  /** The zone this row's day was cut in. */
+  timezone: string;
   siteId: number | null;
   toplistId: number | null;
   position: number | null;
@@ -85,7 +93,6 @@ export interface StatsRow {
   programId: number | null;
   clicks: number;
   impressions: number;
-  registrations: number;
-  ftds: number;
-  conversions: number;
+  /** Conversions per event name (`registration`, `ftd`, … as the operator sent them). */
+  events: Record<string, number>;
 }

@@ -1,0 +1,32 @@
+import { describe, expect, it } from 'vitest';
+import { csvCell, toCsv } from './csv.ts';
+
+describe('csv', () => {
+  it('quotes commas, quotes and line breaks', () => {
+    expect(csvCell('a,b')).toBe('"a,b"');
+    expect(csvCell('say "hi"')).toBe('"say ""hi"""');
+    expect(csvCell('two\nlines')).toBe('"two\nlines"');
+    expect(csvCell('plain ünïcödé')).toBe('plain ünïcödé');
+    expect(csvCell(null)).toBe('');
+  });
+
+  it('defuses text a spreadsheet would run as a formula, but keeps numbers', () => {
+    expect(csvCell('=HYPERLINK("http://evil")')).toBe(`"'=HYPERLINK(""http://evil"")"`);
+    for (const s of ['+1+cmd', '-2+3', '@SUM(A1)', '\tx', '%0A']) expect(csvCell(s)).toBe(`'${s}`);
+    expect(csvCell('-12.50')).toBe('-12.50');
+    expect(csvCell(-3)).toBe('-3');
+    expect(csvCell('0.0400')).toBe('0.0400');
+  });
+
+  it('writes a header and rows with CRLF line ends', () => {
+    expect(
+      toCsv(
+        ['a', 'b'],
+        [
+          [1, 'x,y'],
+          [null, '=1'],
+        ],
+      ),
+    ).toBe(`a,b\r\n1,"x,y"\r\n,'=1\r\n`);
+  });
+});

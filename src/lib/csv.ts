@@ -1,0 +1,25 @@
+/** A CSV cell: numbers and null are written as they are, text is escaped. */
+export type CsvCell = string | number | null | undefined;
+
+const NUMBER = /^-?\d+(\.\d+)?$/;
+// Spreadsheets run a cell starting with one of these as a formula (CSV injection).
+const FORMULA_START = /^[=+\-@\t\r|%]/;
+
+/**
+ * One cell per RFC 4180: quoted when it holds a comma, quote or line break (quotes doubled);
+ * text that a spreadsheet would read as a formula gets a leading apostrophe. Plain numbers,
+ * negative ones included, stay numbers.
+ */
+export function csvCell(value: CsvCell): string {
+  if (value === null || value === undefined) return '';
+  let text = String(value);
+  if (typeof value === 'string' && FORMULA_START.test(text) && !NUMBER.test(text)) text = `'${text}`;
+  return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
+}
+
+/** A whole CSV document: header line, then one line per row, CRLF line ends. */
+export function toCsv(header: readonly string[], rows: Iterable<readonly CsvCell[]>): string {
+  const lines = [header.map(csvCell).join(',')];
+  for (const row of rows) lines.push(row.map(csvCell).join(','));
+  return `${lines.join('\r\n')}\r\n`;
+}

@@ -1,0 +1,47 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance } from 'fastify';
+import { requireAdmin } from '../../plugins/auth.ts';
+import type { TokenVerifier } from '../catalog/token-verifier.ts';
+import type { OperatorAggregates } from './aggregates.ts';
+import { DayRangeQuery, IdParams, ReconcileQuery, ReportInput } from './schemas.ts';
+
+/** Report endpoints, pulls, stored operator rows and reconciliation, under /api/admin/v1. */
+export async function registerAggregateAdmin(
+  scope: FastifyInstance,
+  deps: { aggregates: OperatorAggregates; tokens: TokenVerifier },
+): Promise<void> {
+  const app = scope.withTypeProvider<TypeBoxTypeProvider>();
+  const { aggregates, tokens } = deps;
+  const read = { preHandler: requireAdmin(tokens, 'tracking:read') };
+  const write = { preHandler: requireAdmin(tokens, 'tracking:write') };
+  const base = '/tracking/programs/:id';
+
+  app.get(`${base}/report`, { ...read, schema: { params: IdParams } }, async (req) => ({
+    data: await aggregates.report(req.params.id),
+  }));
+  app.put(`${base}/report`, { ...write, schema: { params: IdParams, body: ReportInput } }, async (req) => ({
+    data: await aggregates.setReport(req.params.id, req.body),
+  }));
+  app.delete(`${base}/report`, { ...write, schema: { params: IdParams } }, async (req) => ({
+    data: await aggregates.clearReport(req.params.id),
+  }));
+  app.get(
+    `${base}/pulls`,
+    { ...read, schema: { params: IdParams, querystring: DayRangeQuery } },
+    async (req) => ({
+      data: await aggregates.pulls(req.params.id, req.query.from, req.query.to),
+    }),
+  );
+  app.get(
+    `${base}/aggregates`,
+    { ...read, schema: { params: IdParams, querystring: DayRangeQuery } },
+    async (req) => ({ data: await aggregates.aggregates(req.params.id, req.query.from, req.query.to) }),
+  );
+  app.get(
+    `${base}/reconciliation`,
+    { ...read, schema: { params: IdParams, querystring: ReconcileQuery } },
+    async (req) => ({
+      data: await aggregates.reconcile(req.params.id, req.query.from, req.query.to, req.query.threshold),
+    }),
+  );
+}

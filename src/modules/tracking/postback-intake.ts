@@ -1,0 +1,174 @@
+import { createHmac, randomBytes } from 'node:crypto';
+import { ulid } from 'ulid';
+import type { Config } from '../../config.ts';
+import type { Db } from '../../db/index.ts';
+import { AppError, notFound } from '../../lib/errors.ts';
+import { hashToken, sameBytes } from '../../lib/tokens.ts';
+import type { TrackingMetrics } from '../ops/metrics.ts';
+import { GroupCommit } from './group-commit.ts';
+import { mergeFields, parseBody, rawBodyForLog, readPostback, redactForLog, storable } from './postback.ts';
+import type { PostbackJob, StoredProgram, TrackingRepository } from './repository.ts';
+
+/** A raw postback as it arrived. */
+export interface RawPostback {
+  program: string;
+  token: string;
+  method: string;
+  contentType: string | undefined;
+  query: Record<string, unknown>;
+  body: string;
+  remoteIp: string | undefined;
+}
+
+export interface PostbackResult {
+  status: 'accepted';
+  conversionId: string;
+  duplicate: boolean;
+  attributed: boolean;
+}
+
+/**
+ * A programme is reused this long between postbacks. A token rotated in another process is
+ * seen at the latest after this; a token that does not match is always re-read first, so a
+ * new token works at once.
+ */
+const PROGRAM_TTL_MS = 1000;
+const PROGRAM_CACHE_MAX = 1000;
+
+const trunc = (v: string | undefined, n: number) => (v ? v.slice(0, n) : null);
+
+/**
+ * Postbacks: each is validated on its own, then logged, deduplicated and recorded in a shared
+ * group-committed transaction (log row, conversion, outcome), so a storm costs a few statements
+ * per batch instead of several per postback and no answer goes out before its batch commits.
+ */
+export class PostbackIntake {
+  private readonly batches: GroupCommit<PostbackJob>;
+  private readonly programs = new Map<string, { program: StoredProgram | undefined; expires: number }>();
+  private pseudonymKey: Promise<Buffer> | undefined;
+
+  constructor(
+    db: Db,
+    private readonly repo: TrackingRepository,
+    private readonly config: Pick<Config, 'pseudonymKey'>,
+    private readonly now: () => Date,
+    private readonly metrics: TrackingMetrics | undefined,
+    concurrency: number,
+  ) {
+    this.batches = new GroupCommit((jobs) => db.tx((q) => repo.with(q).writePostbacks(jobs)), {
+      maxWaitMs: 2,
+      maxBatch: 200,
+      maxInFlight: concurrency,
+    });
+  }
+
+  /** Drops cached programmes (after a create, change or token rotation). */
+  forget(): void {
+    this.programs.clear();
+  }
+
+  /** Writes every pending postback batch; called on shutdown. */
+  drain(): Promise<void> {
+    return this.batches.drain();
+  }
+
+  private key(): Promise<Buffer> {
+    this.pseudonymKey ??= this.config.pseudonymKey
+      ? Promise.resolve(Buffer.from(this.config.pseudonymKey, 'utf8'))
+      : this.repo.ensureKey('player_pseudonym', randomBytes(32));
+    return this.pseudonymKey;
+  }
+
+  private async program(slug: string, fresh = false): Promise<StoredProgram | undefined> {
+    if (!/^[a-z0-9-]{1,63}$/.test(slug)) return undefined;
+    const now = Date.now();
+    const hit = this.programs.get(slug);
+    if (hit && hit.expires > now && !fresh) return hit.program;
+    const program = await this.repo.getProgramBySlug(slug);
+    if (this.programs.size >= PROGRAM_CACHE_MAX) this.programs.clear();
+    this.programs.set(slug, { program, expires: now + PROGRAM_TTL_MS });
+    return program;
+  }
+
+  /** The programme when the token is its current one; re-reads it once before refusing. */
+  private async authorise(raw: RawPostback, program: StoredProgram): Promise<StoredProgram> {
+    const hash = hashToken(raw.token);
+    if (sameBytes(hash, program.tokenHash)) return program;
+    const fresh = await this.program(raw.program, true);
+    if (fresh && sameBytes(hash, fresh.tokenHash)) return fresh;
+    throw new AppError('unauthorized', 'Invalid postback token');
+  }
+
+  /**
+   * Handles one postback: checks the programme and token, validates, then logs it (secrets
+   * removed) with its outcome and records the conversion exactly once per transaction id, all in
+   * one committed batch. Rejected postbacks are logged too, with their outcome.
+   */
+  async handle(raw: RawPostback): Promise<PostbackResult> {
+    let program = await this.program(raw.program);
+    const key = await this.key();
+    const pseudonymise = (v: string) => `ref:${createHmac('sha256', key).update(v, 'utf8').digest('hex')}`;
+    const playerKeys = new Set(['player_id', program?.paramMap.player_id ?? 'player_id']);
+    let body: Record<string, unknown> | undefined;
+    let bodyError: unknown;
+    try {
+      body = parseBody(raw.contentType, raw.body);
+    } catch (err) {
+      bodyError = err;
+    }
+    const job: PostbackJob = {
+      log: {
+        program: storable(raw.program.slice(0, 64)),
+        method: raw.method,
+        contentType: trunc(raw.contentType, 200),
+        query: redactForLog(raw.query, playerKeys, pseudonymise),
+        body: body
+          ? JSON.stringify(redactForLog(body, playerKeys, pseudonymise))
+          : raw.body
+            ? rawBodyForLog(raw.body)
+            : null,
+        remoteIp: trunc(raw.remoteIp, 64),
+      },
+      receivedAt: this.now(),
+    };
+    let rejection: AppError | undefined;
+    try {
+      if (!program) throw notFound('Program');
+      program = await this.authorise(raw, program);
+      if (bodyError) throw bodyError;
+      const pb = readPostback(mergeFields(raw.query, body ?? {}), program.paramMap);
+      job.conversion = {
+        id: ulid(),
+        programId: program.id,
+        transactionId: pb.transactionId,
+        event: pb.event,
+        amount: pb.amount,
+        currency: pb.currency ?? (pb.amount === null ? null : program.currency),
+        playerRef: pb.playerId === null ? null : pseudonymise(pb.playerId),
+        clickId: pb.clickId,
+      };
+    } catch (err) {
+      if (!(err instanceof AppError)) throw err;
+      rejection = err;
+      job.rejected = { status: err.status, code: err.code };
+    }
+    try {
+      await this.batches.add(job);
+    } catch {
+      this.metrics?.postback('service_unavailable');
+      throw new AppError('service_unavailable', 'The postback could not be recorded; send it again');
+    }
+    if (rejection) {
+      this.metrics?.postback(rejection.code);
+      throw rejection;
+    }
+    const done = job.written as NonNullable<PostbackJob['written']>;
+    this.metrics?.postback(done.duplicate ? 'duplicate' : 'accepted');
+    return {
+      status: 'accepted',
+      conversionId: done.conversionId,
+      duplicate: done.duplicate,
+      attributed: done.attributed,
+    };
+  }
+}

@@ -1,0 +1,161 @@
+import { type CsvCell, toCsv } from '../../lib/csv.ts';
+import { invalidField } from '../../lib/errors.ts';
+import { type PageMeta, pageMeta } from '../../lib/paging.ts';
+import { daysBetween, isDay, isTimezone } from '../../lib/time.ts';
+import type { CatalogService } from '../catalog/service.ts';
+import type { TrackingRepository } from './repository.ts';
+import type { StatsRow, StatsZoneMode } from './types.ts';
+
+export const STATS_DEFAULT_PER_PAGE = 100;
+export const STATS_MAX_PER_PAGE = 1000;
+/** A CSV export holds at most this many rows; a wider one asks for a narrower query. */
+export const STATS_MAX_EXPORT_ROWS = 50_000;
+const MAX_DAYS = 366;
+
+/** The stats query as the admin API takes it. */
+export interface StatsQuery {
+  from: string;
+  to: string;
+  /** `program` (default), `site`, `UTC` or an IANA zone name. */
+  tz?: string | undefined;
+  programId?: number | undefined;
+  siteId?: number | undefined;
+  toplistId?: number | undefined;
+  brandId?: number | undefined;
+  page?: number | undefined;
+  perPage?: number | undefined;
+}
+
+/** One stats row with the derived counts and rates (rates as decimal strings, never floats). */
+export interface StatsLine extends StatsRow {
+  registrations: number;
+  ftds: number;
+  conversions: number;
+  /** Registrations per counted click, 4 decimals; null without clicks. */
+  conversionRate: string | null;
+  /** FTDs per counted click, 4 decimals; null without clicks. */
+  ftdRate: string | null;
+}
+
+const rate = (n: number, clicks: number) => (clicks ? (n / clicks).toFixed(4) : null);
+
+function line(r: StatsRow): StatsLine {
+  const registrations = r.events.registration ?? 0;
+  const ftds = r.events.ftd ?? 0;
+  return {
+    ...r,
+    registrations,
+    ftds,
+    conversions: Object.values(r.events).reduce((a, b) => a + b, 0),
+    conversionRate: rate(registrations, r.clicks),
+    ftdRate: rate(ftds, r.clicks),
+  };
+}
+
+/** Reads `tz`: the per-row modes, `UTC` in any case, or a validated IANA zone. */
+function zoneOf(tz: string | undefined): { tz: StatsZoneMode; zone?: string } {
+  if (tz === undefined || tz === 'program') return { tz: 'program' };
+  if (tz === 'site') return { tz: 'site' };
+  if (tz.toUpperCase() === 'UTC') return { tz: 'fixed', zone: 'UTC' };
+  if (!isTimezone(tz))
+    throw invalidField('tz', 'must be program, site, UTC or an IANA time zone such as Europe/Malta');
+  return { tz: 'fixed', zone: tz };
+}
+
+const CSV_COLUMNS: [string, (r: StatsLine) => CsvCell][] = [
+  ['day', (r) => r.day],
+  ['timezone', (r) => r.timezone],
+  ['site_id', (r) => r.siteId],
+  ['toplist_id', (r) => r.toplistId],
+  ['position', (r) => r.position],
+  ['brand_id', (r) => r.brandId],
+  ['program_id', (r) => r.programId],
+  ['clicks', (r) => r.clicks],
+  ['impressions', (r) => r.impressions],
+  ['registrations', (r) => r.registrations],
+  ['ftds', (r) => r.ftds],
+  ['conversions', (r) => r.conversions],
+  ['conversion_rate', (r) => r.conversionRate],
+  ['ftd_rate', (r) => r.ftdRate],
+  // Every event with its count, `event:n` separated by spaces, names as the operators sent them.
+  [
+    'events',
+    (r) =>
+      Object.entries(r.events)
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([e, n]) => `${e}:${n}`)
+        .join(' '),
+  ],
+];
+
+/** Stats by day × site × toplist × position × brand × programme, and sites' reporting zones. */
+export class TrackingStats {
+  constructor(
+    private readonly repo: TrackingRepository,
+    private readonly catalog: CatalogService,
+  ) {}
+
+  private check(q: StatsQuery): void {
+    for (const f of ['from', 'to'] as const)
+      if (!isDay(q[f])) throw invalidField(f, 'must be a date YYYY-MM-DD');
+    const days = daysBetween(q.from, q.to);
+    if (days < 0) throw invalidField('to', 'must not be before from');
+    if (days >= MAX_DAYS) throw invalidField('to', `the range is at most ${MAX_DAYS} days`);
+  }
+
+  private filter(q: StatsQuery) {
+    return {
+      from: q.from,
+      to: q.to,
+      ...zoneOf(q.tz),
+      programId: q.programId,
+      siteId: q.siteId,
+      toplistId: q.toplistId,
+      brandId: q.brandId,
+    };
+  }
+
+  /** One page of stats rows. */
+  async page(q: StatsQuery): Promise<{ data: StatsLine[]; meta: PageMeta & { tz: string } }> {
+    this.check(q);
+    const page = q.page ?? 1;
+    const perPage = q.perPage ?? STATS_DEFAULT_PER_PAGE;
+    const f = this.filter(q);
+    const { rows, total } = await this.repo.stats({ ...f, limit: perPage, offset: (page - 1) * perPage });
+    return { data: rows.map(line), meta: { ...pageMeta(total, page, perPage), tz: f.zone ?? f.tz } };
+  }
+
+  /** Every row of the query as CSV; 422 when there are more than the export limit. */
+  async csv(q: StatsQuery): Promise<string> {
+    this.check(q);
+    const { rows } = await this.repo.stats({
+      ...this.filter(q),
+      limit: STATS_MAX_EXPORT_ROWS + 1,
+      offset: 0,
+    });
+    if (rows.length > STATS_MAX_EXPORT_ROWS)
+      throw invalidField(
+        'to',
+        `more than ${STATS_MAX_EXPORT_ROWS} rows: narrow the range or filter by program, site, toplist or brand`,
+      );
+    return toCsv(
+      CSV_COLUMNS.map(([name]) => name),
+      rows.map(line).map((r) => CSV_COLUMNS.map(([, get]) => get(r))),
+    );
+  }
+
+  /** A site's reporting zone (UTC until one is set). */
+  async siteTimezone(siteId: number): Promise<{ siteId: number; timezone: string }> {
+    await this.catalog.getSite(siteId);
+    return { siteId, timezone: (await this.repo.siteTimezone(siteId)) ?? 'UTC' };
+  }
+
+  /** Sets the zone stats with `tz=site` cut this site's days in. */
+  async setSiteTimezone(siteId: number, timezone: string): Promise<{ siteId: number; timezone: string }> {
+    if (!isTimezone(timezone))
+      throw invalidField('timezone', 'must be an IANA time zone such as Europe/Malta');
+    await this.catalog.getSite(siteId);
+    await this.repo.setSiteTimezone(siteId, timezone);
+    return { siteId, timezone };
+  }
+}

@@ -1,0 +1,23 @@
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+const BIN = join(import.meta.dirname, '..', 'bin', 'podium.js');
+
+/**
+ * Runs the real `podium` command on a private embedded database (never the shared server, never
+ * the environment's secret keys); resolves with its exit code and output.
+ */
+export async function podium(dataDir: string, ...args: string[]) {
+  const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'silent' };
+  delete env.DATABASE_URL;
+  delete env.PODIUM_SECRET_KEYS;
+  try {
+    const r = await run(process.execPath, [BIN, ...args, '--data-dir', dataDir], { env, timeout: 120_000 });
+    return { code: 0, stdout: r.stdout, stderr: r.stderr };
+  } catch (e) {
+    const x = e as { code: number; stdout: string; stderr: string };
+    return { code: x.code, stdout: x.stdout, stderr: x.stderr };
+  }
+}
