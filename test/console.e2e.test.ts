@@ -18,6 +18,8 @@ describe('operator console in headless Chromium', { timeout: 300_000 }, () => {
   /** A pass-through in front of the reference ad server, closed for maintenance until a test opens it. */
   let gate: LoopbackServer;
   let gateOpen = false;
+  /** The operator's daily report endpoint for the reconciliation step. */
+  let operator: LoopbackServer;
   let demo: DemoTokens;
   let browser: Browser;
   let page: Page;
@@ -39,6 +41,7 @@ describe('operator console in headless Chromium', { timeout: 300_000 }, () => {
     t = await testApp(...adserverAppOptions(false));
     ref = await referenceServer();
     gate = await loopbackServer();
+    operator = await loopbackServer();
     gate.handle(async (req, res, body) => {
       if (!gateOpen) return json(res, 503, { code: 'maintenance', message: 'down for maintenance' });
       const up = await fetch(`${new URL(ref.url).origin}${req.url}`, {
@@ -71,6 +74,7 @@ describe('operator console in headless Chromium', { timeout: 300_000 }, () => {
     await browser?.close();
     await t?.close();
     await gate?.close();
+    await operator?.close();
     await ref?.close();
   });
 
@@ -295,7 +299,7 @@ describe('operator console in headless Chromium', { timeout: 300_000 }, () => {
       .getByRole('status')
       .filter({ hasText: /^Synced 6 slots \(6 new\)/ })
       .waitFor();
-    expect(await page.getByTestId('inventory').locator('tbody tr').count()).toBe(6);
+    await expect.poll(() => page.getByTestId('inventory').locator('tbody tr').count()).toBe(6);
     await page.getByLabel('Name', { exact: true }).fill('Sidebar MPU');
     await page.getByLabel(/^Sizes/).fill('300x250, 300x600');
     await page.getByRole('button', { name: 'Create placement' }).click();
@@ -325,11 +329,29 @@ describe('operator console in headless Chromium', { timeout: 300_000 }, () => {
     await shot('08-adserver-inventory');
   });
 
-  it('charts clicks seeded through the /go links of the demo toplist, by position and brand, and exports CSV', async () => {
+  it('charts clicks seeded through the /go links of the demo toplist, by position and brand, exports CSV, and reconciles with the operator report', async () => {
     const doc = (await publicGet('/toplists/by-slug/best-casinos-de', demo.siteTokens[0]!.token)).body
       .data as {
-      items: { position: number; brand: { name: string }; offer: { trackers: { trackerLink: string }[] } }[];
+      items: {
+        position: number;
+        brand: { name: string };
+        offer: { trackers: { id: number; trackerLink: string }[] };
+      }[];
     };
+    // A programme owning the demo trackers, whose operator reports 3 clicks two days ago and 4 yesterday.
+    const admin = { authorization: `Bearer ${demo.adminToken}`, 'content-type': 'application/json' };
+    const created = await fetch(`${base}/api/admin/v1/tracking/programs`, {
+      method: 'POST',
+      headers: admin,
+      body: JSON.stringify({
+        slug: 'demo-operator',
+        name: 'Demo Operator',
+        timezone: 'UTC',
+        trackerIds: [...new Set(doc.items.flatMap((i) => i.offer.trackers.map((tr) => tr.id)))],
+      }),
+    });
+    expect(created.status).toBe(201);
+    const programId = ((await created.json()) as { data: { id: number } }).data.id;
     const link = (position: number) => {
       const url = new URL(doc.items[position - 1]!.offer.trackers[0]!.trackerLink);
       return `${base}${url.pathname}`;
@@ -353,6 +375,26 @@ describe('operator console in headless Chromium', { timeout: 300_000 }, () => {
     await hit(link(2).replace('/go/', '/imp/'), 2);
     t.clock.now = today;
     await hit(link(3), 1);
+
+    const dayOf = (back: number) => new Date(today.getTime() - back * day).toISOString().slice(0, 10);
+    const reported: Record<string, number> = { [dayOf(2)]: 3, [dayOf(1)]: 4 };
+    operator.handle((req, res) => {
+      const date = new URL(req.url ?? '/', 'http://x').searchParams.get('date') ?? '';
+      json(res, 200, {
+        date,
+        currency: 'EUR',
+        rows: [{ tracker: 'demo', clicks: reported[date] ?? 0, registrations: 0, ftds: 0 }],
+        next_cursor: null,
+      });
+    });
+    const report = await fetch(`${base}/api/admin/v1/tracking/programs/${programId}/report`, {
+      method: 'PUT',
+      headers: admin,
+      body: JSON.stringify({ url: operator.origin, key: 'opk_e2e_0123456789abcdef' }),
+    });
+    expect(report.status).toBe(200);
+    const pulls = await t.app.services.aggregates.pullRange(programId, dayOf(2), dayOf(1));
+    expect(pulls.map((p) => p.status)).toEqual(['ok', 'ok']);
 
     await page.getByRole('link', { name: 'Tracking' }).click();
     await page.getByRole('heading', { name: 'Tracking' }).waitFor();
@@ -384,11 +426,39 @@ describe('operator console in headless Chromium', { timeout: 300_000 }, () => {
     // The CSV export is a plain link: the session cookie authorises it.
     const href = (await page.getByRole('link', { name: 'Export CSV' }).getAttribute('href'))!;
     const csv = await page.evaluate(async (u) => (await fetch(u)).text(), href);
-    const lines = csv.trim().split('\n');
-    expect(lines[0]).toBe(
-      'day,site_id,toplist_id,position,brand_id,program_id,clicks,impressions,registrations,ftds,conversions,conversion_rate',
-    );
-    expect(lines.slice(1).reduce((n, l) => n + Number(l.split(',')[6]), 0)).toBe(10);
+    const lines = csv.trim().split(/\r?\n/);
+    const clicksAt = lines[0]!.split(',').indexOf('clicks');
+    expect(lines[0]).toMatch(/^day,timezone,site_id,toplist_id,position,brand_id,program_id,clicks,/);
+    expect(lines.slice(1).reduce((n, l) => n + Number(l.split(',')[clicksAt]), 0)).toBe(10);
+
+    // Reconciliation: yesterday we counted 6 clicks, the operator 4 — flagged; two days ago both say 3.
+    await page.getByText('Pick a programme to reconcile').waitFor();
+    await page.getByLabel('Programme').selectOption({ label: 'Demo Operator' });
+    const rec = page.getByTestId('reconciliation');
+    await rec.waitFor();
+    const recRow = (d: string) =>
+      rec.locator('tbody tr').filter({ has: page.getByRole('rowheader', { name: d }) });
+    await expect
+      .poll(() => recRow(dayOf(1)).locator('td').allTextContents())
+      .toEqual([
+        'pulled',
+        '6',
+        '4',
+        'Clicks differ beyond the threshold: ⚠ +2 (50.00 %)',
+        '0',
+        '0',
+        '0 (0.00 %)',
+        '0',
+        '0',
+        '0 (0.00 %)',
+      ]);
+    expect(await recRow(dayOf(1)).getAttribute('class')).toBe('flagged-row');
+    expect(await recRow(dayOf(2)).locator('td').nth(3).textContent()).toBe('0 (0.00 %)');
+    expect(await recRow(dayOf(2)).getAttribute('class')).toBeNull();
+    expect(await recRow(dayOf(0)).locator('td').first().textContent()).toBe('not pulled');
+    await page.getByTestId('rec-summary').filter({ hasText: 'flagged: 1 of 14 days' }).waitFor();
+    await rec.scrollIntoViewIfNeeded();
+    await shot('12-reconciliation');
   });
 
   it('fits a tablet width', async () => {

@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'react';
 import { api, type Brand, type Page, type Site, type Toplist } from './api.ts';
+import { ReconciliationTable } from './Reconciliation.tsx';
 import { StatsChart } from './StatsChart.tsx';
 import {
   type Dimension,
@@ -29,6 +30,28 @@ const DIMENSIONS: [Dimension, string][] = [
 
 const localDay = (d: Date) =>
   new Date(d.getTime() - d.getTimezoneOffset() * 60_000).toISOString().slice(0, 10);
+
+const STATS_PAGE = 1000;
+const STATS_MAX_PAGES = 20;
+
+/** Every row of a stats query, page by page (at most 20 000 rows: a wider query asks to narrow it). */
+async function allStats(qs: string): Promise<{ rows: StatsRow[]; tz: string }> {
+  const rows: StatsRow[] = [];
+  for (let page = 1; page <= STATS_MAX_PAGES; page++) {
+    const r = await api<{ data: StatsRow[]; meta: { total: number; tz: string } }>(
+      'GET',
+      `/tracking/stats?${qs}&page=${page}&per_page=${STATS_PAGE}`,
+    );
+    rows.push(...r.data);
+    if (rows.length >= r.meta.total || r.data.length === 0) return { rows, tz: r.meta.tz };
+  }
+  throw new Error(
+    `more than ${STATS_PAGE * STATS_MAX_PAGES} rows: narrow the range or filter by site or programme`,
+  );
+}
+
+const zoneText = (tz: string | undefined) =>
+  tz === 'program' ? "each programme's time zone" : tz === 'site' ? "each site's time zone" : (tz ?? '');
 
 /** Names of the toplists that appear in the numbers, fetched one by one (there can be hundreds of toplists). */
 function useToplistNames(ids: number[]) {
@@ -63,15 +86,12 @@ export function TrackingScreen() {
   const programs = useLoad(() => api<Page<Program>>('GET', '/tracking/programs?per_page=100'), '');
 
   const query = new URLSearchParams({ from: f.from, to: f.to });
-  if (f.timezone.trim()) query.set('timezone', f.timezone.trim());
+  if (f.timezone.trim()) query.set('tz', f.timezone.trim());
   if (f.site) query.set('site_id', f.site);
   if (f.program) query.set('program_id', f.program);
   const qs = query.toString();
-  const stats = useLoad(
-    () => api<{ data: StatsRow[]; meta: { timezone: string } }>('GET', `/tracking/stats?${qs}`),
-    qs,
-  );
-  const rows = stats.data?.data ?? [];
+  const stats = useLoad(() => allStats(qs), qs);
+  const rows = stats.data?.rows ?? [];
   const toplistNames = useToplistNames(
     f.dim === 'toplist' ? [...new Set(rows.map((r) => r.toplistId).filter((id) => id !== null))] : [],
   );
@@ -136,12 +156,15 @@ export function TrackingScreen() {
           <input
             id="t-tz"
             value={tz}
-            placeholder="UTC · Enter applies"
+            placeholder="program (default)"
+            title="program, site, UTC or a zone such as Europe/Malta; applied on Enter"
             onChange={(e) => setTz(e.target.value)}
             onBlur={() => setF({ ...f, timezone: tz })}
             list="t-tz-list"
           />
           <datalist id="t-tz-list">
+            <option value="program">each programme's zone</option>
+            <option value="site">each site's zone</option>
             <option value="UTC" />
             <option value={Intl.DateTimeFormat().resolvedOptions().timeZone} />
           </datalist>
@@ -185,7 +208,7 @@ export function TrackingScreen() {
         empty={rows.length === 0 && 'No clicks, impressions or conversions in this range.'}
       >
         <p className="muted small" data-testid="stats-summary">
-          Days in {stats.data?.meta.timezone}. {METRICS.map((m) => `${sum(m)} ${m}`).join(' · ')}
+          Days cut in {zoneText(stats.data?.tz)}. {METRICS.map((m) => `${sum(m)} ${m}`).join(' · ')}
         </p>
         <StatsChart days={days} series={series} label={label} summary={summary} />
         <div className="table-wrap">
@@ -232,6 +255,11 @@ export function TrackingScreen() {
           </table>
         </div>
       </Status>
+      {f.program ? (
+        <ReconciliationTable programId={f.program} from={f.from} to={f.to} />
+      ) : (
+        <p className="muted">Pick a programme to reconcile its days with the operator's report.</p>
+      )}
     </section>
   );
 }
