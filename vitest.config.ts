@@ -4,6 +4,7 @@ export default defineConfig({
   test: {
     include: [
       'src/**/*.test.ts',
+      'console/src/**/*.test.ts',
       'test/**/*.test.ts',
       'packages/*/src/**/*.test.ts',
       'packages/*/test/**/*.test.ts',

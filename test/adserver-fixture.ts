@@ -18,12 +18,17 @@ export const FAST_OUTBOUND = {
   outboundMaxBytes: 1024 * 1024,
 };
 
-/** A Podium app whose outbound client may reach http fixtures on 127.0.0.1 (test-only switches), with a sealing key. */
-export async function adserverApp(): Promise<TestApp & { admin: string }> {
-  const t = await testApp(
-    { secretKeys: [{ version: 1, key: randomBytes(32) }], ...FAST_OUTBOUND },
+/** testApp options: a sealing key, and an outbound client that may reach http fixtures on 127.0.0.1 (test-only switches). */
+export function adserverAppOptions(fast = true): Parameters<typeof testApp> {
+  return [
+    { secretKeys: [{ version: 1, key: randomBytes(32) }], ...(fast ? FAST_OUTBOUND : {}) },
     { outboundTestOnly: { allowHttp: true, allowAddresses: ['127.0.0.1'], resolver } },
-  );
+  ];
+}
+
+/** A Podium app set up by `adserverAppOptions`, with an adserver-scoped admin token. */
+export async function adserverApp(): Promise<TestApp & { admin: string }> {
+  const t = await testApp(...adserverAppOptions());
   const { token } = await t.app.services.catalog.createAdminToken(
     'adserver',
     ['adserver:read', 'adserver:write'],

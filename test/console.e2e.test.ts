@@ -3,7 +3,9 @@ import { type Browser, chromium, type Page } from 'playwright-core';
 import { build } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DemoTokens, loadDemo } from '../src/modules/catalog/demo.ts';
+import { adserverAppOptions, type ReferenceServer, referenceServer } from './adserver-fixture.ts';
 import { type TestApp, testApp } from './helpers.ts';
+import { json, type LoopbackServer, loopbackServer } from './hostile-server.ts';
 
 // Debian's Chromium only: this suite never downloads a browser (.ci/run installs the package).
 const CHROMIUM = '/usr/bin/chromium';
@@ -12,10 +14,18 @@ const SHOTS = 'test-output/console';
 // Each step waits on a real browser: generous limits for a shared two-core machine.
 describe('operator console in headless Chromium', { timeout: 300_000 }, () => {
   let t: TestApp;
+  let ref: ReferenceServer;
+  /** A pass-through in front of the reference ad server, closed for maintenance until a test opens it. */
+  let gate: LoopbackServer;
+  let gateOpen = false;
+  /** The operator's daily report endpoint for the reconciliation step. */
+  let operator: LoopbackServer;
   let demo: DemoTokens;
   let browser: Browser;
   let page: Page;
   let base: string;
+  /** The DE toplist's public document before the console edited it. */
+  let firstDoc: { version: string; items: { position: number; brand: { id: number; name: string } }[] };
 
   const shot = (name: string) => page.screenshot({ path: `${SHOTS}/${name}.png`, fullPage: true });
   const publicGet = async (path: string, token: string) => {
@@ -28,7 +38,24 @@ describe('operator console in headless Chromium', { timeout: 300_000 }, () => {
     // Built before the app, which serves console/dist when it exists.
     await build({ configFile: 'console/vite.config.ts', logLevel: 'warn' });
     mkdirSync(SHOTS, { recursive: true });
-    t = await testApp();
+    t = await testApp(...adserverAppOptions(false));
+    ref = await referenceServer();
+    gate = await loopbackServer();
+    operator = await loopbackServer();
+    gate.handle(async (req, res, body) => {
+      if (!gateOpen) return json(res, 503, { code: 'maintenance', message: 'down for maintenance' });
+      const up = await fetch(`${new URL(ref.url).origin}${req.url}`, {
+        method: req.method,
+        headers: {
+          authorization: req.headers.authorization ?? '',
+          'content-type': req.headers['content-type'] ?? 'application/json',
+        },
+        body: req.method === 'GET' ? undefined : body,
+      });
+      res
+        .writeHead(up.status, { 'content-type': up.headers.get('content-type') ?? 'application/json' })
+        .end(await up.text());
+    });
     demo = await loadDemo(t.app.services.catalog);
     await t.app.listen({ host: '127.0.0.1', port: 0 });
     const addr = t.app.server.address();
@@ -41,11 +68,14 @@ describe('operator console in headless Chromium', { timeout: 300_000 }, () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
     page = await context.newPage();
-    page.setDefaultTimeout(120_000);
+    page.setDefaultTimeout(Number(process.env.E2E_TIMEOUT ?? 120_000));
   }, 600_000);
   afterAll(async () => {
     await browser?.close();
     await t?.close();
+    await gate?.close();
+    await operator?.close();
+    await ref?.close();
   });
 
   it('refuses a wrong token, then signs in with the demo admin token', async () => {
@@ -68,7 +98,8 @@ describe('operator console in headless Chromium', { timeout: 300_000 }, () => {
     const site = demo.siteTokens[0]!;
     const before = await publicGet('/toplists/by-slug/best-casinos-de', site.token);
     expect(before.status).toBe(200);
-    const beforeDoc = before.body.data as { version: string; items: { brand: { id: number } }[] };
+    const beforeDoc = before.body.data as typeof firstDoc;
+    firstDoc = beforeDoc;
     const beforeBrands = beforeDoc.items.map((i) => i.brand.id);
 
     await page.getByLabel('Site').selectOption({ label: site.domain });
@@ -103,6 +134,56 @@ describe('operator console in headless Chromium', { timeout: 300_000 }, () => {
     expect(JSON.parse(previewText!)).toEqual(afterDoc);
   });
 
+  it('schedules the publish window: a future start hides the toplist from sites, clearing it shows it again', async () => {
+    const site = demo.siteTokens[0]!;
+    const local = (d: Date) =>
+      new Date(d.getTime() - d.getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
+    const tomorrow = new Date(Date.now() + 24 * 3600_000);
+    // An end before the start: the API's message appears next to "Live until".
+    await page.getByLabel(/^Live from/).fill(local(tomorrow));
+    await page.getByLabel(/^Live until/).fill(local(new Date(Date.now() - 3600_000)));
+    await page.getByRole('button', { name: 'Save schedule' }).click();
+    await page.locator('#live-until-error').waitFor();
+    expect(await page.getByLabel(/^Live until/).getAttribute('aria-invalid')).toBe('true');
+
+    await page.getByLabel(/^Live until/).fill('');
+    await page.getByRole('button', { name: 'Save schedule' }).click();
+    await page.getByRole('status').filter({ hasText: 'Schedule saved.' }).waitFor();
+    await page
+      .getByTestId('schedule-state')
+      .filter({ hasText: 'Scheduled: sites receive it from' })
+      .waitFor();
+    expect((await publicGet('/toplists/by-slug/best-casinos-de', site.token)).status).toBe(404);
+    await shot('03b-toplist-schedule');
+
+    await page.getByRole('button', { name: 'Clear schedule' }).click();
+    await page.getByRole('status').filter({ hasText: 'Schedule cleared.' }).waitFor();
+    await page.getByTestId('schedule-state').filter({ hasText: 'No schedule' }).waitFor();
+    expect((await publicGet('/toplists/by-slug/best-casinos-de', site.token)).status).toBe(200);
+  });
+
+  it('compares two editions: the moved and removed items of the console edit', async () => {
+    const diff = page.getByTestId('edition-diff');
+    await diff.waitFor();
+    expect(await page.getByLabel('Older version').inputValue()).toBe(firstDoc.version);
+    const rows = await diff.locator('tbody tr').allInnerTexts();
+    const [first, second] = firstDoc.items;
+    const last = firstDoc.items.at(-1)!;
+    const cells = rows.map((r) => r.split('\t').map((c) => c.trim()));
+    expect(cells.map((c) => c.slice(0, 3))).toEqual([
+      ['1', 'Changed', second!.brand.name],
+      ['2', 'Changed', first!.brand.name],
+      [String(last.position), 'Removed', last.brand.name],
+    ]);
+    expect(cells[0]![3]).toBe('moved from position 2 to 1');
+    expect(cells[1]![3]).toBe('moved from position 1 to 2');
+    await diff.scrollIntoViewIfNeeded();
+    await shot('03c-edition-diff');
+    // The same version on both sides is no comparison.
+    await page.getByLabel('Older version').selectOption(await page.getByLabel('Newer version').inputValue());
+    await page.getByText('Pick two different versions.').waitFor();
+  });
+
   it('shows the API field error next to the brand field', async () => {
     await page.getByRole('link', { name: 'Brands and offers' }).click();
     await page.getByRole('heading', { name: /^Brand: / }).waitFor();
@@ -118,10 +199,49 @@ describe('operator console in headless Chromium', { timeout: 300_000 }, () => {
     await page.getByRole('status').filter({ hasText: 'Brand saved.' }).waitFor();
   });
 
+  it('creates a brand, then an offer of it', async () => {
+    await page.getByRole('button', { name: 'New brand' }).click();
+    await page.getByRole('heading', { name: 'New brand' }).waitFor();
+    await page.getByLabel('External id').fill('e2e-brand');
+    await page.getByLabel('Name', { exact: true }).fill('E2E Casino');
+    await page.getByLabel('Slug').fill('e2e-casino');
+    await page.getByLabel('Rating (0–10)').fill('7.5');
+    await page.getByLabel('Logo background colour').fill('#102030');
+    await page.getByLabel('Rectangular logo URL').fill('https://cdn.example/e2e-r.png');
+    await page.getByLabel('Square logo URL').fill('https://cdn.example/e2e-s.png');
+    await page.getByRole('button', { name: 'Create brand' }).click();
+    await page.getByRole('heading', { name: 'Brand: E2E Casino' }).waitFor();
+    await page.getByText('This brand has no offers.').waitFor();
+
+    const form = page.getByRole('form', { name: 'New offer' });
+    await form.getByLabel('External id').fill('e2e-offer');
+    await form.getByLabel('Offer text').fill('100% up to €100');
+    await form.getByRole('button', { name: 'Create offer' }).click();
+    await form.locator('#new-offer-expiry-error').waitFor();
+    await form.getByLabel('Bonus expiry date').fill('2027-06-30');
+    await form.getByRole('button', { name: 'Create offer' }).click();
+    await form
+      .getByRole('status')
+      .filter({ hasText: /^Offer \d+ created\.$/ })
+      .waitFor();
+    await page.getByRole('form', { name: /^Offer \d+$/ }).waitFor();
+    await shot('04b-brand-created');
+  });
+
   it('creates a site token shown once with a copy button, which works, then revokes it', async () => {
     const site = demo.siteTokens[0]!;
     await page.getByRole('link', { name: 'Sites and tokens' }).click();
     await page.getByRole('heading', { name: 'Tokens' }).waitFor();
+    await page.getByLabel('Domain').fill('Not A Host');
+    await page.getByRole('button', { name: 'Create site' }).click();
+    await page.locator('#site-domain-error').waitFor();
+    await page.getByLabel('Domain').fill('e2e-site.example');
+    await page.getByLabel('Name', { exact: true }).fill('E2E Site');
+    await page.getByRole('button', { name: 'Create site' }).click();
+    await page.getByRole('button', { name: 'E2E Site e2e-site.example', pressed: true }).waitFor();
+    await page.getByText('No tokens.').waitFor();
+    await page.getByRole('button', { name: new RegExp(`${site.domain}$`) }).click();
+    await page.getByRole('button', { name: 'Revoke' }).first().waitFor();
     await page.getByLabel('New token name').fill('e2e-token');
     await page.getByRole('button', { name: 'Create token' }).click();
     const token = (await page.getByTestId('new-token').textContent())!;
@@ -139,6 +259,208 @@ describe('operator console in headless Chromium', { timeout: 300_000 }, () => {
     expect((await publicGet('/toplists/by-slug/best-casinos-de', site.token)).status).toBe(200);
   });
 
+  it('adds an ad-server connection while the server is down, Re-verify connects it, syncs inventory and maps a placement', async () => {
+    const admin = { authorization: `Bearer ${demo.adminToken}` };
+    await page.getByRole('link', { name: 'Ad servers' }).click();
+    await page.getByRole('heading', { name: 'Ad servers' }).waitFor();
+    await page.getByText('No ad-server connections yet.').waitFor();
+    await page.getByRole('button', { name: 'Add a connection' }).click();
+    await page.getByLabel('Publisher (slug)').fill('casinoguide');
+    await page.getByLabel('Base URL (…/api/v1)').fill(`${gate.origin}/api/v1`);
+    await page.getByLabel('API key').fill(ref.apiKey);
+    await page.getByRole('button', { name: 'Add connection' }).click();
+    await page.getByRole('status').filter({ hasText: 'Added casinoguide (production): error.' }).waitFor();
+    const row = page.getByTestId('connection-casinoguide');
+    await row.getByText('error · unreachable').waitFor();
+    expect(await row.textContent()).toContain('503');
+    expect(await row.textContent()).toContain('inventory read: not verified');
+    // The key went to the server once; the page never shows it again.
+    expect(await page.content()).not.toContain(ref.apiKey);
+    await shot('07a-adservers-unreachable');
+
+    gateOpen = true;
+    await page.getByRole('button', { name: 'Re-verify casinoguide (production)' }).click();
+    await page
+      .getByRole('status')
+      .filter({ hasText: 'Re-verified casinoguide (production): connected.' })
+      .waitFor();
+    await row.getByText('connected', { exact: true }).waitFor();
+    const text = await row.textContent();
+    expect(text).toContain('inventory read: confirmed');
+    expect(text).toContain('forecast: not verified');
+    expect(text).toContain('reporting: not verified');
+    expect(text).toContain('draft booking: not verified');
+    expect(text).toContain('Europe/Malta · EUR');
+    expect(text).not.toContain('503');
+    await shot('07-adservers');
+
+    await page.getByRole('button', { name: 'Sync inventory' }).click();
+    await page
+      .getByRole('status')
+      .filter({ hasText: /^Synced 6 slots \(6 new\)/ })
+      .waitFor();
+    await expect.poll(() => page.getByTestId('inventory').locator('tbody tr').count()).toBe(6);
+    await page.getByLabel('Name', { exact: true }).fill('Sidebar MPU');
+    await page.getByLabel(/^Sizes/).fill('300x250, 300x600');
+    await page.getByRole('button', { name: 'Create placement' }).click();
+    await page.getByRole('status').filter({ hasText: 'Placement Sidebar MPU created.' }).waitFor();
+    const select = page.getByLabel('Slot for Sidebar MPU');
+    // Only the active slot taking both sizes is offered.
+    await expect
+      .poll(() => select.locator('option').allTextContents())
+      .toEqual(['— not mapped —', 'Article sidebar (slot-article-sidebar)']);
+    await select.selectOption('slot-article-sidebar');
+    await page.getByRole('button', { name: 'Map Sidebar MPU', exact: true }).click();
+    await page.getByRole('status').filter({ hasText: 'Mapped to slot-article-sidebar.' }).waitFor();
+    const res = await fetch(`${base}/api/admin/v1/adserver/placements?publisher=casinoguide`, {
+      headers: admin,
+    });
+    const [placement] = ((await res.json()) as { data: { name: string; slots: Record<string, string> }[] })
+      .data;
+    const conn = (await (
+      await fetch(`${base}/api/admin/v1/adserver/connections`, { headers: admin })
+    ).json()) as {
+      data: { id: string }[];
+    };
+    expect(placement).toMatchObject({
+      name: 'Sidebar MPU',
+      slots: { [conn.data[0]!.id]: 'slot-article-sidebar' },
+    });
+    await shot('08-adserver-inventory');
+  });
+
+  it('charts clicks seeded through the /go links of the demo toplist, by position and brand, exports CSV, and reconciles with the operator report', async () => {
+    const doc = (await publicGet('/toplists/by-slug/best-casinos-de', demo.siteTokens[0]!.token)).body
+      .data as {
+      items: {
+        position: number;
+        brand: { name: string };
+        offer: { trackers: { id: number; trackerLink: string }[] };
+      }[];
+    };
+    // A programme owning the demo trackers, whose operator reports 3 clicks two days ago and 4 yesterday.
+    const admin = { authorization: `Bearer ${demo.adminToken}`, 'content-type': 'application/json' };
+    const created = await fetch(`${base}/api/admin/v1/tracking/programs`, {
+      method: 'POST',
+      headers: admin,
+      body: JSON.stringify({
+        slug: 'demo-operator',
+        name: 'Demo Operator',
+        timezone: 'UTC',
+        trackerIds: [...new Set(doc.items.flatMap((i) => i.offer.trackers.map((tr) => tr.id)))],
+      }),
+    });
+    expect(created.status).toBe(201);
+    const programId = ((await created.json()) as { data: { id: number } }).data.id;
+    const link = (position: number) => {
+      const url = new URL(doc.items[position - 1]!.offer.trackers[0]!.trackerLink);
+      return `${base}${url.pathname}`;
+    };
+    const browserUa =
+      'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/130.0 Safari/537.36';
+    const hit = async (url: string, times: number) => {
+      for (let i = 0; i < times; i++) {
+        const res = await fetch(url, { redirect: 'manual', headers: { 'user-agent': browserUa } });
+        expect(res.status).toBe(url.includes('/go/') ? 302 : 200);
+      }
+    };
+    // Two days ago, yesterday and today, on the app's clock: a real series, not one point.
+    const today = t.clock.now;
+    const day = 86_400_000;
+    t.clock.now = new Date(today.getTime() - 2 * day);
+    await hit(link(1), 3);
+    t.clock.now = new Date(today.getTime() - day);
+    await hit(link(1), 2);
+    await hit(link(2), 4);
+    await hit(link(2).replace('/go/', '/imp/'), 2);
+    t.clock.now = today;
+    await hit(link(3), 1);
+
+    const dayOf = (back: number) => new Date(today.getTime() - back * day).toISOString().slice(0, 10);
+    const reported: Record<string, number> = { [dayOf(2)]: 3, [dayOf(1)]: 4 };
+    operator.handle((req, res) => {
+      const date = new URL(req.url ?? '/', 'http://x').searchParams.get('date') ?? '';
+      json(res, 200, {
+        date,
+        currency: 'EUR',
+        rows: [{ tracker: 'demo', clicks: reported[date] ?? 0, registrations: 0, ftds: 0 }],
+        next_cursor: null,
+      });
+    });
+    const report = await fetch(`${base}/api/admin/v1/tracking/programs/${programId}/report`, {
+      method: 'PUT',
+      headers: admin,
+      body: JSON.stringify({ url: operator.origin, key: 'opk_e2e_0123456789abcdef' }),
+    });
+    expect(report.status).toBe(200);
+    const pulls = await t.app.services.aggregates.pullRange(programId, dayOf(2), dayOf(1));
+    expect(pulls.map((p) => p.status)).toEqual(['ok', 'ok']);
+
+    await page.getByRole('link', { name: 'Tracking' }).click();
+    await page.getByRole('heading', { name: 'Tracking' }).waitFor();
+    await page
+      .getByTestId('stats-summary')
+      .filter({ hasText: '10 clicks · 2 impressions · 0 conversions' })
+      .waitFor();
+    const chart = page.getByRole('img', { name: /per day from/ });
+    await chart.waitFor();
+    expect(await chart.getAttribute('aria-label')).toContain('10 clicks, 2 impressions, 0 conversions');
+    expect((await chart.boundingBox())!.height).toBeGreaterThan(100);
+
+    await page.getByLabel('Break down by').selectOption('position');
+    const totals = page.getByTestId('stats-totals');
+    await totals.getByText('position 2').waitFor();
+    const rows = (await totals.locator('tbody tr').allInnerTexts()).map((r) => r.split('\t').slice(0, 3));
+    expect(rows).toEqual([
+      ['position 1', '5', '0'],
+      ['position 2', '4', '2'],
+      ['position 3', '1', '0'],
+    ]);
+    await shot('10-tracking');
+
+    await page.getByLabel('Break down by').selectOption('brand');
+    await totals.getByText(doc.items[0]!.brand.name).waitFor();
+    await page.getByLabel('Metric').selectOption('impressions');
+    await page.getByRole('img', { name: /impressions by brand per day/ }).waitFor();
+
+    // The CSV export is a plain link: the session cookie authorises it.
+    const href = (await page.getByRole('link', { name: 'Export CSV' }).getAttribute('href'))!;
+    const csv = await page.evaluate(async (u) => (await fetch(u)).text(), href);
+    const lines = csv.trim().split(/\r?\n/);
+    const clicksAt = lines[0]!.split(',').indexOf('clicks');
+    expect(lines[0]).toMatch(/^day,timezone,site_id,toplist_id,position,brand_id,program_id,clicks,/);
+    expect(lines.slice(1).reduce((n, l) => n + Number(l.split(',')[clicksAt]), 0)).toBe(10);
+
+    // Reconciliation: yesterday we counted 6 clicks, the operator 4 — flagged; two days ago both say 3.
+    await page.getByText('Pick a programme to reconcile').waitFor();
+    await page.getByLabel('Programme').selectOption({ label: 'Demo Operator' });
+    const rec = page.getByTestId('reconciliation');
+    await rec.waitFor();
+    const recRow = (d: string) =>
+      rec.locator('tbody tr').filter({ has: page.getByRole('rowheader', { name: d }) });
+    await expect
+      .poll(() => recRow(dayOf(1)).locator('td').allTextContents())
+      .toEqual([
+        'pulled',
+        '6',
+        '4',
+        'Clicks differ beyond the threshold: ⚠ +2 (50.00 %)',
+        '0',
+        '0',
+        '0 (0.00 %)',
+        '0',
+        '0',
+        '0 (0.00 %)',
+      ]);
+    expect(await recRow(dayOf(1)).getAttribute('class')).toBe('flagged-row');
+    expect(await recRow(dayOf(2)).locator('td').nth(3).textContent()).toBe('0 (0.00 %)');
+    expect(await recRow(dayOf(2)).getAttribute('class')).toBeNull();
+    expect(await recRow(dayOf(0)).locator('td').first().textContent()).toBe('not pulled');
+    await page.getByTestId('rec-summary').filter({ hasText: 'flagged: 1 of 14 days' }).waitFor();
+    await rec.scrollIntoViewIfNeeded();
+    await shot('12-reconciliation');
+  });
+
   it('fits a tablet width', async () => {
     await page.setViewportSize({ width: 768, height: 1024 });
     await page.getByRole('link', { name: 'Toplists' }).click();
@@ -146,6 +468,25 @@ describe('operator console in headless Chromium', { timeout: 300_000 }, () => {
     const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
     expect(overflow).toBeLessThanOrEqual(0);
     await shot('06-toplists-tablet');
+    await page.getByRole('link', { name: 'Ad servers' }).click();
+    await page.getByTestId('connection-casinoguide').waitFor();
+    expect(
+      await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth'),
+    ).toBeLessThanOrEqual(0);
+    await shot('09-adservers-tablet');
+  });
+
+  it('an expired session returns to sign-in with a message; signing in again comes back to the same screen', async () => {
+    const now = t.clock.now;
+    t.clock.now = new Date(now.getTime() + 9 * 3600_000);
+    await page.getByRole('link', { name: 'Brands and offers' }).click();
+    await page.getByRole('heading', { name: 'Sign in to Podium' }).waitFor();
+    await page.getByRole('status').filter({ hasText: 'Your session has ended' }).waitFor();
+    await shot('11-session-expired');
+    await page.getByLabel('Admin token').fill(demo.adminToken);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: /^Brand: / }).waitFor();
+    t.clock.now = now;
   });
 
   it('signs out and is back at the sign-in form; the old cookie no longer works', async () => {

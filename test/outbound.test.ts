@@ -198,6 +198,14 @@ describe('outbound client: hostile answers', () => {
     });
   });
 
+  it('parses a JSON answer far longer than an error message, still scrubbing an echoed key', async () => {
+    const data = Array.from({ length: 40 }, (_, i) => ({ inventory_id: `slot-${i}`, name: `Slot ${i}` }));
+    srv.handle((_q, res) => json(res, 200, { data, echo: KEY }));
+    const o = await trusted.send({ method: 'GET', baseUrl: base(), path: '/inventory', apiKey: KEY });
+    expect(o.kind).toBe('ok');
+    expect(o).toMatchObject({ json: { data, echo: '[redacted]' } });
+  });
+
   it('caps the answer size: a 50 MB body fails as too_large', async () => {
     srv.handle((_q, res) => {
       res.writeHead(200, { 'content-type': 'application/json' });

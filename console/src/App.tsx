@@ -1,4 +1,5 @@
-import { type FormEvent, useEffect, useState } from 'react';
+import { type FormEvent, lazy, Suspense, useEffect, useRef, useState } from 'react';
+import { AdServersScreen } from './AdServers.tsx';
 import { ApiError, api, SIGNED_OUT_EVENT } from './api.ts';
 import { BrandsScreen } from './Brands.tsx';
 import { SitesScreen } from './Sites.tsx';
@@ -10,10 +11,15 @@ interface Session {
   expiresAt: string;
 }
 
+// The chart library is only fetched when the Tracking screen is opened.
+const TrackingScreen = lazy(() => import('./Tracking.tsx').then((m) => ({ default: m.TrackingScreen })));
+
 const SCREENS = [
   { hash: '#/toplists', label: 'Toplists' },
   { hash: '#/brands', label: 'Brands and offers' },
   { hash: '#/sites', label: 'Sites and tokens' },
+  { hash: '#/tracking', label: 'Tracking' },
+  { hash: '#/adservers', label: 'Ad servers' },
 ] as const;
 
 function useHash(): string {
@@ -29,19 +35,43 @@ function useHash(): string {
 /** The console shell: sign-in until there is a session, then navigation and the current screen. */
 export function App() {
   const [session, setSession] = useState<Session | null | undefined>(undefined);
+  const [notice, setNotice] = useState('');
+  const signedIn = useRef(false);
+  signedIn.current = Boolean(session);
   const hash = useHash();
   useEffect(() => {
     api<{ data: Session }>('GET', '/session').then(
       (r) => setSession(r.data),
       () => setSession(null),
     );
-    const out = () => setSession(null);
+    // Any 401 of the API while signed in: the session expired or was ended elsewhere.
+    const out = () => {
+      if (signedIn.current) setNotice(EXPIRED);
+      setSession(null);
+    };
     window.addEventListener(SIGNED_OUT_EVENT, out);
     return () => window.removeEventListener(SIGNED_OUT_EVENT, out);
   }, []);
+  // The session ends at a fixed time: return to sign-in then, rather than on the next failed call.
+  useEffect(() => {
+    if (!session) return;
+    const left = Date.parse(session.expiresAt) - Date.now();
+    if (left > 2 ** 31 - 1) return;
+    const timer = setTimeout(() => window.dispatchEvent(new Event(SIGNED_OUT_EVENT)), Math.max(left, 0));
+    return () => clearTimeout(timer);
+  }, [session]);
 
   if (session === undefined) return <p className="muted">Loading…</p>;
-  if (session === null) return <SignIn onSignedIn={setSession} />;
+  if (session === null)
+    return (
+      <SignIn
+        notice={notice}
+        onSignedIn={(s) => {
+          setNotice('');
+          setSession(s);
+        }}
+      />
+    );
   const signOut = async () => {
     await api('DELETE', '/session').catch(() => undefined);
     setSession(null);
@@ -69,6 +99,12 @@ export function App() {
           <BrandsScreen />
         ) : hash.startsWith('#/sites') ? (
           <SitesScreen />
+        ) : hash.startsWith('#/tracking') ? (
+          <Suspense fallback={<p className="muted">Loading…</p>}>
+            <TrackingScreen />
+          </Suspense>
+        ) : hash.startsWith('#/adservers') ? (
+          <AdServersScreen />
         ) : (
           <ToplistsScreen />
         )}
@@ -77,7 +113,9 @@ export function App() {
   );
 }
 
-function SignIn({ onSignedIn }: { onSignedIn: (s: Session) => void }) {
+const EXPIRED = 'Your session has ended (it expired or was signed out elsewhere). Sign in again to continue.';
+
+function SignIn({ notice, onSignedIn }: { notice: string; onSignedIn: (s: Session) => void }) {
   const [token, setToken] = useState('');
   const [error, setError] = useState('');
   const [busy, setBusy] = useState(false);
@@ -100,6 +138,11 @@ function SignIn({ onSignedIn }: { onSignedIn: (s: Session) => void }) {
   return (
     <main className="signin">
       <h1>Sign in to Podium</h1>
+      {notice && (
+        <p className="notice" role="status">
+          {notice}
+        </p>
+      )}
       <form onSubmit={submit}>
         <div className="field">
           <label htmlFor="admin-token">Admin token</label>

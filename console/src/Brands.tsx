@@ -1,12 +1,13 @@
 import { type FormEvent, useState } from 'react';
 import { api, type Brand, type Offer, type Page } from './api.ts';
-import { Field, failure, type Outcome, OutcomeLine, Status, useLoad } from './ui.tsx';
+import { Field, failure, type Outcome, OutcomeLine, SelectField, Status, useLoad } from './ui.tsx';
 
 /** Brands and their offers, edited with the API's field-level validation messages. */
 export function BrandsScreen() {
   const brands = useLoad(() => api<Page<Brand>>('GET', '/brands?per_page=100'), '');
-  const [brandId, setBrandId] = useState<number | null>(null);
-  const brand = brands.data?.data.find((b) => b.id === brandId) ?? brands.data?.data[0];
+  const [brandId, setBrandId] = useState<number | 'new' | null>(null);
+  const brand =
+    brandId === 'new' ? undefined : (brands.data?.data.find((b) => b.id === brandId) ?? brands.data?.data[0]);
   return (
     <section className="split">
       <div>
@@ -26,7 +27,23 @@ export function BrandsScreen() {
             ))}
           </ul>
         </Status>
+        <button
+          type="button"
+          className="new"
+          aria-pressed={brandId === 'new'}
+          onClick={() => setBrandId('new')}
+        >
+          New brand
+        </button>
       </div>
+      {brandId === 'new' && (
+        <BrandForm
+          onSaved={(b) => {
+            setBrandId(b.id);
+            brands.reload();
+          }}
+        />
+      )}
       {brand && (
         <div>
           <BrandForm key={brand.id} brand={brand} onSaved={brands.reload} />
@@ -37,38 +54,61 @@ export function BrandsScreen() {
   );
 }
 
-const BRAND_FIELDS = ['name', 'slug', 'rating', 'logo.backgroundColor', 'logo.rectangular', 'logo.square'];
+const BRAND_FIELDS = [
+  'externalId',
+  'name',
+  'slug',
+  'rating',
+  'logo.backgroundColor',
+  'logo.rectangular',
+  'logo.square',
+];
 
-function BrandForm({ brand, onSaved }: { brand: Brand; onSaved: () => void }) {
+/** Edits a brand, or creates one when none is given (then the external id is asked too). */
+function BrandForm({ brand, onSaved }: { brand?: Brand; onSaved: (b: Brand) => void }) {
   const [f, setF] = useState({
-    name: brand.name,
-    slug: brand.slug,
-    rating: String(brand.rating),
-    backgroundColor: brand.logo.backgroundColor,
-    rectangular: brand.logo.rectangular,
-    square: brand.logo.square,
+    externalId: '',
+    name: brand?.name ?? '',
+    slug: brand?.slug ?? '',
+    rating: brand ? String(brand.rating) : '',
+    backgroundColor: brand?.logo.backgroundColor ?? '',
+    rectangular: brand?.logo.rectangular ?? '',
+    square: brand?.logo.square ?? '',
   });
   const [outcome, setOutcome] = useState<Outcome>({});
   const set = (k: keyof typeof f) => (v: string) => setF({ ...f, [k]: v });
   const save = async (e: FormEvent) => {
     e.preventDefault();
+    const body = {
+      name: f.name,
+      slug: f.slug,
+      rating: f.rating.trim() === '' ? Number.NaN : Number(f.rating),
+      logo: { backgroundColor: f.backgroundColor, rectangular: f.rectangular, square: f.square },
+    };
     try {
-      await api('PATCH', `/brands/${brand.id}`, {
-        name: f.name,
-        slug: f.slug,
-        rating: Number(f.rating),
-        logo: { backgroundColor: f.backgroundColor, rectangular: f.rectangular, square: f.square },
-      });
-      setOutcome({ ok: 'Brand saved.' });
-      onSaved();
+      const r = brand
+        ? await api<{ data: Brand }>('PATCH', `/brands/${brand.id}`, body)
+        : await api<{ data: Brand }>('POST', '/brands', { externalId: f.externalId, ...body });
+      setOutcome({ ok: brand ? 'Brand saved.' : `Brand ${r.data.name} created.` });
+      onSaved(r.data);
     } catch (err) {
       setOutcome(failure(err));
     }
   };
   return (
     <form onSubmit={save} aria-labelledby="brand-heading" noValidate>
-      <h2 id="brand-heading">Brand: {brand.name}</h2>
+      <h2 id="brand-heading">{brand ? `Brand: ${brand.name}` : 'New brand'}</h2>
       <div className="grid">
+        {!brand && (
+          <Field
+            id="brand-external-id"
+            label="External id"
+            value={f.externalId}
+            onChange={set('externalId')}
+            outcome={outcome}
+            field="externalId"
+          />
+        )}
         <Field
           id="brand-name"
           label="Name"
@@ -119,7 +159,7 @@ function BrandForm({ brand, onSaved }: { brand: Brand; onSaved: () => void }) {
         />
       </div>
       <OutcomeLine outcome={outcome} shown={BRAND_FIELDS} />
-      <button type="submit">Save brand</button>
+      <button type="submit">{brand ? 'Save brand' : 'Create brand'}</button>
     </form>
   );
 }
@@ -141,6 +181,7 @@ function Offers({ brandId }: { brandId: number }) {
           <OfferForm key={o.id} offer={o} />
         ))}
       </Status>
+      <NewOffer brandId={brandId} onCreated={offers.reload} />
     </div>
   );
 }
@@ -199,6 +240,89 @@ function OfferForm({ offer }: { offer: Offer }) {
       </div>
       <OutcomeLine outcome={outcome} shown={OFFER_FIELDS} />
       <button type="submit">Save offer {offer.id}</button>
+    </form>
+  );
+}
+
+const NEW_OFFER_FIELDS = ['externalId', 'offerText', 'bonusExpiryDate', 'bonusCode'];
+
+/** A new offer of the brand with the fields an offer needs; the rest is edited through the API or an import. */
+function NewOffer({ brandId, onCreated }: { brandId: number; onCreated: () => void }) {
+  const types = useLoad(() => api<{ data: { id: number; name: string }[] }>('GET', '/offer-types'), '');
+  const [f, setF] = useState({
+    externalId: '',
+    offerTypeId: '',
+    offerText: '',
+    bonusExpiryDate: '',
+    bonusCode: '',
+  });
+  const [outcome, setOutcome] = useState<Outcome>({});
+  const set = (k: keyof typeof f) => (v: string) => setF({ ...f, [k]: v });
+  const typeId = f.offerTypeId || String(types.data?.data[0]?.id ?? '');
+  const create = async (e: FormEvent) => {
+    e.preventDefault();
+    try {
+      const { bonusCode, ...required } = f;
+      const r = await api<{ data: Offer }>('POST', '/offers', {
+        ...required,
+        ...(bonusCode ? { bonusCode } : {}),
+        brandId,
+        offerTypeId: Number(typeId),
+      });
+      setF({ ...f, externalId: '', offerText: '', bonusCode: '' });
+      setOutcome({ ok: `Offer ${r.data.id} created.` });
+      onCreated();
+    } catch (err) {
+      setOutcome(failure(err));
+    }
+  };
+  return (
+    <form onSubmit={create} className="card" aria-labelledby="new-offer" noValidate>
+      <h3 id="new-offer">New offer</h3>
+      <div className="grid">
+        <Field
+          id="new-offer-external"
+          label="External id"
+          value={f.externalId}
+          onChange={set('externalId')}
+          outcome={outcome}
+          field="externalId"
+        />
+        <SelectField
+          id="new-offer-type"
+          label="Offer type"
+          value={typeId}
+          onChange={set('offerTypeId')}
+          options={(types.data?.data ?? []).map((t) => [t.id, t.name])}
+        />
+        <Field
+          id="new-offer-text"
+          label="Offer text"
+          value={f.offerText}
+          onChange={set('offerText')}
+          outcome={outcome}
+          field="offerText"
+        />
+        <Field
+          id="new-offer-expiry"
+          label="Bonus expiry date"
+          type="date"
+          value={f.bonusExpiryDate}
+          onChange={set('bonusExpiryDate')}
+          outcome={outcome}
+          field="bonusExpiryDate"
+        />
+        <Field
+          id="new-offer-code"
+          label="Bonus code"
+          value={f.bonusCode}
+          onChange={set('bonusCode')}
+          outcome={outcome}
+          field="bonusCode"
+        />
+      </div>
+      <OutcomeLine outcome={outcome} shown={NEW_OFFER_FIELDS} />
+      <button type="submit">Create offer</button>
     </form>
   );
 }

@@ -1,6 +1,6 @@
 import { type FormEvent, useState } from 'react';
 import { api, type Page, type Site, type SiteToken } from './api.ts';
-import { failure, type Outcome, OutcomeLine, Status, useLoad } from './ui.tsx';
+import { Field, failure, type Outcome, OutcomeLine, Status, useLoad } from './ui.tsx';
 
 /** Sites and their read tokens: create (shown once, with copy), list, revoke. */
 export function SitesScreen() {
@@ -26,9 +26,54 @@ export function SitesScreen() {
             ))}
           </ul>
         </Status>
+        <NewSite
+          onCreated={(site) => {
+            setSiteId(site.id);
+            sites.reload();
+          }}
+        />
       </div>
       {current !== null && <Tokens key={current} siteId={current} />}
     </section>
+  );
+}
+
+function NewSite({ onCreated }: { onCreated: (site: Site) => void }) {
+  const [f, setF] = useState({ domain: '', name: '' });
+  const [outcome, setOutcome] = useState<Outcome>({});
+  const create = async (e: FormEvent) => {
+    e.preventDefault();
+    try {
+      const r = await api<{ data: Site }>('POST', '/sites', { domain: f.domain.trim(), name: f.name.trim() });
+      setF({ domain: '', name: '' });
+      setOutcome({ ok: `Site ${r.data.domain} created.` });
+      onCreated(r.data);
+    } catch (err) {
+      setOutcome(failure(err));
+    }
+  };
+  return (
+    <form onSubmit={create} className="card" aria-labelledby="new-site" noValidate>
+      <h2 id="new-site">New site</h2>
+      <Field
+        id="site-domain"
+        label="Domain"
+        value={f.domain}
+        onChange={(v) => setF({ ...f, domain: v })}
+        outcome={outcome}
+        field="domain"
+      />
+      <Field
+        id="site-name"
+        label="Name"
+        value={f.name}
+        onChange={(v) => setF({ ...f, name: v })}
+        outcome={outcome}
+        field="name"
+      />
+      <OutcomeLine outcome={outcome} shown={['domain', 'name']} />
+      <button type="submit">Create site</button>
+    </form>
   );
 }
 

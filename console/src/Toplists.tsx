@@ -10,7 +10,9 @@ import {
   type Toplist,
   type ToplistItem,
 } from './api.ts';
-import { failure, type Outcome, OutcomeLine, Status, useLoad } from './ui.tsx';
+import { EditionHistory } from './Editions.tsx';
+import { ToplistSchedule, windowState } from './ToplistSchedule.tsx';
+import { failure, type Outcome, OutcomeLine, SelectField, Status, useLoad } from './ui.tsx';
 
 /** Toplists filtered by site, template and geo; picking one opens its draft editor. */
 export function ToplistsScreen() {
@@ -43,49 +45,34 @@ export function ToplistsScreen() {
     <section>
       <h1>Toplists</h1>
       <form className="row" aria-label="Filter toplists" onSubmit={(e) => e.preventDefault()}>
-        <div className="field">
-          <label htmlFor="f-site">Site</label>
-          <select
-            id="f-site"
-            value={filter.site}
-            onChange={(e) => setFilter({ ...filter, site: e.target.value })}
-          >
-            <option value="">All sites</option>
-            {sites.data?.data.map((s) => (
-              <option key={s.id} value={s.id}>
-                {s.domain}
-              </option>
-            ))}
-          </select>
-        </div>
-        <div className="field">
-          <label htmlFor="f-template">Template</label>
-          <select
-            id="f-template"
-            value={filter.template}
-            onChange={(e) => setFilter({ ...filter, template: e.target.value })}
-          >
-            <option value="">All templates</option>
-            {templates.data?.data.map((t) => (
-              <option key={t.id} value={t.id}>
-                {t.name}
-              </option>
-            ))}
-          </select>
-        </div>
-        <div className="field">
-          <label htmlFor="f-geo-type">Geo type</label>
-          <select
-            id="f-geo-type"
-            value={filter.geoType}
-            onChange={(e) => setFilter({ ...filter, geoType: e.target.value })}
-          >
-            <option value="">Any</option>
-            <option value="country">Country</option>
-            <option value="market">Market</option>
-            <option value="global">Global</option>
-          </select>
-        </div>
+        <SelectField
+          id="f-site"
+          label="Site"
+          all="All sites"
+          value={filter.site}
+          onChange={(v) => setFilter({ ...filter, site: v })}
+          options={(sites.data?.data ?? []).map((s) => [s.id, s.domain])}
+        />
+        <SelectField
+          id="f-template"
+          label="Template"
+          all="All templates"
+          value={filter.template}
+          onChange={(v) => setFilter({ ...filter, template: v })}
+          options={(templates.data?.data ?? []).map((t) => [t.id, t.name])}
+        />
+        <SelectField
+          id="f-geo-type"
+          label="Geo type"
+          all="Any"
+          value={filter.geoType}
+          onChange={(v) => setFilter({ ...filter, geoType: v })}
+          options={[
+            ['country', 'Country'],
+            ['market', 'Market'],
+            ['global', 'Global'],
+          ]}
+        />
         <div className="field">
           <label htmlFor="f-geo-code">Geo code</label>
           <input
@@ -136,7 +123,8 @@ export function ToplistsScreen() {
                       <span className="badge">v{t.liveVersion}</span>
                     ) : (
                       <span className="badge off">unpublished</span>
-                    )}
+                    )}{' '}
+                    <ScheduleBadge t={t} />
                   </td>
                   <td>
                     <button
@@ -155,6 +143,13 @@ export function ToplistsScreen() {
       </Status>
     </section>
   );
+}
+
+function ScheduleBadge({ t }: { t: Toplist }) {
+  const state = windowState(t);
+  if (state === 'before') return <span className="badge off">scheduled</span>;
+  if (state === 'after') return <span className="badge off">window ended</span>;
+  return null;
 }
 
 const move = <T,>(list: T[], from: number, to: number): T[] => {
@@ -182,7 +177,7 @@ function ToplistEditor({
   const [offers, setOffers] = useState<Record<number, Offer[]>>({});
   const [outcome, setOutcome] = useState<Outcome>({});
   const [dragFrom, setDragFrom] = useState<number | null>(null);
-  const [preview, setPreview] = useState<{ version: string; json: string } | null>(null);
+  const [shownVersion, setShownVersion] = useState<string | null>(null);
   const [dirty, setDirty] = useState(false);
 
   useEffect(() => {
@@ -234,7 +229,15 @@ function ToplistEditor({
     if (!items) return false;
     try {
       const r = await api<{ data: Toplist }>('PUT', `/toplists/${id}/items`, {
-        items: items.map((it) => ({ position: it.position, brandId: it.brandId, offerId: it.offerId })),
+        // The item id, deal id and lock travel back unchanged so the wire item keeps its identity.
+        items: items.map((it) => ({
+          ...(it.id === undefined ? {} : { id: it.id }),
+          position: it.position,
+          brandId: it.brandId,
+          offerId: it.offerId,
+          ...(it.dealId === undefined ? {} : { dealId: it.dealId }),
+          ...(it.isLocked === undefined ? {} : { isLocked: it.isLocked }),
+        })),
       });
       setItems(r.data.items);
       setDirty(false);
@@ -252,7 +255,7 @@ function ToplistEditor({
       setOutcome({ ok: `Published version ${r.data.version}.` });
       toplist.reload();
       editions.reload();
-      await showEdition(String(r.data.version));
+      setShownVersion(String(r.data.version));
     } catch (err) {
       setOutcome(failure(err));
     }
@@ -263,14 +266,6 @@ function ToplistEditor({
       await api('POST', `/toplists/${id}/unpublish`);
       setOutcome({ ok: 'Unpublished.' });
       toplist.reload();
-    } catch (err) {
-      setOutcome(failure(err));
-    }
-  };
-  const showEdition = async (version: string) => {
-    try {
-      const r = await api<{ data: unknown }>('GET', `/toplists/${id}/editions/${version}`);
-      setPreview({ version, json: JSON.stringify(r.data, null, 2) });
     } catch (err) {
       setOutcome(failure(err));
     }
@@ -404,34 +399,15 @@ function ToplistEditor({
                 <OutcomeLine outcome={outcome} />
               </div>
               <div>
-                <h2>Edition history</h2>
-                <Status
+                <ToplistSchedule toplist={t} onSaved={toplist.reload} />
+                <EditionHistory
+                  toplistId={id}
+                  editions={editions.data?.data}
                   loading={editions.loading}
                   error={editions.error}
-                  empty={editions.data?.data.length === 0 && 'Never published.'}
-                >
-                  <ul className="picklist">
-                    {editions.data?.data.map((ed) => (
-                      <li key={ed.id}>
-                        <button
-                          type="button"
-                          aria-pressed={preview?.version === ed.version}
-                          onClick={() => showEdition(ed.version)}
-                        >
-                          v{ed.version} · {new Date(ed.publishedAt).toLocaleString()}
-                        </button>
-                      </li>
-                    ))}
-                  </ul>
-                </Status>
-                {preview && (
-                  <>
-                    <h3>Public JSON of version {preview.version}</h3>
-                    <pre className="json" data-testid="edition-json">
-                      {preview.json}
-                    </pre>
-                  </>
-                )}
+                  shown={shownVersion}
+                  onShow={setShownVersion}
+                />
               </div>
             </div>
           </>

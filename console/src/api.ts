@@ -1,3 +1,8 @@
+// The ad-server shapes are the server's own (a self-contained types file), so the two cannot drift.
+import type { Capability } from '../../src/modules/adserver/types.ts';
+
+export type { Connection, Placement, Slot } from '../../src/modules/adserver/types.ts';
+
 /** An error answer of the admin API: `{code, message, details?}`, with the 422 field when named. */
 export class ApiError extends Error {
   constructor(
@@ -73,9 +78,13 @@ export interface Offer {
   bonusWageringRequirement: number;
 }
 export interface ToplistItem {
+  /** Absent on an item added in the console and not saved yet; kept on save so the wire item id stays stable. */
+  id?: number;
   position: number;
   brandId: number;
   offerId: number;
+  dealId?: number;
+  isLocked?: boolean;
 }
 export interface Toplist {
   id: number;
@@ -85,6 +94,8 @@ export interface Toplist {
   slug: string;
   geo: { type: string; code: string; name: string };
   locked: boolean;
+  liveFrom: string | null;
+  liveUntil: string | null;
   liveVersion: string | null;
   draftUpdatedAt: string;
   items: ToplistItem[];
@@ -93,4 +104,35 @@ export interface Edition {
   id: number;
   version: string;
   publishedAt: string;
+  publishedBy: number | null;
+}
+
+/** The parts of a published edition's wire document that the console compares. */
+export interface WireItem {
+  id: number;
+  position: number;
+  brand: { id: number; name: string; rating: number };
+  offer: { id: number; offerText: string } & Record<string, unknown>;
+}
+export interface WireToplist {
+  version: string;
+  name: string;
+  publishedAt: string;
+  items: WireItem[];
+}
+
+/** The four capabilities the verify probe and real use confirm (ad-server contract). */
+export const CAPABILITIES: readonly Capability[] = [
+  'inventory_read',
+  'forecast',
+  'reporting',
+  'draft_booking',
+];
+
+export interface SyncSummary {
+  ok: boolean;
+  pages: number;
+  slots: number;
+  added: number;
+  problems: string[];
 }

@@ -66,6 +66,7 @@ export function Field({
   outcome,
   field,
   type = 'text',
+  autoComplete,
 }: {
   id: string;
   label: string;
@@ -74,6 +75,7 @@ export function Field({
   outcome: Outcome;
   field: string;
   type?: string;
+  autoComplete?: string;
 }) {
   const invalid = outcome.field === field;
   return (
@@ -82,6 +84,7 @@ export function Field({
       <input
         id={id}
         type={type}
+        autoComplete={autoComplete ?? (type === 'password' ? 'off' : undefined)}
         value={value}
         onChange={(e) => onChange(e.target.value)}
         aria-invalid={invalid}
@@ -111,4 +114,35 @@ export function OutcomeLine({ outcome, shown = [] }: { outcome: Outcome; shown?:
       </p>
     );
   return null;
+}
+
+/** A labelled select; `options` are [value, text] pairs, an `all` text adds a first empty choice. */
+export function SelectField({
+  id,
+  label,
+  value,
+  onChange,
+  options,
+  all,
+}: {
+  id: string;
+  label: string;
+  value: string;
+  onChange: (v: string) => void;
+  options: [string | number, string][];
+  all?: string;
+}) {
+  return (
+    <div className="field">
+      <label htmlFor={id}>{label}</label>
+      <select id={id} value={value} onChange={(e) => onChange(e.target.value)}>
+        {all !== undefined && <option value="">{all}</option>}
+        {options.map(([v, text]) => (
+          <option key={v} value={v}>
+            {text}
+          </option>
+        ))}
+      </select>
+    </div>
+  );
 }

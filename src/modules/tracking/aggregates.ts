@@ -19,6 +19,7 @@ import {
   ReportShapeError,
   readReportPage,
 } from './report-mapping.ts';
+import type { Compared, ReconcileDay } from './types.ts';
 
 /** Path of the operator's daily report, appended to the programme's report URL. */
 export const REPORT_PATH = '/api/reports/affiliate-daily';
@@ -45,29 +46,6 @@ export interface ReportInput {
 export type PullResult = Pick<PullRecord, 'day' | 'status' | 'reason' | 'calls' | 'pages' | 'rows'> & {
   id: number;
 };
-
-/** One figure of a reconciliation day. */
-export interface Compared {
-  ours: number;
-  operator: number | null;
-  /** Ours minus the operator's; null without an operator figure. */
-  difference: number | null;
-  /** The difference as a percentage of the operator's figure, 2 decimals; null when undefined. */
-  differencePercent: string | null;
-  /** The difference exceeds the threshold (any difference when the operator's figure is 0). */
-  flagged: boolean;
-}
-
-export interface ReconcileDay {
-  day: string;
-  pulled: boolean;
-  lastPull: { status: 'ok' | 'failed'; reason: string | null } | null;
-  pulledAt: string | null;
-  clicks: Compared;
-  registrations: Compared;
-  ftds: Compared;
-  flagged: boolean;
-}
 
 /** How the puller waits between retries; tests shorten it. */
 export type PullRetry = Pick<RetryPolicy, 'attempts' | 'budgetMs' | 'baseMs' | 'capMs' | 'sleep' | 'now'>;

@@ -96,3 +96,26 @@ export interface StatsRow {
   /** Conversions per event name (`registration`, `ftd`, … as the operator sent them). */
   events: Record<string, number>;
 }
+
+/** One figure of a reconciliation day. */
+export interface Compared {
+  ours: number;
+  operator: number | null;
+  /** Ours minus the operator's; null without an operator figure. */
+  difference: number | null;
+  /** The difference as a percentage of the operator's figure, 2 decimals; null when undefined. */
+  differencePercent: string | null;
+  /** The difference exceeds the threshold (any difference when the operator's figure is 0). */
+  flagged: boolean;
+}
+
+export interface ReconcileDay {
+  day: string;
+  pulled: boolean;
+  lastPull: { status: 'ok' | 'failed'; reason: string | null } | null;
+  pulledAt: string | null;
+  clicks: Compared;
+  registrations: Compared;
+  ftds: Compared;
+  flagged: boolean;
+}

@@ -1,0 +1,246 @@
+import { type FormEvent, useState } from 'react';
+import { api, CAPABILITIES, type Connection } from './api.ts';
+import { ConnectionDetail } from './ConnectionDetail.tsx';
+import { Field, failure, type Outcome, OutcomeLine, Status, useLoad } from './ui.tsx';
+
+const STATE_TEXT: Record<Connection['state'], string> = {
+  unverified: 'not verified yet',
+  connected: 'connected',
+  auth_error: 'key refused (401)',
+  forbidden: 'key lacks a scope (403)',
+  unreachable: 'unreachable',
+  invalid_response: 'invalid /health answer',
+};
+
+/** Status badge: connected, or error with the probe's state. */
+export function StatusBadge({ c }: { c: Connection }) {
+  return c.status === 'connected' ? (
+    <span className="badge">connected</span>
+  ) : (
+    <span className="badge off">error · {STATE_TEXT[c.state]}</span>
+  );
+}
+
+/** The four capabilities, each confirmed or not verified; a forecast the server does not offer says so. */
+export function Capabilities({ c }: { c: Connection }) {
+  return (
+    <ul className="caps" aria-label={`Capabilities of ${c.publisher}`}>
+      {CAPABILITIES.map((cap) => {
+        const confirmed = c.capabilities[cap] === 'confirmed';
+        const notOffered = cap === 'forecast' && c.forecast_declared === false;
+        return (
+          <li key={cap} className={`cap ${confirmed ? 'confirmed' : notOffered ? 'absent' : ''}`}>
+            <span aria-hidden="true">{confirmed ? '✓' : notOffered ? '✕' : '○'}</span> {cap.replace('_', ' ')}
+            : {confirmed ? 'confirmed' : notOffered ? 'not offered' : 'not verified'}
+          </li>
+        );
+      })}
+    </ul>
+  );
+}
+
+/** Ad-server connections: status, capabilities, account, last error, Re-verify; add one; open one for inventory and placements. */
+export function AdServersScreen() {
+  const list = useLoad(() => api<{ data: Connection[] }>('GET', '/adserver/connections'), '');
+  const [openId, setOpenId] = useState<string | null>(null);
+  const [adding, setAdding] = useState(false);
+  const [verifying, setVerifying] = useState<string | null>(null);
+  const [outcome, setOutcome] = useState<Outcome>({});
+  const connections = list.data?.data ?? [];
+  const current = connections.find((c) => c.id === openId) ?? connections[0];
+
+  const reverify = async (c: Connection) => {
+    setVerifying(c.id);
+    setOutcome({});
+    try {
+      const r = await api<{ data: Connection }>('POST', `/adserver/connections/${c.id}/verify`);
+      setOutcome({ ok: `Re-verified ${c.publisher} (${c.environment}): ${r.data.status}.` });
+      list.reload();
+    } catch (err) {
+      setOutcome(failure(err));
+    } finally {
+      setVerifying(null);
+    }
+  };
+
+  return (
+    <section>
+      <div className="row spread">
+        <h1>Ad servers</h1>
+        <button type="button" onClick={() => setAdding(!adding)} aria-expanded={adding}>
+          {adding ? 'Close the form' : 'Add a connection'}
+        </button>
+      </div>
+      {adding && (
+        <AddConnection
+          onAdded={(c) => {
+            setAdding(false);
+            setOpenId(c.id);
+            setOutcome({ ok: `Added ${c.publisher} (${c.environment}): ${c.status}.` });
+            list.reload();
+          }}
+        />
+      )}
+      <OutcomeLine outcome={outcome} />
+      <Status
+        loading={list.loading && !list.data}
+        error={list.error}
+        empty={connections.length === 0 && 'No ad-server connections yet. Add one to sync its inventory.'}
+      >
+        <div className="table-wrap">
+          <table className="connections">
+            <thead>
+              <tr>
+                <th scope="col">Publisher</th>
+                <th scope="col">Status</th>
+                <th scope="col">Capabilities</th>
+                <th scope="col">Account</th>
+                <th scope="col">Last error</th>
+                <th scope="col">
+                  <span className="sr-only">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {connections.map((c) => (
+                <tr key={c.id} data-testid={`connection-${c.publisher}`} aria-current={c.id === current?.id}>
+                  <td>
+                    <strong>{c.publisher}</strong>
+                    <div className="muted small">{c.environment}</div>
+                    <div className="muted small break">{c.base_url}</div>
+                  </td>
+                  <td>
+                    <StatusBadge c={c} />
+                    <div className="muted small">
+                      {c.verified_at
+                        ? `verified ${new Date(c.verified_at).toLocaleString()}`
+                        : 'never verified'}
+                    </div>
+                  </td>
+                  <td>
+                    <Capabilities c={c} />
+                  </td>
+                  <td>
+                    {c.account_id ? (
+                      <>
+                        {c.account_name ?? c.account_id}
+                        <div className="muted small">
+                          {c.timezone} · {c.currency}
+                        </div>
+                      </>
+                    ) : (
+                      <span className="muted">unknown until /health answers</span>
+                    )}
+                  </td>
+                  <td className="small break">
+                    {c.last_error ? (
+                      <span className="error">{c.last_error}</span>
+                    ) : (
+                      <span className="muted">none</span>
+                    )}
+                  </td>
+                  <td>
+                    <div className="stack">
+                      <button
+                        type="button"
+                        onClick={() => reverify(c)}
+                        disabled={verifying !== null}
+                        aria-label={`Re-verify ${c.publisher} (${c.environment})`}
+                      >
+                        {verifying === c.id ? 'Verifying…' : 'Re-verify'}
+                      </button>
+                      <button
+                        type="button"
+                        aria-pressed={c.id === current?.id}
+                        onClick={() => setOpenId(c.id)}
+                        aria-label={`Inventory and placements of ${c.publisher} (${c.environment})`}
+                      >
+                        Inventory
+                      </button>
+                    </div>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      </Status>
+      {current && <ConnectionDetail key={current.id} connection={current} onChanged={list.reload} />}
+    </section>
+  );
+}
+
+const CONNECTION_FIELDS = ['publisher', 'environment', 'base_url', 'api_key'];
+
+/** New connection: the key goes to the server once and is never shown again (the field is cleared). */
+function AddConnection({ onAdded }: { onAdded: (c: Connection) => void }) {
+  const [f, setF] = useState({ publisher: '', environment: 'production', base_url: '', api_key: '' });
+  const [outcome, setOutcome] = useState<Outcome>({});
+  const [busy, setBusy] = useState(false);
+  const set = (k: keyof typeof f) => (v: string) => setF({ ...f, [k]: v });
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    setBusy(true);
+    try {
+      const r = await api<{ data: Connection }>('POST', '/adserver/connections', f);
+      setF({ ...f, api_key: '' });
+      onAdded(r.data);
+    } catch (err) {
+      setOutcome(failure(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <form onSubmit={submit} className="card" aria-labelledby="add-connection" noValidate>
+      <h2 id="add-connection">Add a connection</h2>
+      <div className="grid">
+        <Field
+          id="conn-publisher"
+          label="Publisher (slug)"
+          value={f.publisher}
+          onChange={set('publisher')}
+          outcome={outcome}
+          field="publisher"
+        />
+        <div className="field">
+          <label htmlFor="conn-environment">Environment</label>
+          <select
+            id="conn-environment"
+            value={f.environment}
+            onChange={(e) => set('environment')(e.target.value)}
+          >
+            <option value="production">production</option>
+            <option value="sandbox">sandbox</option>
+          </select>
+          {outcome.field === 'environment' && <span className="error">{outcome.error}</span>}
+        </div>
+        <Field
+          id="conn-base-url"
+          label="Base URL (…/api/v1)"
+          value={f.base_url}
+          onChange={set('base_url')}
+          outcome={outcome}
+          field="base_url"
+        />
+        <Field
+          id="conn-api-key"
+          label="API key"
+          type="password"
+          value={f.api_key}
+          onChange={set('api_key')}
+          outcome={outcome}
+          field="api_key"
+        />
+      </div>
+      <p className="muted small">
+        The key is stored encrypted and never shown again. Adding runs the verify probe (/health, then
+        /inventory).
+      </p>
+      <OutcomeLine outcome={outcome} shown={CONNECTION_FIELDS} />
+      <button type="submit" disabled={busy}>
+        {busy ? 'Connecting…' : 'Add connection'}
+      </button>
+    </form>
+  );
+}

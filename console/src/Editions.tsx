@@ -1,0 +1,171 @@
+import { useEffect, useState } from 'react';
+import { api, type Edition, type WireToplist } from './api.ts';
+import { diffEditions } from './edition-diff.ts';
+import { Status } from './ui.tsx';
+
+/** Fetches edition documents on demand and keeps them (editions never change once published). */
+function useEditionDocs(toplistId: number, wanted: (string | null)[]) {
+  const [docs, setDocs] = useState<Record<string, WireToplist>>({});
+  const [error, setError] = useState('');
+  const missing = wanted.filter((v): v is string => v !== null && !docs[v]).join(',');
+  useEffect(() => {
+    for (const v of missing ? missing.split(',') : []) {
+      api<{ data: WireToplist }>('GET', `/toplists/${toplistId}/editions/${v}`).then(
+        (r) => setDocs((d) => ({ ...d, [v]: r.data })),
+        (err: Error) => setError(`version ${v}: ${err.message}`),
+      );
+    }
+  }, [toplistId, missing]);
+  return { docs, error };
+}
+
+/** Edition history: each edition's public JSON, and the item changes between two chosen editions. */
+export function EditionHistory({
+  toplistId,
+  editions,
+  loading,
+  error,
+  shown,
+  onShow,
+}: {
+  toplistId: number;
+  editions: Edition[] | undefined;
+  loading: boolean;
+  error?: string;
+  shown: string | null;
+  onShow: (version: string) => void;
+}) {
+  const latest = editions?.[0]?.version ?? null;
+  const previous = editions?.[1]?.version ?? null;
+  const [pick, setPick] = useState<{ from: string | null; to: string | null }>({ from: null, to: null });
+  const from = pick.from ?? previous;
+  const to = pick.to ?? latest;
+  const { docs, error: docError } = useEditionDocs(toplistId, [shown, from, to]);
+  const older = from ? docs[from] : undefined;
+  const newer = to ? docs[to] : undefined;
+
+  return (
+    <div>
+      <h2>Edition history</h2>
+      <Status loading={loading} error={error} empty={editions?.length === 0 && 'Never published.'}>
+        <ul className="picklist">
+          {editions?.map((ed) => (
+            <li key={ed.id}>
+              <button type="button" aria-pressed={shown === ed.version} onClick={() => onShow(ed.version)}>
+                v{ed.version} · {new Date(ed.publishedAt).toLocaleString()}
+                {ed.version === latest && <span className="muted"> (latest)</span>}
+              </button>
+            </li>
+          ))}
+        </ul>
+        {editions && editions.length >= 2 && (
+          <section aria-labelledby="diff-heading" className="card diff">
+            <h3 id="diff-heading">Compare two editions</h3>
+            <div className="row">
+              <VersionSelect
+                id="diff-from"
+                label="Older version"
+                editions={editions}
+                value={from}
+                onChange={(v) => setPick({ ...pick, from: v })}
+              />
+              <VersionSelect
+                id="diff-to"
+                label="Newer version"
+                editions={editions}
+                value={to}
+                onChange={(v) => setPick({ ...pick, to: v })}
+              />
+            </div>
+            <Status loading={!older || !newer} error={docError}>
+              {older && newer && <DiffTable older={older} newer={newer} />}
+            </Status>
+          </section>
+        )}
+      </Status>
+      {shown && (
+        <>
+          <h3>Public JSON of version {shown}</h3>
+          <Status loading={!docs[shown]} error={docError}>
+            <pre className="json" data-testid="edition-json">
+              {JSON.stringify(docs[shown], null, 2)}
+            </pre>
+          </Status>
+        </>
+      )}
+    </div>
+  );
+}
+
+function VersionSelect(p: {
+  id: string;
+  label: string;
+  editions: Edition[];
+  value: string | null;
+  onChange: (version: string) => void;
+}) {
+  return (
+    <div className="field">
+      <label htmlFor={p.id}>{p.label}</label>
+      <select id={p.id} value={p.value ?? ''} onChange={(e) => p.onChange(e.target.value)}>
+        {p.editions.map((ed) => (
+          <option key={ed.id} value={ed.version}>
+            v{ed.version}
+          </option>
+        ))}
+      </select>
+    </div>
+  );
+}
+
+const KIND_LABEL = { added: 'Added', removed: 'Removed', changed: 'Changed' } as const;
+
+function DiffTable({ older, newer }: { older: WireToplist; newer: WireToplist }) {
+  if (older.version === newer.version) return <p className="muted">Pick two different versions.</p>;
+  const changes = diffEditions(older, newer);
+  const renamed = older.name !== newer.name;
+  return (
+    <>
+      {renamed && (
+        <p>
+          Name: {older.name} → {newer.name}
+        </p>
+      )}
+      {changes.length === 0 ? (
+        <p className="muted">
+          No item changes between v{older.version} and v{newer.version}.
+        </p>
+      ) : (
+        <table data-testid="edition-diff">
+          <caption className="sr-only">
+            Item changes from version {older.version} to version {newer.version}
+          </caption>
+          <thead>
+            <tr>
+              <th scope="col">Pos.</th>
+              <th scope="col">Change</th>
+              <th scope="col">Brand</th>
+              <th scope="col">Details</th>
+            </tr>
+          </thead>
+          <tbody>
+            {changes.map((c) => (
+              <tr key={`${c.kind}-${c.position}-${c.brand}`} className={`diff-${c.kind}`}>
+                <td>{c.position}</td>
+                <td>
+                  <span className={`badge ${c.kind}`}>{KIND_LABEL[c.kind]}</span>
+                </td>
+                <td>{c.brand}</td>
+                <td>
+                  {c.details.map((d) => (
+                    <div key={d}>{d}</div>
+                  ))}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </>
+  );
+}
