@@ -3,13 +3,15 @@ import { type Browser, chromium, type Page } from 'playwright-core';
 import { build } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DemoTokens, loadDemo } from '../src/modules/catalog/demo.ts';
-import { adserverAppOptions, type ReferenceServer, referenceServer } from './adserver-fixture.ts';
+import { adserverAppOptions, type ReferenceServer, referenceServer, tag } from './adserver-fixture.ts';
 import { type TestApp, testApp } from './helpers.ts';
 import { json, type LoopbackServer, loopbackServer } from './hostile-server.ts';
 
 // Debian's Chromium only: this suite never downloads a browser (.ci/run installs the package).
 const CHROMIUM = '/usr/bin/chromium';
 const SHOTS = 'test-output/console';
+const BROWSER_UA =
+  'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/130.0 Safari/537.36';
 
 // Each step waits on a real browser: generous limits for a shared two-core machine.
 describe('operator console in headless Chromium', { timeout: 300_000 }, () => {
@@ -39,7 +41,8 @@ describe('operator console in headless Chromium', { timeout: 300_000 }, () => {
     await build({ configFile: 'console/vite.config.ts', logLevel: 'warn' });
     mkdirSync(SHOTS, { recursive: true });
     t = await testApp(...adserverAppOptions(false));
-    ref = await referenceServer();
+    // The reference ad server reads the app's clock, so a month of delivery can pass in the bookings step.
+    ref = await referenceServer({ now: () => t.clock.now });
     gate = await loopbackServer();
     operator = await loopbackServer();
     gate.handle(async (req, res, body) => {
@@ -49,6 +52,9 @@ describe('operator console in headless Chromium', { timeout: 300_000 }, () => {
         headers: {
           authorization: req.headers.authorization ?? '',
           'content-type': req.headers['content-type'] ?? 'application/json',
+          ...(req.headers['idempotency-key']
+            ? { 'idempotency-key': String(req.headers['idempotency-key']) }
+            : {}),
         },
         body: req.method === 'GET' ? undefined : body,
       });
@@ -356,11 +362,9 @@ describe('operator console in headless Chromium', { timeout: 300_000 }, () => {
       const url = new URL(doc.items[position - 1]!.offer.trackers[0]!.trackerLink);
       return `${base}${url.pathname}`;
     };
-    const browserUa =
-      'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/130.0 Safari/537.36';
     const hit = async (url: string, times: number) => {
       for (let i = 0; i < times; i++) {
-        const res = await fetch(url, { redirect: 'manual', headers: { 'user-agent': browserUa } });
+        const res = await fetch(url, { redirect: 'manual', headers: { 'user-agent': BROWSER_UA } });
         expect(res.status).toBe(url.includes('/go/') ? 302 : 200);
       }
     };
@@ -459,6 +463,121 @@ describe('operator console in headless Chromium', { timeout: 300_000 }, () => {
     await page.getByTestId('rec-summary').filter({ hasText: 'flagged: 1 of 14 days' }).waitFor();
     await rec.scrollIntoViewIfNeeded();
     await shot('12-reconciliation');
+  });
+
+  it('books the mapped placement, pushes it from the Bookings screen, and shows the order ids and delivery beside Podium counts', async () => {
+    const admin = { authorization: `Bearer ${demo.adminToken}`, 'content-type': 'application/json' };
+    const get = async <T>(path: string) =>
+      ((await (await fetch(`${base}/api/admin/v1${path}`, { headers: admin })).json()) as { data: T }).data;
+    const [conn] = await get<{ id: string }[]>('/adserver/connections');
+    const [placement] = await get<{ id: number }[]>('/adserver/placements?publisher=casinoguide');
+    // A tracker the tracking step never hit: its only counts are the ones made here.
+    const doc = (await publicGet('/toplists/by-slug/best-casinos-de', demo.siteTokens[0]!.token)).body
+      .data as { items: { offer: { trackers: { trackerLink: string }[] } }[] };
+    const code = new URL(doc.items[3]!.offer.trackers[0]!.trackerLink).pathname.split('/').at(-1)!;
+    const today = t.clock.now;
+    const month = new Intl.DateTimeFormat('en-CA', {
+      timeZone: 'Europe/Malta',
+      year: 'numeric',
+      month: '2-digit',
+    }).format(today);
+    const created = await fetch(`${base}/api/admin/v1/adserver/bookings`, {
+      method: 'POST',
+      headers: admin,
+      body: JSON.stringify({
+        connection_id: conn!.id,
+        currency: 'EUR',
+        advertiser: { name: 'Lucky Spin Ltd' },
+        campaign: { name: 'Console campaign', external_ref: 'cmp-console' },
+        lines: [
+          {
+            placement_id: placement!.id,
+            month,
+            goal_impressions: 50_000,
+            sizes: ['300x250'],
+            creatives: [{ type: 'third_party_tag', width: 300, height: 250, tag: tag(code) }],
+          },
+        ],
+      }),
+    });
+    expect(created.status).toBe(201);
+    const bookingId = ((await created.json()) as { data: { id: string } }).data.id;
+
+    await page.getByRole('link', { name: 'Ad servers' }).click();
+    await page.getByRole('link', { name: 'Bookings' }).click();
+    await page.getByRole('heading', { name: 'Bookings' }).waitFor();
+    await page.getByTestId('booking-order').filter({ hasText: 'not pushed yet' }).waitFor();
+    await page.getByText('Never pushed.').waitFor();
+    await page.getByRole('button', { name: 'Push as draft order' }).click();
+    await page
+      .getByRole('status')
+      .filter({ hasText: /^Pushed revision 1: order / })
+      .waitFor();
+    const booking = await get<{ order_id: string; lines: { line_item_id: string }[] }>(
+      `/adserver/bookings/${bookingId}`,
+    );
+    const lineItemId = booking.lines[0]!.line_item_id;
+    expect(booking.order_id).toBeTruthy();
+    expect(lineItemId).toBeTruthy();
+    await page.getByTestId('booking-order').getByText(booking.order_id, { exact: true }).waitFor();
+    await page.getByTestId('booking-lines').getByText(lineItemId, { exact: true }).waitFor();
+    const pushRows = await page.getByTestId('booking-pushes').locator('tbody tr').allInnerTexts();
+    expect(pushRows).toHaveLength(1);
+    expect(pushRows[0]).toMatch(/^1\tsucceeded\t20\d\t1\t/);
+
+    // Ad-ops takes the draft live; on its first day Podium counts 3 impressions and 1 click of the
+    // creative's code; once the month has ended the report pull stores the ad server's figures.
+    expect(await ref.activate(booking.order_id)).toBe(true);
+    t.clock.now = new Date(`${month}-01T12:00:00Z`);
+    for (const [kind, times] of [
+      ['imp', 3],
+      ['go', 1],
+    ] as const)
+      for (let i = 0; i < times; i++) {
+        const res = await fetch(`${base}/${kind}/${code}`, {
+          redirect: 'manual',
+          headers: { 'user-agent': BROWSER_UA },
+        });
+        expect(res.status).toBe(kind === 'go' ? 302 : 200);
+      }
+    const [y, m] = month.split('-').map(Number) as [number, number];
+    t.clock.now = new Date(Date.UTC(y, m, 1, 12));
+    const pulled = await fetch(`${base}/api/admin/v1/adserver/connections/${conn!.id}/reports/pull`, {
+      method: 'POST',
+      headers: { authorization: admin.authorization },
+    });
+    const pull = ((await pulled.json()) as { data: { state: string; matched: number } }).data;
+    t.clock.now = today;
+    const days = new Date(Date.UTC(y, m, 0)).getUTCDate();
+    expect(pull).toMatchObject({ state: 'ok', matched: days });
+    type Line = { totals: Record<string, number | string | null> };
+    await expect
+      .poll(
+        async () =>
+          (await get<{ lines: Line[] }>(`/adserver/bookings/${bookingId}/delivery`)).lines[0]!.totals,
+      )
+      .toMatchObject({ podium_impressions: 3, podium_clicks: 1 });
+    const { totals } = (await get<{ lines: Line[] }>(`/adserver/bookings/${bookingId}/delivery`)).lines[0]!;
+    expect(totals.impressions).toBeGreaterThan(0);
+
+    await page.getByRole('link', { name: 'Connections' }).click();
+    await page.getByRole('link', { name: 'Bookings' }).click();
+    const delivery = page.getByTestId('booking-delivery');
+    await delivery.waitFor();
+    const cells = (await delivery.locator('tbody tr').first().locator('td').allTextContents()).map((c) =>
+      c.replaceAll(',', ''),
+    );
+    expect(cells).toEqual([
+      String(days),
+      String(totals.impressions),
+      '3',
+      `${totals.impression_discrepancy_pct} %`,
+      String(totals.clicks),
+      '1',
+      totals.click_discrepancy_pct === null ? '—' : `${totals.click_discrepancy_pct} %`,
+    ]);
+    await delivery.getByText(lineItemId, { exact: true }).waitFor();
+    await shot('13-bookings');
   });
 
   it('fits a tablet width', async () => {

@@ -39,6 +39,29 @@ export function Capabilities({ c }: { c: Connection }) {
   );
 }
 
+/** The two views of the Ad servers area: connections (inventory, placements) and bookings. */
+export function AdServersTabs() {
+  const bookings = window.location.hash.startsWith('#/adservers/bookings');
+  return (
+    <nav aria-label="Ad servers views" className="tabs">
+      <a
+        href="#/adservers"
+        className={bookings ? 'button' : 'button current'}
+        aria-current={bookings ? undefined : 'page'}
+      >
+        Connections
+      </a>
+      <a
+        href="#/adservers/bookings"
+        className={bookings ? 'button current' : 'button'}
+        aria-current={bookings ? 'page' : undefined}
+      >
+        Bookings
+      </a>
+    </nav>
+  );
+}
+
 /** Ad-server connections: status, capabilities, account, last error, Re-verify; add one; open one for inventory and placements. */
 export function AdServersScreen() {
   const list = useLoad(() => api<{ data: Connection[] }>('GET', '/adserver/connections'), '');
@@ -67,6 +90,7 @@ export function AdServersScreen() {
     <section>
       <div className="row spread">
         <h1>Ad servers</h1>
+        <AdServersTabs />
         <button type="button" onClick={() => setAdding(!adding)} aria-expanded={adding}>
           {adding ? 'Close the form' : 'Add a connection'}
         </button>

@@ -1,6 +1,7 @@
 import { type FormEvent, lazy, Suspense, useEffect, useRef, useState } from 'react';
 import { AdServersScreen } from './AdServers.tsx';
 import { ApiError, api, SIGNED_OUT_EVENT } from './api.ts';
+import { BookingsScreen } from './Bookings.tsx';
 import { BrandsScreen } from './Brands.tsx';
 import { SitesScreen } from './Sites.tsx';
 import { ToplistsScreen } from './Toplists.tsx';
@@ -103,6 +104,8 @@ export function App() {
           <Suspense fallback={<p className="muted">Loading…</p>}>
             <TrackingScreen />
           </Suspense>
+        ) : hash.startsWith('#/adservers/bookings') ? (
+          <BookingsScreen />
         ) : hash.startsWith('#/adservers') ? (
           <AdServersScreen />
         ) : (

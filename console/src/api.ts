@@ -1,7 +1,14 @@
 // The ad-server shapes are the server's own (a self-contained types file), so the two cannot drift.
 import type { Capability } from '../../src/modules/adserver/types.ts';
 
-export type { Connection, Placement, Slot } from '../../src/modules/adserver/types.ts';
+export type { Booking, BookingLine, BookingSummary } from '../../src/modules/adserver/orders.ts';
+export type {
+  BookingDelivery,
+  Connection,
+  Placement,
+  Push,
+  Slot,
+} from '../../src/modules/adserver/types.ts';
 
 /** An error answer of the admin API: `{code, message, details?}`, with the 422 field when named. */
 export class ApiError extends Error {

@@ -8,14 +8,15 @@ import type { Connections } from './connections.ts';
 import {
   type Booking,
   type BookingLine,
+  type BookingSummary,
   monthFlight,
   orderBody,
   readOrderResponse,
   todayIn,
   trackingCodes,
 } from './orders.ts';
-import type { AdserverRepository, Push } from './repository.ts';
-import type { Slot } from './types.ts';
+import type { AdserverRepository } from './repository.ts';
+import type { Push, Slot } from './types.ts';
 
 export interface BookingLineInput {
   placement_id: number;
@@ -94,6 +95,11 @@ export class Bookings {
       );
     }
     return this.get(id);
+  }
+
+  /** Bookings newest first, optionally of one connection. */
+  list(connectionId?: string): Promise<BookingSummary[]> {
+    return this.repo.listBookings(connectionId);
   }
 
   async get(id: string): Promise<Booking> {

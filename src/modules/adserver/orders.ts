@@ -37,6 +37,12 @@ export interface Booking {
   updated_at: string;
 }
 
+/** A booking as listed: its order and push state, the connection's publisher and how many lines it has. */
+export type BookingSummary = Omit<Booking, 'lines' | 'advertiser_ref' | 'updated_at'> & {
+  publisher: string;
+  lines: number;
+};
+
 /** First and last calendar day of a `YYYY-MM` month (the flight, read in the account's zone by the ad server). */
 export function monthFlight(month: string): { start_date: string; end_date: string } {
   const [y, m] = month.split('-').map(Number) as [number, number];

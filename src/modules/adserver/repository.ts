@@ -1,6 +1,14 @@
 import type { Queryable } from '../../db/index.ts';
-import type { Booking, BookingLine } from './orders.ts';
-import type { Capability, Environment, Placement, ProbeState, Slot, StoredConnection } from './types.ts';
+import type { Booking, BookingLine, BookingSummary } from './orders.ts';
+import type {
+  Capability,
+  Environment,
+  Placement,
+  ProbeState,
+  Push,
+  Slot,
+  StoredConnection,
+} from './types.ts';
 
 const dateText = (d: Date | string): string =>
   typeof d === 'string' ? d.slice(0, 10) : d.toISOString().slice(0, 10);
@@ -31,18 +39,6 @@ export interface PullRecord {
   calls: number;
   matched: number;
   unmatched: number;
-  error: string | null;
-}
-
-/** A push as stored: the key and the exact bytes sent under it. */
-export interface Push {
-  idempotency_key: string;
-  booking_id: string;
-  revision: number;
-  body: string;
-  status: 'pending' | 'succeeded' | 'failed' | 'conflict';
-  http_status: number | null;
-  calls: number;
   error: string | null;
 }
 
@@ -381,6 +377,22 @@ export class AdserverRepository {
       'UPDATE adserver_bookings SET revision = revision + 1, updated_at = now() WHERE id = $1',
       [bookingId],
     );
+  }
+
+  /** Every booking, newest first, without its lines (the console's list); one connection's when given. */
+  async listBookings(connectionId?: string): Promise<BookingSummary[]> {
+    const rows = await this.db.query<
+      Omit<BookingSummary, 'created_at'> & { created_at: Date; lines: number }
+    >(
+      `SELECT b.id, b.connection_id, c.publisher, b.external_ref, b.advertiser_name, b.campaign_name, b.currency,
+              b.revision, b.pushed_revision, b.order_id, b.last_push_error, b.created_at,
+              (SELECT count(*)::int FROM adserver_booking_lines l WHERE l.booking_id = b.id) AS lines
+         FROM adserver_bookings b JOIN adserver_connections c ON c.id = b.connection_id
+        WHERE $1::text IS NULL OR b.connection_id = $1
+        ORDER BY b.created_at DESC, b.id DESC`,
+      [connectionId ?? null],
+    );
+    return rows.map((r) => ({ ...r, lines: Number(r.lines), created_at: iso(r.created_at)! }));
   }
 
   async getBooking(id: string, lock = false): Promise<Booking | undefined> {

@@ -6,6 +6,7 @@ import { publicConnection } from './connections.ts';
 import {
   BookingInput,
   BookingParams,
+  BookingQuery,
   ConnectionInput,
   ConnectionParams,
   ConnectionPatch,
@@ -101,6 +102,9 @@ export async function registerAdserverAdmin(
     async (req) => ({ data: await adserver.forecast(req.params.id, req.body) }),
   );
 
+  app.get('/adserver/bookings', { ...read, schema: { querystring: BookingQuery } }, async (req) => ({
+    data: await adserver.bookings.list(req.query.connection_id),
+  }));
   app.post('/adserver/bookings', { ...write, schema: { body: BookingInput } }, async (req, reply) =>
     reply.status(201).send({ data: await adserver.bookings.create(req.body) }),
   );

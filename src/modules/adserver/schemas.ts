@@ -26,6 +26,11 @@ export const ConnectionPatch = T.Object(
 
 export const ConnectionParams = T.Object({ id: T.String({ pattern: '^asc_[0-9A-Z]{26}$' }) });
 
+export const BookingQuery = T.Object(
+  { connection_id: T.Optional(T.String({ pattern: '^asc_[0-9A-Z]{26}$' })) },
+  strict,
+);
+
 export const PublisherQuery = T.Object({ publisher: T.Optional(Publisher) }, strict);
 
 export const PlacementInput = T.Object(

@@ -10,7 +10,7 @@ import { type ForecastResult, readForecast } from './forecast.ts';
 import { INVENTORY_PAGE_LIMIT, walkInventory } from './inventory.ts';
 import { type ReportOptions, Reports } from './reports.ts';
 import { AdserverRepository } from './repository.ts';
-import type { Placement, Slot } from './types.ts';
+import type { BookingDelivery, Placement, Slot } from './types.ts';
 
 /** Podium's own counted /go clicks and /imp impressions per code and day (from the tracking module). */
 export type CodeCounts = (
@@ -87,7 +87,7 @@ export class AdserverService {
    * and /go counts for the line's creative codes (days in the account time zone), with the
    * discrepancy in percent.
    */
-  async delivery(bookingId: string) {
+  async delivery(bookingId: string): Promise<BookingDelivery> {
     const booking = await this.bookings.get(bookingId);
     const conn = await this.connections.get(booking.connection_id);
     const timezone = conn.timezone ?? 'UTC';
@@ -96,7 +96,7 @@ export class AdserverService {
       conn.id,
       pushed.map((l) => l.line_item_id!),
     );
-    const lines = [];
+    const lines: BookingDelivery['lines'] = [];
     for (const l of booking.lines) {
       const mine = rows.filter((r) => r.line_item_id === l.line_item_id);
       const codes = [...new Set([...l.click_codes, ...l.impression_codes])];

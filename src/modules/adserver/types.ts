@@ -55,3 +55,42 @@ export interface Placement {
   /** connection id → inventory_id */
   slots: Record<string, string>;
 }
+
+/** A push as stored: the key and the exact bytes sent under it. */
+export interface Push {
+  idempotency_key: string;
+  booking_id: string;
+  revision: number;
+  body: string;
+  status: 'pending' | 'succeeded' | 'failed' | 'conflict';
+  http_status: number | null;
+  calls: number;
+  error: string | null;
+}
+
+/** One day of a line: the ad server's figures beside Podium's own /imp and /go counts. */
+export interface DeliveryDay {
+  date: string;
+  impressions: number;
+  clicks: number;
+  podium_impressions: number;
+  podium_clicks: number;
+}
+
+/** A booking's delivery per line; discrepancies are two-decimal strings, null when the ad server counted nothing. */
+export interface BookingDelivery {
+  booking_id: string;
+  order_id: string | null;
+  timezone: string;
+  lines: {
+    line_no: number;
+    external_ref: string;
+    line_item_id: string | null;
+    month: string;
+    days: DeliveryDay[];
+    totals: Omit<DeliveryDay, 'date'> & {
+      impression_discrepancy_pct: string | null;
+      click_discrepancy_pct: string | null;
+    };
+  }[];
+}
