@@ -37,8 +37,10 @@ import {
   registerTrackingPublic,
 } from './modules/tracking/routes.ts';
 import { TrackingService } from './modules/tracking/service.ts';
-import { frameworkErrors, registerErrorHandling } from './plugins/errors.ts';
+import { requireAuthFirst } from './plugins/auth.ts';
+import { clientErrorHandler, frameworkErrors, registerErrorHandling } from './plugins/errors.ts';
 import { registerRequestLog, requestId } from './plugins/request-log.ts';
+import { registerRouteTable } from './plugins/route-table.ts';
 import { registerStrictQuery } from './plugins/strict-query.ts';
 import { registerValidation } from './plugins/validation.ts';
 
@@ -92,7 +94,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // Registration does real work (static file scan, MCP server); a busy machine must not fail start.
     pluginTimeout: 60_000,
     frameworkErrors,
+    clientErrorHandler,
   });
+  registerRouteTable(app);
   registerRequestLog(app);
   registerErrorHandling(app);
   registerStrictQuery(app);
@@ -199,6 +203,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Every admin module registers inside this scope, so each of its writes is audited.
   await app.register(
     async (admin) => {
+      requireAuthFirst(admin);
       auditAdminWrites(admin, audit, ADMIN_PREFIX);
       await registerCatalog(admin, catalog);
       await registerAuditRoutes(admin, audit, catalog.tokens);
@@ -209,9 +214,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
     { prefix: ADMIN_PREFIX },
   );
-  await app.register(async (scope) => registerDelivery(scope, { catalog, delivery, config }), {
-    prefix: '/api/v1',
-  });
+  await app.register(
+    async (scope) => {
+      requireAuthFirst(scope);
+      await registerDelivery(scope, { catalog, delivery, config });
+    },
+    {
+      prefix: '/api/v1',
+    },
+  );
   await app.register(async (scope) => registerTrackingPublic(scope, { tracking, config }));
   await app.register(async (scope) => registerPostback(scope, tracking));
   if (!config.docsPort) await app.register(async (scope) => registerDocs(scope, docsOptions(deps, docs)));
@@ -233,6 +244,7 @@ export async function buildDocsApp(
     logger: deps.logger ?? { level: config.logLevel },
     trustProxy: config.trustProxy,
     frameworkErrors,
+    clientErrorHandler,
   });
   registerErrorHandling(app);
   const docs = new DocsService(loadPages(), config.docsBase, config.publicUrl);

@@ -38,7 +38,9 @@ export async function registerDelivery(
   const auth = { onRequest: requireSite(deps.catalog.tokens) };
   const openapi = JSON.stringify(toplistOpenApi(deps.config.publicUrl));
 
-  app.get('/openapi.json', (_req, reply) => reply.type('application/json; charset=utf-8').send(openapi));
+  app.get('/openapi.json', { config: { auth: 'none' } }, (_req, reply) =>
+    reply.type('application/json; charset=utf-8').send(openapi),
+  );
 
   app.get('/toplists', { ...auth, schema: { querystring: ListQuerySchema } }, async (req, reply) => {
     const q = req.query;

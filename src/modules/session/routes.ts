@@ -41,7 +41,7 @@ export async function registerSessionRoutes(
     expiresAt: s.expiresAt.toISOString(),
   });
 
-  app.post('/session', { schema: { body: SignIn } }, async (req, reply) => {
+  app.post('/session', { config: { auth: 'self' }, schema: { body: SignIn } }, async (req, reply) => {
     const created = await sessions.signIn(req.body.token);
     if (!created) throw new AppError('unauthorized', 'Invalid or revoked admin token');
     req.admin = created.admin;
@@ -59,12 +59,12 @@ export async function registerSessionRoutes(
       .send({ data: { ...view(created), csrfToken: created.csrfToken } });
   });
 
-  app.get('/session', async (req, reply) => {
+  app.get('/session', { config: { auth: 'self' } }, async (req, reply) => {
     reply.header('cache-control', 'no-store');
     return { data: view(await current(req)) };
   });
 
-  app.delete('/session', async (req, reply) => {
+  app.delete('/session', { config: { auth: 'self' } }, async (req, reply) => {
     const session = await current(req);
     const csrf = req.headers[CSRF_HEADER];
     if (!session.csrfMatches(typeof csrf === 'string' ? csrf : undefined)) {

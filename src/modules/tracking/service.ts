@@ -2,6 +2,7 @@ import { isbot } from 'isbot';
 import { ulid } from 'ulid';
 import type { Config } from '../../config.ts';
 import type { Db } from '../../db/index.ts';
+import { databaseTimezones } from '../../db/timezones.ts';
 import { fromDbError } from '../../lib/db-errors.ts';
 import { AppError, invalidField, notFound } from '../../lib/errors.ts';
 import { DEFAULT_PER_PAGE, type PageMeta, pageMeta, pageWindow } from '../../lib/paging.ts';
@@ -73,7 +74,7 @@ export class TrackingService {
     private readonly metrics?: TrackingMetrics,
   ) {
     this.repo = new TrackingRepository(db);
-    this.stats = new TrackingStats(this.repo, catalog);
+    this.stats = new TrackingStats(this.repo, catalog, () => databaseTimezones(db));
     this.intake = new PostbackIntake(db, this.repo, config, now, metrics, db.kind === 'pglite' ? 1 : 4);
     this.hits = new GroupCommit((rows) => this.repo.insertClicks(rows), {
       maxWaitMs: 2,
@@ -103,7 +104,7 @@ export class TrackingService {
 
   /* Programmes */
 
-  private checkProgram(input: Partial<ProgramInput>): void {
+  private async checkProgram(input: Partial<ProgramInput>): Promise<void> {
     if (input.slug !== undefined && !/^[a-z0-9][a-z0-9-]{0,62}$/.test(input.slug))
       throw invalidField('slug', 'must be 1 to 63 lowercase letters, digits or dashes');
     if (input.landingParams !== undefined) {
@@ -117,7 +118,7 @@ export class TrackingService {
       if (!/^[A-Za-z0-9_.[\]-]{1,64}$/.test(name))
         throw invalidField(`paramMap.${field}`, 'must be a parameter name of letters, digits and _.-[]');
     }
-    if (input.timezone !== undefined && !isTimezone(input.timezone))
+    if (input.timezone !== undefined && !isTimezone(input.timezone, await databaseTimezones(this.db)))
       throw invalidField('timezone', 'must be an IANA time zone such as Europe/Malta');
   }
 
@@ -133,7 +134,7 @@ export class TrackingService {
   async createProgram(
     input: ProgramInput,
   ): Promise<Program & { postbackToken: string; postbackUrl: string }> {
-    this.checkProgram(input);
+    await this.checkProgram(input);
     if (input.trackerIds) await this.catalog.assertTrackersExist(input.trackerIds, 'trackerIds');
     const token = mintToken('postback');
     const { trackerIds, ...fields } = input;
@@ -155,7 +156,7 @@ export class TrackingService {
   }
 
   async updateProgram(id: number, patch: Partial<ProgramInput>): Promise<Program> {
-    this.checkProgram(patch);
+    await this.checkProgram(patch);
     if (patch.trackerIds) await this.catalog.assertTrackersExist(patch.trackerIds, 'trackerIds');
     const { trackerIds, ...fields } = patch;
     const found = await this.guard(
