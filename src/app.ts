@@ -39,6 +39,7 @@ import {
 import { TrackingService } from './modules/tracking/service.ts';
 import { requireAuthFirst } from './plugins/auth.ts';
 import { clientErrorHandler, frameworkErrors, registerErrorHandling } from './plugins/errors.ts';
+import { registerOpenApi } from './plugins/openapi.ts';
 import { registerRequestLog, requestId } from './plugins/request-log.ts';
 import { registerRouteTable } from './plugins/route-table.ts';
 import { registerStrictQuery } from './plugins/strict-query.ts';
@@ -211,6 +212,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await registerAggregateAdmin(admin, { aggregates, tokens: catalog.tokens });
       await registerSessionRoutes(admin, sessions, ADMIN_PREFIX);
       await registerAdserverAdmin(admin, { adserver, tokens: catalog.tokens });
+      registerOpenApi(admin, {
+        title: 'Podium admin API',
+        description:
+          'Editorial catalog, tokens, tracking programmes and stats, ad-server connections and bookings, the audit log. Errors carry {code, message, details?} at the root.',
+        publicUrl: config.publicUrl,
+      });
     },
     { prefix: ADMIN_PREFIX },
   );

@@ -137,7 +137,8 @@ export async function registerTrackingAdmin(
     { ...write, schema: { params: IdParams, body: ProgramPatch } },
     async (req) => ({ data: await tracking.updateProgram(req.params.id, req.body) }),
   );
-  app.post('/tracking/programs/:id/token', { ...write, schema: { params: IdParams } }, async (req, reply) =>
+  const rotate = { summary: "Rotate the programme's postback token (shown once)", params: IdParams };
+  app.post('/tracking/programs/:id/token', { ...write, schema: rotate }, async (req, reply) =>
     reply
       .header('cache-control', 'no-store')
       .send({ data: await tracking.rotateProgramToken(req.params.id) }),
