@@ -4,11 +4,13 @@
  */
 import * as delivery from './delivery.ts';
 import * as docs from './docs.ts';
+import * as docsSearch from './docs-search.ts';
 import * as go from './go.ts';
 
 const BENCHES: Record<string, { run(log: (m: string) => void): Promise<Record<string, unknown>> }> = {
   delivery,
   docs,
+  'docs-search': docsSearch,
   go,
 };
 
