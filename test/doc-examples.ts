@@ -11,8 +11,7 @@ import MarkdownIt from 'markdown-it';
  * `text status=NNN` (the body must contain the text), or `headers status=NNN` (each `name: value`
  * line is a response header with exactly that value). `json status=NNN shape` compares numbers by
  * kind only (an integer matches any integer): for figures the other side computes, such as the
- * impressions an ad server reports. Pages opt in with `examples: executed`
- * in their front matter; `examples: contract` pages show the same format without running it.
+ * impressions an ad server reports. docs-examples.test.ts runs every example of every page.
  */
 export interface DocExample {
   /** 1-based line of the request block in the page body, for failure messages. */

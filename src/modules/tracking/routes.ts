@@ -18,7 +18,8 @@ import type { HitContext, TrackingService } from './service.ts';
 
 /** A transparent 1×1 GIF. */
 const PIXEL = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64');
-const POSTBACK_BODY_LIMIT = 64 * 1024;
+/** Largest postback body (form or JSON) accepted. */
+export const POSTBACK_BODY_LIMIT = 64 * 1024;
 
 const header = (req: FastifyRequest, name: string): string | undefined => {
   const v = req.headers[name];
