@@ -21,10 +21,11 @@ import { DB_KIND, type TestApp, testApp } from './helpers.ts';
 //   loopback operator, lets Podium's own pull code fetch it, and checks that the request Podium
 //   sent is the one the page shows.
 // Pages without an HTTP example say why below; a new page without examples fails until it does.
+// The pages' TypeScript examples run in docs-ts-examples.test.ts.
 const WITHOUT_HTTP_EXAMPLES: Record<string, string> = {
   index: 'navigation only; its list of pages is generated from the front matter (docs-server.test.ts)',
   configuration: 'generated from the settings table by `npm run docs:config`; config.test.ts fails on drift',
-  'toplist-client': 'a client library page: its TypeScript runs in packages/toplist-client tests',
+  'toplist-client': 'a client library page: its TypeScript examples run in docs-ts-examples.test.ts',
 };
 
 const pages = loadPages();
