@@ -2,8 +2,9 @@ import fastifyCookie from '@fastify/cookie';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import type { Config } from './config.ts';
 import type { ChangeBus } from './db/changes.ts';
-import type { Db } from './db/index.ts';
+import type { Db, Queryable } from './db/index.ts';
 import { pendingMigrations } from './db/migrate.ts';
+import { openReadDb } from './db/read-replica.ts';
 import { Scheduler } from './lib/jobs.ts';
 import { loggerOptions } from './lib/logger.ts';
 import { OutboundClient, type OutboundOptions, outboundOptionsFrom } from './lib/outbound.ts';
@@ -31,6 +32,7 @@ import { registerAggregateJob } from './modules/tracking/aggregate-job.ts';
 import { AggregateRepository } from './modules/tracking/aggregate-repository.ts';
 import { registerAggregateAdmin } from './modules/tracking/aggregate-routes.ts';
 import { OperatorAggregates } from './modules/tracking/aggregates.ts';
+import { registerPartitionJob } from './modules/tracking/partitions.ts';
 import {
   registerPostback,
   registerTrackingAdmin,
@@ -46,6 +48,8 @@ import { registerValidation } from './plugins/validation.ts';
 export interface AppDeps {
   config: Config;
   db: Db;
+  /** Where report queries go; default: a replica pool on DATABASE_READ_URL, or `db` itself. */
+  readDb?: Queryable;
   bus: ChangeBus;
   /** Wall clock; injectable so publish windows can be tested. */
   now?: () => Date;
@@ -115,13 +119,21 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Modules register their periodic work here; `startServer` starts it, app.close() drains it.
   const scheduler = new Scheduler(deps.db, now, (msg, err) => app.log.warn({ err }, msg));
   app.addHook('onClose', () => scheduler.stop());
+  let reads = deps.readDb;
+  if (!reads) {
+    const replica = await openReadDb(deps.db, config.databaseReadUrl);
+    app.addHook('onClose', () => replica.close());
+    reads = replica;
+  }
   const tracking: TrackingService = new TrackingService(
     deps.db,
     catalog,
     config,
     now,
     metrics.tracking((): number => tracking.pendingHits),
+    reads,
   );
+  registerPartitionJob(scheduler, tracking.partitions);
   const outbound = new OutboundClient(
     outboundOptionsFrom(config, deps.outboundTestOnly, (r) =>
       metrics.outbound.labels(r.target, r.kind).observe(r.seconds),
@@ -142,7 +154,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await adserver.reports.pullAll(signal, Math.min(reportEveryMs * 0.8, 600_000));
     },
   });
-  const aggregates = new OperatorAggregates(new AggregateRepository(deps.db), sealer, outbound, config, now);
+  const aggregates = new OperatorAggregates(
+    new AggregateRepository(deps.db, reads),
+    sealer,
+    outbound,
+    config,
+    now,
+  );
   registerAggregateJob(scheduler, aggregates, config);
   app.decorate('services', {
     access,
