@@ -67,7 +67,7 @@ describe(`documentation examples (${DB_KIND})`, () => {
 
   beforeAll(async () => {
     t = await testApp({ secretKeys: SECRET_KEYS });
-    demo = await loadDemo(t.app.services.catalog);
+    demo = await loadDemo(t.app.services);
     values.set('pds_YOUR_SITE_TOKEN', demo.siteTokens[0]!.token);
     values.set('pda_YOUR_ADMIN_TOKEN', demo.adminToken);
     // A tracking link of the demo (its slug stands for the pages' example slug and pixel code),

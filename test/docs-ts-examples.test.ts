@@ -36,7 +36,7 @@ describe(`documentation TypeScript examples (${DB_KIND})`, () => {
 
   beforeAll(async () => {
     t = await testApp({ docsRateLimit: 0 });
-    demo = await loadDemo(t.app.services.catalog);
+    demo = await loadDemo(t.app.services);
     baseUrl = await t.app.listen({ host: '127.0.0.1', port: 0 });
   }, 180_000);
   afterAll(() => t?.close());
