@@ -10,12 +10,16 @@ import { loggerOptions } from './lib/logger.ts';
 import { OutboundClient, type OutboundOptions, outboundOptionsFrom } from './lib/outbound.ts';
 import type { Redis } from './lib/redis.ts';
 import { sealerFromConfig } from './lib/seal.ts';
+import { registerAccess } from './modules/access/routes.ts';
+import { AccessService } from './modules/access/service.ts';
+import { registerSessionRoutes } from './modules/access/session-routes.ts';
 import { registerAdserverAdmin } from './modules/adserver/routes.ts';
 import { AdserverService } from './modules/adserver/service.ts';
 import { auditAdminWrites, registerAuditRoutes } from './modules/audit/routes.ts';
 import { AuditLog } from './modules/audit/service.ts';
 import { registerCatalog } from './modules/catalog/routes.ts';
 import { CatalogService } from './modules/catalog/service.ts';
+import { registerConsole } from './modules/console/static.ts';
 import { registerDelivery } from './modules/delivery/routes.ts';
 import { DeliveryService } from './modules/delivery/service.ts';
 import { loadPages } from './modules/docs/pages.ts';
@@ -24,10 +28,6 @@ import { DocsService } from './modules/docs/service.ts';
 import { Metrics } from './modules/ops/metrics.ts';
 import { Readiness } from './modules/ops/readiness.ts';
 import { registerOps } from './modules/ops/routes.ts';
-import { registerConsole } from './modules/session/console-static.ts';
-import { SessionRepository } from './modules/session/repository.ts';
-import { registerSessionRoutes } from './modules/session/routes.ts';
-import { SessionService } from './modules/session/service.ts';
 import { registerAggregateJob } from './modules/tracking/aggregate-job.ts';
 import { AggregateRepository } from './modules/tracking/aggregate-repository.ts';
 import { registerAggregateAdmin } from './modules/tracking/aggregate-routes.ts';
@@ -62,6 +62,7 @@ export interface AppDeps {
 }
 
 export interface Services {
+  access: AccessService;
   catalog: CatalogService;
   delivery: DeliveryService;
   readiness: Readiness;
@@ -109,6 +110,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   const now = deps.now ?? (() => new Date());
   const catalog = new CatalogService(deps.db, deps.bus, config, now);
+  const access = new AccessService(deps.db, deps.bus, catalog, now);
   const delivery = new DeliveryService(deps.db, deps.bus, now, `${config.publicUrl}/api/v1`);
   const docs = new DocsService(loadPages(), config.docsBase, config.publicUrl);
   const audit = new AuditLog(deps.db, (err) => app.log.error({ err }, 'audit write failed'));
@@ -161,6 +163,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   );
   registerAggregateJob(scheduler, aggregates, config);
   app.decorate('services', {
+    access,
     catalog,
     delivery,
     readiness,
@@ -209,8 +212,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     );
   // Console sign-in: the admin hook also accepts the session cookie (with CSRF header on writes).
   await app.register(fastifyCookie);
-  const sessions = new SessionService(new SessionRepository(deps.db), catalog.tokens, now);
-  catalog.tokens.sessions = sessions;
   await registerConsole(app);
 
   await registerOps(app, { readiness, metrics, metricsToken: config.metricsToken });
@@ -218,16 +219,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(
     async (admin) => {
       auditAdminWrites(admin, audit, ADMIN_PREFIX);
-      await registerCatalog(admin, catalog);
-      await registerAuditRoutes(admin, audit, catalog.tokens);
-      await registerTrackingAdmin(admin, { tracking, tokens: catalog.tokens });
-      await registerAggregateAdmin(admin, { aggregates, tokens: catalog.tokens });
-      await registerSessionRoutes(admin, sessions, ADMIN_PREFIX);
-      await registerAdserverAdmin(admin, { adserver, tokens: catalog.tokens });
+      await registerAccess(admin, access);
+      await registerCatalog(admin, catalog, access);
+      await registerAuditRoutes(admin, audit, access);
+      await registerTrackingAdmin(admin, { tracking, tokens: access });
+      await registerAggregateAdmin(admin, { aggregates, tokens: access });
+      await registerSessionRoutes(admin, access.sessions, ADMIN_PREFIX);
+      await registerAdserverAdmin(admin, { adserver, tokens: access });
     },
     { prefix: ADMIN_PREFIX },
   );
-  await app.register(async (scope) => registerDelivery(scope, { catalog, delivery, config }), {
+  await app.register(async (scope) => registerDelivery(scope, { tokens: access, delivery, config }), {
     prefix: '/api/v1',
   });
   await app.register(async (scope) => registerTrackingPublic(scope, { tracking, config }));
