@@ -386,8 +386,8 @@ beforeAll(async () => {
     // Every host resolves to a documentation address the SSRF guard refuses: no call leaves.
     { outboundTestOnly: { resolver: async () => [{ address: '192.0.2.1', family: 4 }] } },
   );
-  const f = await trackingFixture(t.app.services.catalog, t.db);
-  const site = await t.app.services.catalog.createSiteToken(f.siteId, 'fuzz');
+  const f = await trackingFixture(t.app.services, t.db);
+  const site = await t.app.services.access.createSiteToken(f.siteId, 'fuzz');
   tokens = { admin: f.adminToken, site: site.token };
   tables = (
     await t.db.query<{ name: string }>(

@@ -30,7 +30,7 @@ async function count(table: string): Promise<number> {
 
 beforeAll(async () => {
   t = await testApp();
-  const f = await trackingFixture(t.app.services.catalog, t.db);
+  const f = await trackingFixture(t.app.services, t.db);
   admin = { authorization: `Bearer ${f.adminToken}` };
   const res = await t.app.inject({
     method: 'POST',
@@ -284,7 +284,7 @@ describe('authentication before validation', () => {
     const build = async () => {
       await app.register(async (scope) => {
         requireAuthFirst(scope);
-        const late = { preHandler: requireAdmin(t.app.services.catalog.tokens, 'admin') };
+        const late = { preHandler: requireAdmin(t.app.services.access, 'admin') };
         scope.post('/late', late, async () => ({}));
       });
       await app.ready();

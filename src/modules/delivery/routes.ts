@@ -5,9 +5,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../config.ts';
 import { invalidField, notFound } from '../../lib/errors.ts';
 import { DEFAULT_PER_PAGE } from '../../lib/paging.ts';
-import { requireSite } from '../../plugins/auth.ts';
+import { type Authenticator, requireSite } from '../../plugins/auth.ts';
 import { registerOpenApi } from '../../plugins/openapi.ts';
-import type { CatalogService } from '../catalog/service.ts';
 import {
   BrandListSchema,
   ErrorSchema,
@@ -43,11 +42,11 @@ const NOT_MODIFIED = T.Null({ description: 'Not modified: the copy you hold is c
 /** The public read API, mounted under /api/v1. */
 export async function registerDelivery(
   scope: FastifyInstance,
-  deps: { catalog: CatalogService; delivery: DeliveryService; config: Config },
+  deps: { tokens: Authenticator; delivery: DeliveryService; config: Config },
 ): Promise<void> {
   const app = scope.withTypeProvider<TypeBoxTypeProvider>();
   const { delivery } = deps;
-  const auth = { onRequest: requireSite(deps.catalog.tokens) };
+  const auth = { onRequest: requireSite(deps.tokens) };
   registerOpenApi(scope, {
     title: 'Podium toplist API',
     description:
