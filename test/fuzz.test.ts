@@ -406,7 +406,9 @@ describe(`fuzz every route (${DB_KIND}, ${RUNS} runs per route)`, () => {
     let before = await snapshot(new Set());
     let requests = 0;
     for (const entry of routes) {
-      const except = new Set(LOGGED_WHEN_REFUSED[entry.url] ?? []);
+      // On PostgreSQL the logs are partitioned by month (`postback_log_p202611`): the same goes for those.
+      const logged = LOGGED_WHEN_REFUSED[entry.url] ?? [];
+      const except = new Set(tables.filter((n) => logged.some((l) => n === l || n.startsWith(`${l}_p`))));
       await fc
         .assert(
           fc.asyncProperty(requestFor(entry), async (g) => {
