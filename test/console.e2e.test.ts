@@ -3,7 +3,7 @@ import { type Browser, chromium, type Page } from 'playwright-core';
 import { build } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DemoTokens, loadDemo } from '../src/modules/catalog/demo.ts';
-import { adserverAppOptions, type ReferenceServer, referenceServer, tag } from './adserver-fixture.ts';
+import { adserverAppOptions, approved, type ReferenceServer, referenceServer } from './adserver-fixture.ts';
 import { type TestApp, testApp } from './helpers.ts';
 import { json, type LoopbackServer, loopbackServer } from './hostile-server.ts';
 
@@ -471,10 +471,6 @@ describe('operator console in headless Chromium', { timeout: 300_000 }, () => {
       ((await (await fetch(`${base}/api/admin/v1${path}`, { headers: admin })).json()) as { data: T }).data;
     const [conn] = await get<{ id: string }[]>('/adserver/connections');
     const [placement] = await get<{ id: number }[]>('/adserver/placements?publisher=casinoguide');
-    // A tracker the tracking step never hit: its only counts are the ones made here.
-    const doc = (await publicGet('/toplists/by-slug/best-casinos-de', demo.siteTokens[0]!.token)).body
-      .data as { items: { offer: { trackers: { trackerLink: string }[] } }[] };
-    const code = new URL(doc.items[3]!.offer.trackers[0]!.trackerLink).pathname.split('/').at(-1)!;
     const today = t.clock.now;
     const month = new Intl.DateTimeFormat('en-CA', {
       timeZone: 'Europe/Malta',
@@ -495,13 +491,18 @@ describe('operator console in headless Chromium', { timeout: 300_000 }, () => {
             month,
             goal_impressions: 50_000,
             sizes: ['300x250'],
-            creatives: [{ type: 'third_party_tag', width: 300, height: 250, tag: tag(code) }],
+            creatives: [approved(300, 250)],
           },
         ],
       }),
     });
     expect(created.status).toBe(201);
-    const bookingId = ((await created.json()) as { data: { id: string } }).data.id;
+    const createdBooking = (
+      (await created.json()) as { data: { id: string; lines: { click_codes: string[] }[] } }
+    ).data;
+    const bookingId = createdBooking.id;
+    // The line's own banner code: its only counts are the ones made here.
+    const code = createdBooking.lines[0]!.click_codes[0]!;
 
     await page.getByRole('link', { name: 'Ad servers' }).click();
     await page.getByRole('link', { name: 'Bookings' }).click();

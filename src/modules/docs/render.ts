@@ -1,5 +1,6 @@
 import MarkdownIt from 'markdown-it';
 import sanitizeHtml from 'sanitize-html';
+import { escapeHtml } from '../../lib/html.ts';
 import type { Page } from './pages.ts';
 import type { SearchHit } from './search.ts';
 
@@ -34,9 +35,6 @@ const SANITIZE: sanitizeHtml.IOptions = {
   allowedStyles: { '*': { 'text-align': [/^(left|right|center)$/] } },
   allowedSchemes: ['http', 'https', 'mailto'],
 };
-
-const escapeHtml = (s: string) =>
-  s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
 /** Markdown body to sanitised HTML. */
 export function renderMarkdown(markdown: string): string {

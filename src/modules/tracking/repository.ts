@@ -437,7 +437,7 @@ export class TrackingRepository {
     );
   }
 
-  /** Counted clicks and impressions per tracking-link slug and day (in `timezone`), for the given slugs. */
+  /** Counted clicks and impressions per link code (toplist slug or banner code) and day (in `timezone`). */
   async countsBySlug(
     slugs: readonly string[],
     from: string,
@@ -448,8 +448,10 @@ export class TrackingRepository {
       `SELECT l.slug, to_char((c.at AT TIME ZONE $4)::date, 'YYYY-MM-DD') AS day,
               count(*) FILTER (WHERE c.kind = 'click')::int AS clicks,
               count(*) FILTER (WHERE c.kind = 'impression')::int AS impressions
-       FROM clicks c JOIN tracking_links l ON l.id = c.link_id
-       WHERE l.slug = ANY($1::text[]) AND c.flag IS NULL
+       FROM clicks c
+       JOIN (SELECT id, slug FROM tracking_links WHERE slug = ANY($1::text[])
+             UNION ALL SELECT id, code FROM banner_links WHERE code = ANY($1::text[])) l ON l.id = c.link_id
+       WHERE c.flag IS NULL
          AND c.at >= ($2::date)::timestamp AT TIME ZONE $4 AND c.at < ($3::date + 1)::timestamp AT TIME ZONE $4
        GROUP BY 1, 2 ORDER BY 1, 2`,
       [slugs, from, to, timezone],
