@@ -37,7 +37,7 @@ afterAll(async () => {
 
 describe('end to end against the reference ad server', () => {
   it('connect → verify → inventory → forecast → push → activate there → report pull → matched delivery beside Podium counts', async () => {
-    const tracking = await trackingFixture(t.app.services.catalog, t.db);
+    const tracking = await trackingFixture(t.app.services, t.db);
     const toplistSlug = tracking.slugs[0]!;
 
     // connect (verify probe inside) and inventory

@@ -62,7 +62,7 @@ describe('operator console in headless Chromium', { timeout: 300_000 }, () => {
         .writeHead(up.status, { 'content-type': up.headers.get('content-type') ?? 'application/json' })
         .end(await up.text());
     });
-    demo = await loadDemo(t.app.services.catalog);
+    demo = await loadDemo(t.app.services);
     await t.app.listen({ host: '127.0.0.1', port: 0 });
     const addr = t.app.server.address();
     if (!addr || typeof addr === 'string') throw new Error('no address');
@@ -487,7 +487,7 @@ describe('operator console in headless Chromium', { timeout: 300_000 }, () => {
     await form.getByLabel('Advertiser').fill('Lucky Spin Ltd');
     await form.getByLabel('Campaign', { exact: true }).fill('Console campaign');
     await form.getByLabel('Campaign reference').fill('cmp-console');
-    await form.getByLabel('Placement').selectOption(String(placement!.id));
+    await form.getByLabel('Placement', { exact: true }).selectOption(String(placement!.id));
     await form.getByLabel('Month (flight)').fill(month);
     await form.getByLabel('Goal impressions').fill('50000');
     await form.getByLabel('Creative image URL').fill(creative.image_url);
