@@ -149,6 +149,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const adserver = new AdserverService(deps.db, sealer, outbound, now, {
     trailingDays: config.adserverTrailingDays,
     counts: (codes, from, to, timezone) => tracking.countsByCode(codes, from, to, timezone),
+    bannerCode: (input) => tracking.bannerCode(input),
   });
   // Delivery pulls run once per slot across every process; a run may use most of its slot.
   const reportEveryMs = config.adserverReportMinutes * 60_000;

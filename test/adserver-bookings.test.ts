@@ -2,11 +2,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   admin,
   adserverApp,
+  approved,
   bookable,
   fakeAdServer,
   type ReferenceServer,
   referenceServer,
-  tag,
 } from './adserver-fixture.ts';
 import type { TestApp } from './helpers.ts';
 import { json, type LoopbackServer, loopbackServer } from './hostile-server.ts';
@@ -142,10 +142,16 @@ describe('bookings → draft orders', () => {
       [{ currency: 'USD' }, {}, 'currency'],
       [{}, { month: '2026-10' }, 'lines.0.month'],
       [{}, { sizes: ['300x250'] }, 'lines.0.sizes'],
+      [{}, { creatives: [approved(300, 250)] }, 'lines.0.creatives.0'],
       [
         {},
-        { creatives: [{ type: 'third_party_tag', width: 300, height: 250, tag: tag('x') }] },
-        'lines.0.creatives.0',
+        { creatives: [{ ...approved(), image_url: 'http://cdn.podium.test/x.png' }] },
+        'lines.0.creatives.0.image_url',
+      ],
+      [
+        {},
+        { creatives: [{ ...approved(), landing_url: 'javascript:alert(1)' }] },
+        'lines.0.creatives.0.landing_url',
       ],
       [{}, { placement_id: 999_999 }, 'lines.0.placement_id'],
     ];
@@ -187,21 +193,29 @@ describe('bookings → draft orders', () => {
     ).toBe('confirmed');
   });
 
-  it('an approved creative later: new key, same external_refs, same ids; the tag arrives byte for byte', async () => {
+  it('an approved creative later: its own code and generated tag; new key, same ids; the tag arrives byte for byte', async () => {
     const b = (await admin(t, 'POST', '/adserver/bookings', booking())).body.data;
     const first = (await admin(t, 'POST', `/adserver/bookings/${b.id}/push`)).body.data;
-    const creative = { type: 'third_party_tag', width: 728, height: 90, tag: tag('lucky-winter') };
     const patched = (
       await admin(t, 'PATCH', `/adserver/bookings/${b.id}/lines/1`, {
-        creatives: [creative],
+        creatives: [approved()],
         goal_impressions: 350_000,
       })
     ).body.data;
     expect(patched.revision).toBe(2);
-    expect(patched.lines[0]).toMatchObject({
-      click_codes: ['lucky-winter'],
-      impression_codes: ['lucky-winter'],
-    });
+    const line1 = patched.lines[0];
+    const code: string = line1.click_codes[0];
+    expect(code).toMatch(/^[A-Za-z0-9_-]{24}$/);
+    expect(line1.impression_codes).toEqual([code]);
+    expect(line1.approved_creatives).toEqual([approved()]);
+    expect(line1.creatives).toEqual([
+      {
+        type: 'third_party_tag',
+        width: 728,
+        height: 90,
+        tag: `<iframe src="${t.config.publicUrl}/ad/${code}" width="728" height="90" frameborder="0" scrolling="no" marginwidth="0" marginheight="0" style="border:0;overflow:hidden"></iframe>`,
+      },
+    ]);
     const second = (await admin(t, 'POST', `/adserver/bookings/${b.id}/push`)).body.data;
     expect(second.order_id).toBe(first.order_id);
     expect(second.lines[0].line_item_id).toBe(first.lines[0].line_item_id);
@@ -215,9 +229,28 @@ describe('bookings → draft orders', () => {
       'SELECT creatives, goal_impressions FROM line_items WHERE id = $1',
       [first.lines[0].line_item_id],
     );
-    expect(line!.creatives[0]!.tag).toBe(creative.tag);
+    expect(line!.creatives[0]!.tag).toBe(line1.creatives[0].tag);
     expect(Number(line!.goal_impressions)).toBe(350_000);
     expect(await refOrders(b.external_ref)).toHaveLength(1);
+
+    // The frame shows the approved image linked to /go and fires /imp; a new image keeps the code and tag.
+    const frame = await t.app.inject({ method: 'GET', url: `/ad/${code}` });
+    expect(frame.statusCode).toBe(200);
+    expect(frame.headers['content-security-policy']).toContain('frame-ancestors *');
+    expect(frame.body).toContain(`<a href="../go/${code}"`);
+    expect(frame.body).toContain(`<img src="../imp/${code}"`);
+    expect(frame.body).toContain('src="https://cdn.podium.test/winter-728x90.png"');
+    const swapped = (
+      await admin(t, 'PATCH', `/adserver/bookings/${b.id}/lines/1`, {
+        creatives: [{ ...approved(), image_url: 'https://cdn.podium.test/x.png?a=1&b="><script>' }],
+      })
+    ).body.data.lines[0];
+    expect(swapped.click_codes).toEqual([code]);
+    expect(swapped.creatives[0].tag).toBe(line1.creatives[0].tag);
+    const after = (await t.app.inject({ method: 'GET', url: `/ad/${code}` })).body;
+    expect(after).toContain('src="https://cdn.podium.test/x.png?a=1&amp;b=&quot;&gt;&lt;script&gt;"');
+    expect(after).not.toContain('<script>');
+    expect((await t.app.inject({ method: 'GET', url: '/ad/nope' })).statusCode).toBe(404);
   });
 });
 

@@ -3,11 +3,11 @@ import { FAILING_PULLS } from '../src/modules/adserver/reports.ts';
 import {
   admin,
   adserverApp,
+  approved,
   bookable,
   fakeAdServer,
   type ReferenceServer,
   referenceServer,
-  tag,
 } from './adserver-fixture.ts';
 import { eventually, type TestApp } from './helpers.ts';
 import { json, type LoopbackServer, loopbackServer } from './hostile-server.ts';
@@ -38,7 +38,7 @@ afterAll(async () => {
 describe('end to end against the reference ad server', () => {
   it('connect → verify → inventory → forecast → push → activate there → report pull → matched delivery beside Podium counts', async () => {
     const tracking = await trackingFixture(t.app.services, t.db);
-    const code = tracking.slugs[0]!;
+    const toplistSlug = tracking.slugs[0]!;
 
     // connect (verify probe inside) and inventory
     const fx = await bookable(t, ref, 'e2e-pub');
@@ -55,7 +55,22 @@ describe('end to end against the reference ad server', () => {
     ).body.data;
     expect(forecast.forecast.available_impressions).toBeGreaterThan(200_000);
 
-    // push a booking with a tag carrying Podium's tracking code
+    // a placement on the tracked site, mapped to the leaderboard slot
+    const placement = (
+      await admin(t, 'POST', '/adserver/placements', {
+        publisher: 'e2e-pub',
+        site_id: tracking.siteId,
+        name: 'Site leaderboard',
+        sizes: ['728x90'],
+      })
+    ).body.data;
+    expect(placement.site_id).toBe(tracking.siteId);
+    await admin(t, 'PUT', `/adserver/placements/${placement.id}/slots`, {
+      connection_id: fx.conn,
+      inventory_id: 'slot-home-leaderboard',
+    });
+
+    // push a booking: its line gets its own code and a tag generated from the approved creative
     const created = await admin(t, 'POST', '/adserver/bookings', {
       connection_id: fx.conn,
       currency: 'EUR',
@@ -63,22 +78,36 @@ describe('end to end against the reference ad server', () => {
       campaign: { name: 'December', external_ref: 'cmp-e2e' },
       lines: [
         {
-          placement_id: fx.leaderboard,
+          placement_id: placement.id,
           month: '2026-12',
           goal_impressions: 200_000,
           sizes: ['728x90'],
-          creatives: [{ type: 'third_party_tag', width: 728, height: 90, tag: tag(code) }],
+          creatives: [approved()],
         },
       ],
     });
     expect(created.status, created.raw).toBe(201);
+    const code: string = created.body.data.lines[0].click_codes[0];
+    expect(code).not.toBe(toplistSlug);
     const booking = (await admin(t, 'POST', `/adserver/bookings/${created.body.data.id}/push`)).body.data;
     const lineItemId = booking.lines[0].line_item_id as string;
+    const [pushedLine] = await ref.store.query<{ creatives: { tag: string }[] }>(
+      'SELECT creatives FROM line_items WHERE id = $1',
+      [lineItemId],
+    );
+    expect(pushedLine!.creatives[0]!.tag).toBe(created.body.data.lines[0].creatives[0].tag);
+    expect(pushedLine!.creatives[0]!.tag).toContain(`/ad/${code}"`);
 
-    // Podium's own tracking sees impressions and clicks of the creative in December
+    // Podium's own tracking sees impressions and clicks of the line's code in December; a toplist
+    // click on the same day is not the line's
     t.clock.now = new Date('2026-12-05T12:00:00Z');
     for (let i = 0; i < 6; i++) await t.app.inject({ method: 'GET', url: `/imp/${code}`, headers: BROWSER });
-    for (let i = 0; i < 2; i++) await t.app.inject({ method: 'GET', url: `/go/${code}`, headers: BROWSER });
+    for (let i = 0; i < 2; i++) {
+      const click = await t.app.inject({ method: 'GET', url: `/go/${code}`, headers: BROWSER });
+      expect(click.statusCode).toBe(302);
+      expect(click.headers.location).toBe(approved().landing_url);
+    }
+    await t.app.inject({ method: 'GET', url: `/go/${toplistSlug}`, headers: BROWSER });
     expect(
       await eventually(async () => {
         const rows = await t.app.services.tracking.countsByCode(
@@ -90,6 +119,12 @@ describe('end to end against the reference ad server', () => {
         return rows.length === 1 && rows[0]!.impressions === 6 && rows[0]!.clicks === 2;
       }),
     ).toBe(true);
+    const [bannerHit] = await t.db.query<{ site_id: number; tracker_id: number | null; n: number }>(
+      `SELECT c.site_id, c.tracker_id, count(*)::int AS n FROM clicks c JOIN banner_links b ON b.id = c.link_id
+       WHERE b.code = $1 GROUP BY 1, 2`,
+      [code],
+    );
+    expect(bannerHit).toEqual({ site_id: tracking.siteId, tracker_id: null, n: 8 });
 
     // ad-ops takes the draft live in the ad server's console; January comes
     expect(await ref.activate(booking.order_id)).toBe(true);

@@ -88,9 +88,14 @@ export async function bookable(
   };
 }
 
-/** A third-party tag carrying Podium's click and impression tracking, as the marketplace's CDN serves it. */
-export function tag(code: string): string {
-  return `<iframe src="https://cdn.podium.test/c/${code}.html?click=https%3A%2F%2Fpodium.test%2Fgo%2F${code}" data-go="https://podium.test/go/${code}" data-imp="https://podium.test/imp/${code}" width="728" height="90"></iframe>`;
+/** An approved creative as the operator enters it (an image on the marketplace CDN and a landing page). */
+export function approved(width = 728, height = 90, name = 'winter') {
+  return {
+    image_url: `https://cdn.podium.test/${name}-${width}x${height}.png`,
+    landing_url: `https://advertiser.test/${name}?utm_source=podium`,
+    width,
+    height,
+  };
 }
 
 /**

@@ -3,7 +3,7 @@ import { type Browser, chromium, type Page } from 'playwright-core';
 import { build } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DemoTokens, loadDemo } from '../src/modules/catalog/demo.ts';
-import { adserverAppOptions, type ReferenceServer, referenceServer, tag } from './adserver-fixture.ts';
+import { adserverAppOptions, approved, type ReferenceServer, referenceServer } from './adserver-fixture.ts';
 import { type TestApp, testApp } from './helpers.ts';
 import { json, type LoopbackServer, loopbackServer } from './hostile-server.ts';
 
@@ -471,41 +471,49 @@ describe('operator console in headless Chromium', { timeout: 300_000 }, () => {
       ((await (await fetch(`${base}/api/admin/v1${path}`, { headers: admin })).json()) as { data: T }).data;
     const [conn] = await get<{ id: string }[]>('/adserver/connections');
     const [placement] = await get<{ id: number }[]>('/adserver/placements?publisher=casinoguide');
-    // A tracker the tracking step never hit: its only counts are the ones made here.
-    const doc = (await publicGet('/toplists/by-slug/best-casinos-de', demo.siteTokens[0]!.token)).body
-      .data as { items: { offer: { trackers: { trackerLink: string }[] } }[] };
-    const code = new URL(doc.items[3]!.offer.trackers[0]!.trackerLink).pathname.split('/').at(-1)!;
     const today = t.clock.now;
     const month = new Intl.DateTimeFormat('en-CA', {
       timeZone: 'Europe/Malta',
       year: 'numeric',
       month: '2-digit',
     }).format(today);
-    const created = await fetch(`${base}/api/admin/v1/adserver/bookings`, {
-      method: 'POST',
-      headers: admin,
-      body: JSON.stringify({
-        connection_id: conn!.id,
-        currency: 'EUR',
-        advertiser: { name: 'Lucky Spin Ltd' },
-        campaign: { name: 'Console campaign', external_ref: 'cmp-console' },
-        lines: [
-          {
-            placement_id: placement!.id,
-            month,
-            goal_impressions: 50_000,
-            sizes: ['300x250'],
-            creatives: [{ type: 'third_party_tag', width: 300, height: 250, tag: tag(code) }],
-          },
-        ],
-      }),
-    });
-    expect(created.status).toBe(201);
-    const bookingId = ((await created.json()) as { data: { id: string } }).data.id;
-
+    // The operator creates the booking in the console: campaign, a line on the mapped placement
+    // with its month, goal and approved creative, after running the line's forecast.
     await page.getByRole('link', { name: 'Ad servers' }).click();
     await page.getByRole('link', { name: 'Bookings' }).click();
     await page.getByRole('heading', { name: 'Bookings' }).waitFor();
+    const form = page.getByRole('form', { name: 'New booking' });
+    const creative = approved(300, 250, 'console');
+    await form.getByLabel('Advertiser').fill('Lucky Spin Ltd');
+    await form.getByLabel('Campaign', { exact: true }).fill('Console campaign');
+    await form.getByLabel('Campaign reference').fill('cmp-console');
+    await form.getByLabel('Placement', { exact: true }).selectOption(String(placement!.id));
+    await form.getByLabel('Month (flight)').fill(month);
+    await form.getByLabel('Goal impressions').fill('50000');
+    await form.getByLabel('Creative image URL').fill(creative.image_url);
+    await form.getByLabel('Creative landing URL').fill('javascript:alert(1)');
+    await form.getByRole('button', { name: 'Run forecast' }).click();
+    await form
+      .getByRole('status')
+      .filter({ hasText: /^Forecast: [\d,]+ available of [\d,]+ forecast\.$/ })
+      .waitFor();
+    await form.getByRole('button', { name: 'Create booking' }).click();
+    await form.getByRole('alert').filter({ hasText: 'must be an http: or https: URL' }).waitFor();
+    await form.getByLabel('Creative landing URL').fill(creative.landing_url);
+    await form.getByRole('button', { name: 'Create booking' }).click();
+    await form.getByRole('status').filter({ hasText: 'Booking Console campaign created.' }).waitFor();
+    const listed = await get<{ id: string; external_ref: string }[]>('/adserver/bookings');
+    const bookingId = listed.find((b) => b.external_ref === 'cmp-console')!.id;
+    const createdBooking = await get<{
+      lines: { click_codes: string[]; creatives: { tag: string }[]; approved_creatives: unknown[] }[];
+    }>(`/adserver/bookings/${bookingId}`);
+    expect(createdBooking.lines[0]!.approved_creatives).toEqual([creative]);
+    // The line's own banner code: its only counts are the ones made here.
+    const code = createdBooking.lines[0]!.click_codes[0]!;
+    const tagText = createdBooking.lines[0]!.creatives[0]!.tag;
+    expect(tagText).toContain(`/ad/${code}"`);
+    expect(await page.getByTestId('tag-1').textContent()).toBe(tagText);
+
     await page.getByTestId('booking-order').filter({ hasText: 'not pushed yet' }).waitFor();
     await page.getByText('Never pushed.').waitFor();
     await page.getByRole('button', { name: 'Push as draft order' }).click();
@@ -518,6 +526,12 @@ describe('operator console in headless Chromium', { timeout: 300_000 }, () => {
     );
     const lineItemId = booking.lines[0]!.line_item_id;
     expect(booking.order_id).toBeTruthy();
+    // The ad server holds the line's tag exactly as generated, carrying the line's code.
+    const [pushedLine] = await ref.store.query<{ creatives: { tag: string }[] }>(
+      'SELECT creatives FROM line_items WHERE id = $1',
+      [lineItemId],
+    );
+    expect(pushedLine!.creatives[0]!.tag).toBe(tagText);
     expect(lineItemId).toBeTruthy();
     await page.getByTestId('booking-order').getByText(booking.order_id, { exact: true }).waitFor();
     await page.getByTestId('booking-lines').getByText(lineItemId, { exact: true }).waitFor();

@@ -1,7 +1,17 @@
-import { useState } from 'react';
+import { type FormEvent, useState } from 'react';
 import { AdServersTabs } from './AdServers.tsx';
-import { api, type Booking, type BookingDelivery, type BookingSummary, type Push } from './api.ts';
-import { failure, type Outcome, OutcomeLine, Status, useLoad } from './ui.tsx';
+import {
+  api,
+  type Booking,
+  type BookingDelivery,
+  type BookingLine,
+  type BookingSummary,
+  type Connection,
+  type Placement,
+  type Push,
+} from './api.ts';
+import { emptyLine, type LineDraft, LineFields, lineBody, NewBooking } from './BookingForm.tsx';
+import { Field, failure, type Outcome, OutcomeLine, Status, useLoad } from './ui.tsx';
 
 /** A push's state in words; a booking is "pushed" only when its current revision was accepted. */
 function pushState(b: Pick<Booking, 'order_id' | 'revision' | 'pushed_revision' | 'last_push_error'>) {
@@ -36,13 +46,16 @@ export function BookingsScreen() {
         <h1>Bookings</h1>
         <AdServersTabs />
       </div>
+      <NewBooking
+        onCreated={(b) => {
+          setOpenId(b.id);
+          list.reload();
+        }}
+      />
       <Status
         loading={list.loading && !list.data}
         error={list.error}
-        empty={
-          bookings.length === 0 &&
-          'No bookings yet. Bookings are created through the admin API (POST /adserver/bookings).'
-        }
+        empty={bookings.length === 0 && 'No bookings yet: create one above.'}
       >
         <div className="table-wrap">
           <table className="connections" data-testid="bookings">
@@ -163,6 +176,7 @@ function BookingDetail({ id, onPushed }: { id: string; onPushed: () => void }) {
                       Goal
                     </th>
                     <th scope="col">line_item_id</th>
+                    <th scope="col">Banner code</th>
                   </tr>
                 </thead>
                 <tbody>
@@ -188,11 +202,20 @@ function BookingDetail({ id, onPushed }: { id: string; onPushed: () => void }) {
                           <span className="muted">not pushed</span>
                         )}
                       </td>
+                      <td>
+                        {l.click_codes.length ? (
+                          l.click_codes.map((c) => <code key={c}>{c}</code>)
+                        ) : (
+                          <span className="muted">no creative yet</span>
+                        )}
+                      </td>
                     </tr>
                   ))}
                 </tbody>
               </table>
             </div>
+            <Tags lines={b.lines} />
+            <EditLines booking={b} onSaved={() => setPushed((n) => n + 1)} />
             <Delivery id={id} version={pushed} />
           </>
         )}
@@ -299,5 +322,140 @@ function Delivery({ id, version }: { id: string; version: number }) {
         )}
       </Status>
     </>
+  );
+}
+
+/** The third-party tags generated for each line, exactly as they are pushed. */
+function Tags({ lines }: { lines: BookingLine[] }) {
+  const tagged = lines.filter((l) => l.creatives.length);
+  return (
+    <>
+      <h3>Tags</h3>
+      {tagged.length === 0 ? (
+        <p className="muted">No approved creative yet: the lines are pushed empty and get their tag later.</p>
+      ) : (
+        tagged.map((l) =>
+          l.creatives.map((c, j) => (
+            <figure key={l.click_codes[j] ?? l.line_no} className="tag">
+              <figcaption>
+                Line {l.line_no} · {c.width}x{c.height} · /go and /imp code <code>{l.click_codes[j]}</code>
+              </figcaption>
+              <pre data-testid={`tag-${l.line_no}`} className="small break">
+                {c.type === 'third_party_tag' ? c.tag : c.image_url}
+              </pre>
+            </figure>
+          )),
+        )
+      )}
+    </>
+  );
+}
+
+/** Edits a line's goal and approved creative, and adds lines; each change is a revision to push. */
+function EditLines({ booking, onSaved }: { booking: Booking; onSaved: () => void }) {
+  const conn = useLoad(
+    () => api<{ data: Connection }>('GET', `/adserver/connections/${booking.connection_id}`),
+    booking.connection_id,
+  );
+  const places = useLoad(() => api<{ data: Placement[] }>('GET', '/adserver/placements'), booking.id);
+  const first = booking.lines[0];
+  const [lineNo, setLineNo] = useState(String(first?.line_no ?? 1));
+  const line = booking.lines.find((l) => String(l.line_no) === lineNo) ?? first;
+  const [goal, setGoal] = useState('');
+  const [image, setImage] = useState('');
+  const [landing, setLanding] = useState('');
+  const [added, setAdded] = useState<LineDraft>(emptyLine(first?.month ?? ''));
+  const [outcome, setOutcome] = useState<Outcome>({});
+  const [addOutcome, setAddOutcome] = useState<Outcome>({});
+
+  const save = async (e: FormEvent) => {
+    e.preventDefault();
+    if (!line) return;
+    setOutcome({});
+    const [w, h] = (line.sizes[0] ?? '0x0').split('x').map(Number) as [number, number];
+    try {
+      await api('PATCH', `/adserver/bookings/${booking.id}/lines/${line.line_no}`, {
+        ...(goal ? { goal_impressions: Number(goal) } : {}),
+        ...(image || landing
+          ? { creatives: [{ image_url: image, landing_url: landing, width: w, height: h }] }
+          : {}),
+      });
+      setOutcome({ ok: `Line ${line.line_no} saved: push to send the change.` });
+      onSaved();
+    } catch (err) {
+      setOutcome(failure(err));
+    }
+  };
+
+  const add = async (e: FormEvent) => {
+    e.preventDefault();
+    setAddOutcome({});
+    try {
+      await api('POST', `/adserver/bookings/${booking.id}/lines`, lineBody(added, places.data?.data ?? []));
+      setAddOutcome({ ok: 'Line added: push to create it.' });
+      onSaved();
+    } catch (err) {
+      setAddOutcome(failure(err));
+    }
+  };
+
+  return (
+    <div className="row wrap">
+      <form onSubmit={save} className="card" aria-labelledby="edit-line" noValidate>
+        <h3 id="edit-line">Edit a line</h3>
+        <div className="field">
+          <label htmlFor="edit-line-no">Line</label>
+          <select id="edit-line-no" value={lineNo} onChange={(e) => setLineNo(e.target.value)}>
+            {booking.lines.map((l) => (
+              <option key={l.line_no} value={l.line_no}>
+                {l.line_no} · {l.month} · {l.sizes.join(', ')}
+              </option>
+            ))}
+          </select>
+        </div>
+        <Field
+          id="edit-goal"
+          label="Goal impressions"
+          value={goal}
+          onChange={setGoal}
+          outcome={outcome}
+          field="goal_impressions"
+        />
+        <Field
+          id="edit-image"
+          label="Approved creative image URL"
+          value={image}
+          onChange={setImage}
+          outcome={outcome}
+          field="creatives.0.image_url"
+        />
+        <Field
+          id="edit-landing"
+          label="Approved creative landing URL"
+          value={landing}
+          onChange={setLanding}
+          outcome={outcome}
+          field="creatives.0.landing_url"
+        />
+        <button type="submit">Save line</button>
+        <OutcomeLine
+          outcome={outcome}
+          shown={['goal_impressions', 'creatives.0.image_url', 'creatives.0.landing_url']}
+        />
+      </form>
+      <form onSubmit={add} className="card" aria-labelledby="add-line" noValidate>
+        <h3 id="add-line">Add a line</h3>
+        <LineFields
+          value={added}
+          onChange={setAdded}
+          placements={places.data?.data ?? []}
+          connection={conn.data?.data}
+          outcome={addOutcome}
+          prefix=""
+        />
+        <button type="submit">Add line</button>
+        <OutcomeLine outcome={addOutcome} shown={['month', 'goal_impressions', 'sizes']} />
+      </form>
+    </div>
   );
 }

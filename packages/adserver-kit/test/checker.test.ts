@@ -209,6 +209,188 @@ const VARIANTS: [string, string, Breakage][] = [
     ),
   ],
   [
+    'inventory limit 0 or 201 clamped instead of refused',
+    'inventory.limit_bounds',
+    {
+      request: (ex) => {
+        if (!isPath(ex, '/inventory')) return ex;
+        const u = new URL(ex.path, 'https://x');
+        const limit = u.searchParams.get('limit');
+        if (limit && !/^([1-9]|[1-9][0-9]|1[0-9]{2}|200)$/.test(limit)) u.searchParams.set('limit', '50');
+        return { ...ex, path: u.pathname + u.search };
+      },
+    },
+  ],
+  [
+    'inventory limit ignored',
+    'inventory.page_size',
+    {
+      request: (ex) => {
+        if (!isPath(ex, '/inventory')) return ex;
+        const u = new URL(ex.path, 'https://x');
+        u.searchParams.delete('limit');
+        return { ...ex, path: u.pathname + u.search };
+      },
+    },
+  ],
+  [
+    'a read that changes what the next read sees',
+    'reads.repeatable',
+    onPath('/inventory', (_e, r) =>
+      r.status === 200
+        ? editJson(r, (b) => ({
+            ...b,
+            data: [...b.data, { inventory_id: rid(), name: 'new', sizes: ['300x250'], status: 'archived' }],
+          }))
+        : r,
+    ),
+  ],
+  [
+    'key accepted from the query string',
+    'auth.key_in_url_refused',
+    {
+      request: (ex) => {
+        const u = new URL(ex.path, 'https://x');
+        const key = u.searchParams.get('api_key');
+        if (!key) return ex;
+        u.searchParams.delete('api_key');
+        return {
+          ...ex,
+          path: u.pathname + u.search,
+          headers: { ...ex.headers, authorization: `Bearer ${key}` },
+        };
+      },
+    },
+  ],
+  [
+    '422 instead of 400 for invalid JSON',
+    'errors.bad_request',
+    { response: (_e, r) => (r.status === 400 ? { ...r, status: 422 } : r) },
+  ],
+  [
+    '501 with another code than forecast_unsupported',
+    'forecast.unsupported_code',
+    onPath('/forecast', (_e, r) =>
+      r.status === 501 ? editJson(r, (b) => ({ ...b, code: 'not_supported' })) : r,
+    ),
+  ],
+  [
+    'figures for an inverted date range',
+    'forecast.invalid_range',
+    onPath('/forecast', (ex, r) =>
+      r.status === 422
+        ? {
+            status: 200,
+            headers: r.headers,
+            body: JSON.stringify({
+              inventory_id: JSON.parse(ex.body).inventory_id,
+              available_impressions: 1,
+              forecasted_impressions: 2,
+            }),
+          }
+        : r,
+    ),
+  ],
+  [
+    'Idempotency-Key header not required',
+    'orders.idempotency_header',
+    {
+      request: (ex) =>
+        isPath(ex, '/orders')
+          ? { ...ex, headers: { ...ex.headers, 'idempotency-key': JSON.parse(ex.body).idempotency_key } }
+          : ex,
+    },
+  ],
+  [
+    'a line without creative refused',
+    'orders.empty_line',
+    {
+      request: (ex) =>
+        isPath(ex, '/orders') &&
+        JSON.parse(ex.body).line_items?.some((l: { creatives?: unknown }) => l.creatives === undefined)
+          ? {
+              status: 422,
+              headers: { 'content-type': 'application/json' },
+              body: '{"code":"creative_required","message":"a line needs a creative"}',
+            }
+          : ex,
+    },
+  ],
+  [
+    'a size that does not fit accepted',
+    'orders.size_misfit',
+    onPath('/orders', (ex, r) => {
+      if (r.status !== 422) return r;
+      const b = JSON.parse(ex.body);
+      return {
+        status: 201,
+        headers: r.headers,
+        body: JSON.stringify({
+          order_id: rid(),
+          status: 'DRAFT',
+          line_items: b.line_items.map((l: { external_ref: string }) => ({
+            external_ref: l.external_ref,
+            line_item_id: rid(),
+            status: 'DRAFT',
+          })),
+        }),
+      };
+    }),
+  ],
+  [
+    'reports limit ignored',
+    'reports.page_size',
+    {
+      request: (ex) => {
+        if (!isPath(ex, '/reports')) return ex;
+        const { limit: _limit, ...rest } = JSON.parse(ex.body);
+        return { ...ex, body: JSON.stringify(rest) };
+      },
+    },
+  ],
+  [
+    'reports limit 201 accepted',
+    'reports.limit_bounds',
+    {
+      request: (ex) => {
+        if (!isPath(ex, '/reports')) return ex;
+        const b = JSON.parse(ex.body);
+        return b.limit > 200 ? { ...ex, body: JSON.stringify({ ...b, limit: 200 }) } : ex;
+      },
+    },
+  ],
+  [
+    'revenue in report rows',
+    'reports.integers_only',
+    onPath('/reports', (_e, r) =>
+      r.status === 200
+        ? editJson(r, (b) => ({ ...b, rows: b.rows.map((x: object) => ({ ...x, revenue: '1.00' })) }))
+        : r,
+    ),
+  ],
+  [
+    'daily rows leave out the last day of the range',
+    'reports.inclusive_range',
+    onPath('/reports', (ex, r) => {
+      const req = JSON.parse(ex.body);
+      return r.status === 200 && req.granularity === 'daily'
+        ? editJson(r, (b) => ({
+            ...b,
+            rows: b.rows.filter((x: { date: string }) => x.date !== req.date_range.end_date),
+          }))
+        : r;
+    }),
+  ],
+  [
+    '200 for an unknown order_id',
+    'reports.order_id',
+    onPath('/reports', (ex, r) =>
+      r.status === 404 && JSON.parse(ex.body).order_id
+        ? { status: 200, headers: r.headers, body: '{"rows":[]}' }
+        : r,
+    ),
+  ],
+  [
     'error body without code',
     'errors.body_shape',
     { response: (_e, r) => (r.status === 404 ? editJson(r, (b) => ({ error: b.message })) : r) },
@@ -230,7 +412,31 @@ describe('adserver-check against a server without forecasting', () => {
     } finally {
       await noForecast.close();
     }
-  });
+  }, 180_000); // boots a second store: slow on a loaded two-core machine
+});
+
+describe('adserver-check rate-limit probe', () => {
+  it('sees 429 with Retry-After in seconds; a 429 without it fails limits.rate_limited', async () => {
+    const small = await testServer({ tls, rateLimit: { max: 120, windowMs: 60_000 } });
+    const probe = (baseUrl: string, apiKey: string) =>
+      runChecks({ baseUrl, apiKey, ca: tls.cert, rateLimitProbe: 300 });
+    const noRetryAfter = await brokenServer(small.url, tls, {
+      response: (_e, r) => {
+        if (r.status !== 429) return r;
+        const { 'retry-after': _gone, ...headers } = r.headers;
+        return { ...r, headers };
+      },
+    });
+    try {
+      const good = await probe(small.url, small.apiKey);
+      expect(good.results.find((r) => r.id === 'limits.rate_limited')).toMatchObject({ status: 'pass' });
+      const bad = await probe(noRetryAfter.url, (await small.issueKey()).key);
+      expect(failed(bad)).toContain('limits.rate_limited');
+    } finally {
+      await noRetryAfter.close();
+      await small.close();
+    }
+  }, 180_000); // boots a second store: slow on a loaded two-core machine
 });
 
 describe('adserver-check against deliberately broken servers', () => {
@@ -239,8 +445,9 @@ describe('adserver-check against deliberately broken servers', () => {
       const broken = await brokenServer(ref.url, tls, breakage);
       try {
         const rep = await check(broken.url);
-        expect(rep.ok).toBe(false);
         expect(failed(rep)).toContain(checkId);
+        // An optional check (order_id, agreed per publisher) informs without failing the run.
+        expect(rep.ok).toBe(!rep.results.find((r) => r.id === checkId)!.required);
       } finally {
         await broken.close();
       }

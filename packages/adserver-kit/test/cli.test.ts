@@ -140,5 +140,5 @@ describe('adserver-reference console commands while serve runs', () => {
     } finally {
       await server.stop();
     }
-  }, 240_000);
+  }, 600_000); // two serve processes booting PGlite on disk and seven CLI calls: minutes under load
 });

@@ -12,11 +12,11 @@ import {
   monthFlight,
   orderBody,
   readOrderResponse,
+  thirdPartyTag,
   todayIn,
-  trackingCodes,
 } from './orders.ts';
 import type { AdserverRepository } from './repository.ts';
-import type { Push, Slot } from './types.ts';
+import type { ApprovedCreative, BannerCodes, Placement, Push, Slot } from './types.ts';
 
 export interface BookingLineInput {
   placement_id: number;
@@ -24,7 +24,7 @@ export interface BookingLineInput {
   geo?: string[];
   goal_impressions: number;
   sizes: string[];
-  creatives?: Creative[];
+  creatives?: ApprovedCreative[];
 }
 
 export interface BookingInput {
@@ -38,11 +38,19 @@ export interface BookingInput {
 export interface LinePatch {
   goal_impressions?: number;
   geo?: string[];
-  creatives?: Creative[];
+  creatives?: ApprovedCreative[];
 }
 
 /** Names a field of the request being validated (`lines.0.sizes` in a booking, `sizes` in an added line). */
 type FieldOf = (field: string) => string;
+
+/** What bookings need from the rest of the module and from tracking. */
+export interface BookingDeps {
+  /** The slot a placement is mapped to on a connection, and the placement. */
+  slotOf(placementId: number, connectionId: string): Promise<{ slot: Slot; placement: Placement }>;
+  /** The banner code and frame URL of one line creative (tracking). */
+  bannerCode: BannerCodes;
+}
 
 /** Retries of one push: same key, same bytes, bounded in calls and time. */
 const PUSH_POLICY = { attempts: 4, budgetMs: 60_000, baseMs: 500, capMs: 10_000 };
@@ -58,7 +66,7 @@ export class Bookings {
     private readonly db: Db,
     private readonly repo: AdserverRepository,
     private readonly connections: Connections,
-    private readonly slotOf: (placementId: number, connectionId: string) => Promise<Slot>,
+    private readonly deps: BookingDeps,
     private readonly now: () => Date,
   ) {}
 
@@ -68,14 +76,26 @@ export class Bookings {
     });
     if (conn.currency && conn.currency !== input.currency)
       throw invalidField('currency', `the ad server account books in ${conn.currency}`);
-    const lines: BookingLine[] = [];
+    const checked: { line: BookingLine; siteId: number | null }[] = [];
     for (const [i, l] of input.lines.entries()) {
-      const slot = await this.slotOf(l.placement_id, conn.id).catch((err: AppError) => {
+      const { slot, placement } = await this.deps.slotOf(l.placement_id, conn.id).catch((err: AppError) => {
         throw invalidField(`lines.${i}.placement_id`, err.message);
       });
-      lines.push(this.line(i, l, slot, input.campaign.external_ref, conn.timezone, (f) => `lines.${i}.${f}`));
+      const field = (f: string) => `lines.${i}.${f}`;
+      checked.push({
+        line: this.line(i, l, slot, input.campaign.external_ref, conn.timezone, field),
+        siteId: placement.site_id,
+      });
     }
+    // Checked before any banner code is made, so a refused booking leaves no codes behind.
+    if (await this.repo.bookingRefTaken(conn.id, input.campaign.external_ref))
+      throw new AppError('conflict', 'campaign.external_ref: this value is already taken', {
+        field: 'campaign.external_ref',
+      });
     const id = `bkg_${ulid()}`;
+    const lines: BookingLine[] = [];
+    for (const [i, { line, siteId }] of checked.entries())
+      lines.push(await this.withTags(id, line, siteId, (f) => `lines.${i}.${f}`));
     try {
       await this.db.tx((q) =>
         this.repo.with(q).insertBooking({
@@ -117,11 +137,12 @@ export class Bookings {
     const b = await this.get(id);
     const conn = await this.connections.get(b.connection_id);
     if (b.lines.length >= 200) throw invalidField('lines', 'a booking has at most 200 lines');
-    const slot = await this.slotOf(input.placement_id, conn.id).catch((err: AppError) => {
+    const { slot, placement } = await this.deps.slotOf(input.placement_id, conn.id).catch((err: AppError) => {
       throw invalidField('placement_id', err.message);
     });
     const index = Math.max(0, ...b.lines.map((l) => l.line_no));
-    const line = this.line(index, input, slot, b.external_ref, conn.timezone, (f) => f);
+    const checked = this.line(index, input, slot, b.external_ref, conn.timezone, (f) => f);
+    const line = await this.withTags(id, checked, placement.site_id, (f) => f);
     await this.db.tx(async (q) => {
       await this.repo.with(q).insertLine(id, conn.id, line);
       await this.repo.with(q).bumpRevision(id);
@@ -134,11 +155,15 @@ export class Bookings {
     const b = await this.get(id);
     const line = b.lines.find((l) => l.line_no === lineNo);
     if (!line) throw notFound('Booking line');
-    const next: BookingLine = { ...line, ...patch };
-    this.checkCreatives(next.creatives, next.sizes, (f) => f);
-    const codes = trackingCodes(next.creatives);
-    next.click_codes = codes.click;
-    next.impression_codes = codes.impression;
+    const { creatives, ...rest } = patch;
+    const edited: BookingLine = {
+      ...line,
+      ...rest,
+      approved_creatives: creatives ?? line.approved_creatives,
+    };
+    this.checkCreatives(edited.approved_creatives, edited.sizes, (f) => f);
+    const { placement } = await this.deps.slotOf(line.placement_id, b.connection_id);
+    const next = await this.withTags(id, edited, placement.site_id, (f) => f);
     await this.db.tx(async (q) => {
       await this.repo.with(q).updateLine(id, next);
       await this.repo.with(q).bumpRevision(id);
@@ -245,9 +270,8 @@ export class Bookings {
     const flight = monthFlight(l.month);
     if (timezone && flight.end_date < todayIn(timezone, this.now()))
       throw invalidField(field('month'), `${l.month} has already ended in the account time zone ${timezone}`);
-    const creatives = l.creatives ?? [];
-    this.checkCreatives(creatives, l.sizes, field);
-    const codes = trackingCodes(creatives);
+    const approved = l.creatives ?? [];
+    this.checkCreatives(approved, l.sizes, field);
     return {
       line_no: i + 1,
       external_ref: `${campaignRef}:L${i + 1}`,
@@ -258,17 +282,60 @@ export class Bookings {
       geo: l.geo ?? [],
       goal_impressions: l.goal_impressions,
       sizes: l.sizes,
-      creatives,
-      click_codes: codes.click,
-      impression_codes: codes.impression,
+      approved_creatives: approved,
+      creatives: [],
+      click_codes: [],
+      impression_codes: [],
       line_item_id: null,
     };
   }
 
-  private checkCreatives(creatives: readonly Creative[], sizes: readonly string[], field: FieldOf): void {
+  private checkCreatives(
+    creatives: readonly ApprovedCreative[],
+    sizes: readonly string[],
+    field: FieldOf,
+  ): void {
     creatives.forEach((c, j) => {
       if (!sizes.includes(`${c.width}x${c.height}`))
         throw invalidField(field(`creatives.${j}`), `${c.width}x${c.height} is not one of the line's sizes`);
     });
+  }
+
+  /**
+   * The line with a banner code per approved creative (bound to the booking, line, creative,
+   * placement and the placement's site; the same code on every edit) and the third-party tag
+   * generated from it. The line's /go and /imp codes are these codes.
+   */
+  private async withTags(
+    bookingId: string,
+    line: BookingLine,
+    siteId: number | null,
+    field: FieldOf,
+  ): Promise<BookingLine> {
+    const creatives: Creative[] = [];
+    const codes: string[] = [];
+    for (const [j, c] of line.approved_creatives.entries()) {
+      const { code, frameUrl } = await this.deps
+        .bannerCode({
+          owner: `${bookingId}/L${line.line_no}/C${j + 1}/P${line.placement_id}`,
+          siteId,
+          landingUrl: c.landing_url,
+          imageUrl: c.image_url,
+          width: c.width,
+          height: c.height,
+        })
+        .catch((err: AppError) => {
+          const f = (err.details as { field?: string } | undefined)?.field;
+          throw f ? invalidField(field(`creatives.${j}.${f}`), err.message.slice(f.length + 2)) : err;
+        });
+      codes.push(code);
+      creatives.push({
+        type: 'third_party_tag',
+        width: c.width,
+        height: c.height,
+        tag: thirdPartyTag(frameUrl, c.width, c.height),
+      });
+    }
+    return { ...line, creatives, click_codes: codes, impression_codes: codes };
   }
 }

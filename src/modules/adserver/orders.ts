@@ -1,4 +1,6 @@
 import type { Creative, OrderRequest } from '@podium/adserver-kit/schemas';
+import { escapeHtml } from '../../lib/html.ts';
+import type { ApprovedCreative } from './types.ts';
 
 export { todayIn } from '@podium/adserver-kit/dates';
 
@@ -14,6 +16,9 @@ export interface BookingLine {
   geo: string[];
   goal_impressions: number;
   sizes: string[];
+  /** The creatives approved for the line, as entered. */
+  approved_creatives: ApprovedCreative[];
+  /** The third-party tags generated from them, stored and pushed exactly as generated. */
   creatives: Creative[];
   click_codes: string[];
   impression_codes: string[];
@@ -50,16 +55,13 @@ export function monthFlight(month: string): { start_date: string; end_date: stri
   return { start_date: `${month}-01`, end_date: `${month}-${String(last).padStart(2, '0')}` };
 }
 
-/** Tracking codes of `/go/{code}` and `/imp/{code}` links inside a creative (tag text or URLs). */
-export function trackingCodes(creatives: readonly Creative[]): { click: string[]; impression: string[] } {
-  const click = new Set<string>();
-  const impression = new Set<string>();
-  for (const c of creatives) {
-    const text = c.type === 'third_party_tag' ? c.tag : `${c.click_url} ${c.impression_pixel_url}`;
-    for (const m of text.matchAll(/\/go\/([A-Za-z0-9_-]{1,120})/g)) click.add(m[1]!);
-    for (const m of text.matchAll(/\/imp\/([A-Za-z0-9_-]{1,120})/g)) impression.add(m[1]!);
-  }
-  return { click: [...click], impression: [...impression] };
+/**
+ * The third-party tag of a line's creative (contract creative shape A): an iframe of the frame
+ * Podium serves at `/ad/{code}`, which shows the current approved image linked to `/go/{code}` and
+ * fires `/imp/{code}`. No ad-server macro is added (contract `POST /orders` rule 7).
+ */
+export function thirdPartyTag(frameUrl: string, width: number, height: number): string {
+  return `<iframe src="${escapeHtml(frameUrl)}" width="${width}" height="${height}" frameborder="0" scrolling="no" marginwidth="0" marginheight="0" style="border:0;overflow:hidden"></iframe>`;
 }
 
 /** The deterministic order label: the same booking always gets the same name. */

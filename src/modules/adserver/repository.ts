@@ -258,10 +258,15 @@ export class AdserverRepository {
 
   /* Placements */
 
-  async insertPlacement(publisher: string, name: string, sizes: string[]): Promise<number> {
+  async insertPlacement(
+    publisher: string,
+    name: string,
+    sizes: string[],
+    siteId: number | null,
+  ): Promise<number> {
     const [r] = await this.db.query<{ id: number }>(
-      'INSERT INTO adserver_placements (publisher, name, sizes) VALUES ($1, $2, $3) RETURNING id',
-      [publisher, name, sizes],
+      'INSERT INTO adserver_placements (publisher, name, sizes, site_id) VALUES ($1, $2, $3, $4) RETURNING id',
+      [publisher, name, sizes, siteId],
     );
     return r!.id;
   }
@@ -278,11 +283,12 @@ export class AdserverRepository {
     const rows = await this.db.query<{
       id: number;
       publisher: string;
+      site_id: number | null;
       name: string;
       sizes: string[];
       slots: Record<string, string> | null;
     }>(
-      `SELECT p.id, p.publisher, p.name, p.sizes,
+      `SELECT p.id, p.publisher, p.site_id, p.name, p.sizes,
          (SELECT jsonb_object_agg(s.connection_id, s.inventory_id) FROM adserver_placement_slots s
           WHERE s.placement_id = p.id) AS slots
        FROM adserver_placements p WHERE ${where} ORDER BY p.id`,
@@ -334,8 +340,9 @@ export class AdserverRepository {
   async insertLine(bookingId: string, connectionId: string, l: BookingLine): Promise<void> {
     await this.db.query(
       `INSERT INTO adserver_booking_lines (booking_id, line_no, connection_id, external_ref, placement_id, inventory_id,
-         month, start_date, end_date, geo, goal_impressions, sizes, creatives, click_codes, impression_codes)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
+         month, start_date, end_date, geo, goal_impressions, sizes, creatives, click_codes, impression_codes,
+         approved_creatives)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
       [
         bookingId,
         l.line_no,
@@ -352,6 +359,7 @@ export class AdserverRepository {
         JSON.stringify(l.creatives),
         l.click_codes,
         l.impression_codes,
+        JSON.stringify(l.approved_creatives),
       ],
     );
   }
@@ -359,7 +367,7 @@ export class AdserverRepository {
   async updateLine(bookingId: string, l: BookingLine): Promise<void> {
     await this.db.query(
       `UPDATE adserver_booking_lines SET geo = $3, goal_impressions = $4, creatives = $5, click_codes = $6,
-         impression_codes = $7 WHERE booking_id = $1 AND line_no = $2`,
+         impression_codes = $7, approved_creatives = $8 WHERE booking_id = $1 AND line_no = $2`,
       [
         bookingId,
         l.line_no,
@@ -368,6 +376,7 @@ export class AdserverRepository {
         JSON.stringify(l.creatives),
         l.click_codes,
         l.impression_codes,
+        JSON.stringify(l.approved_creatives),
       ],
     );
   }
@@ -396,6 +405,15 @@ export class AdserverRepository {
     return rows.map((r) => ({ ...r, lines: Number(r.lines), created_at: iso(r.created_at)! }));
   }
 
+  /** Whether the connection already has a booking with this campaign external_ref. */
+  async bookingRefTaken(connectionId: string, externalRef: string): Promise<boolean> {
+    const rows = await this.db.query(
+      'SELECT 1 FROM adserver_bookings WHERE connection_id = $1 AND external_ref = $2',
+      [connectionId, externalRef],
+    );
+    return rows.length > 0;
+  }
+
   async getBooking(id: string, lock = false): Promise<Booking | undefined> {
     const [b] = await this.db.query<
       Omit<Booking, 'lines' | 'created_at' | 'updated_at'> & { created_at: Date; updated_at: Date }
@@ -420,6 +438,7 @@ export class AdserverRepository {
         geo: l.geo,
         goal_impressions: Number(l.goal_impressions),
         sizes: l.sizes,
+        approved_creatives: l.approved_creatives,
         creatives: l.creatives,
         click_codes: l.click_codes,
         impression_codes: l.impression_codes,

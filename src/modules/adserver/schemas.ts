@@ -1,4 +1,3 @@
-import { Creative as CreativeSchema } from '@podium/adserver-kit/schemas';
 import { Type as T } from '@sinclair/typebox';
 
 /** Request schemas of the ad-server admin API. Field names follow the contract (snake_case). */
@@ -36,6 +35,7 @@ export const PublisherQuery = T.Object({ publisher: T.Optional(Publisher) }, str
 export const PlacementInput = T.Object(
   {
     publisher: Publisher,
+    site_id: T.Optional(T.Integer({ minimum: 1, maximum: 2147483647 })),
     name: T.String({ minLength: 1, maxLength: 200 }),
     sizes: T.Array(Size, { minItems: 1, maxItems: 50, uniqueItems: true }),
   },
@@ -73,7 +73,13 @@ export const ForecastInput = T.Object(
   strict,
 );
 
-const Creatives = T.Array(CreativeSchema, { maxItems: 20 });
+const Url = T.String({ minLength: 1, maxLength: 2048 });
+const Pixels = T.Integer({ minimum: 1, maximum: 4000 });
+/** Approved creatives of a line: the tags pushed are generated from them. */
+const Creatives = T.Array(
+  T.Object({ image_url: Url, landing_url: Url, width: Pixels, height: Pixels }, strict),
+  { maxItems: 10 },
+);
 
 const LineFields = {
   placement_id: T.Integer({ minimum: 1, maximum: 2147483647 }),

@@ -10,7 +10,7 @@ import { type ForecastResult, readForecast } from './forecast.ts';
 import { INVENTORY_PAGE_LIMIT, walkInventory } from './inventory.ts';
 import { type ReportOptions, Reports } from './reports.ts';
 import { AdserverRepository } from './repository.ts';
-import type { BookingDelivery, Placement, Slot } from './types.ts';
+import type { BannerCodes, BookingDelivery, Placement, Slot } from './types.ts';
 
 /** Podium's own counted /go clicks and /imp impressions per code and day (from the tracking module). */
 export type CodeCounts = (
@@ -22,9 +22,17 @@ export type CodeCounts = (
 
 export interface AdserverOptions extends ReportOptions {
   counts: CodeCounts;
+  /** Banner codes of line creatives (the tracking module's). */
+  bannerCode: BannerCodes;
 }
 
-const DEFAULT_OPTIONS: AdserverOptions = { trailingDays: 3, counts: async () => [] };
+const DEFAULT_OPTIONS: AdserverOptions = {
+  trailingDays: 3,
+  counts: async () => [],
+  bannerCode: async () => {
+    throw new AppError('service_unavailable', 'banner tracking is not wired in this process');
+  },
+};
 
 /** (ad server − Podium) / ad server, in percent with two decimals; null when the ad server counted nothing. */
 export function discrepancyPct(adserver: number, podium: number): string | null {
@@ -59,7 +67,13 @@ export class AdserverService {
   ) {
     this.repo = new AdserverRepository(db);
     this.connections = new Connections(this.repo, sealer, http);
-    this.bookings = new Bookings(db, this.repo, this.connections, (p, c) => this.slotOf(p, c), now);
+    this.bookings = new Bookings(
+      db,
+      this.repo,
+      this.connections,
+      { slotOf: (p, c) => this.placementSlot(p, c), bannerCode: options.bannerCode },
+      now,
+    );
     this.reports = new Reports(this.repo, this.connections, now, options);
     this.counts = options.counts;
   }
@@ -110,12 +124,12 @@ export class AdserverService {
           podium_clicks: on.filter((o) => l.click_codes.includes(o.slug)).reduce((n, o) => n + o.clicks, 0),
         };
       };
-      const days = mine.map((r) => ({
-        date: r.date,
-        impressions: r.impressions,
-        clicks: r.clicks,
-        ...ownOn(r.date),
-      }));
+      // Every day either side counted: Podium's hits on a day the ad server has not reported yet show too.
+      const dates = [...new Set([...mine.map((r) => r.date), ...own.map((o) => o.day)])].sort();
+      const days = dates.map((date) => {
+        const r = mine.find((x) => x.date === date);
+        return { date, impressions: r?.impressions ?? 0, clicks: r?.clicks ?? 0, ...ownOn(date) };
+      });
       const sum = (k: 'impressions' | 'clicks' | 'podium_impressions' | 'podium_clicks') =>
         days.reduce((n, d) => n + d[k], 0);
       const totals = {
@@ -208,12 +222,27 @@ export class AdserverService {
 
   /* Placements */
 
-  async createPlacement(input: { publisher: string; name: string; sizes: string[] }): Promise<Placement> {
+  async createPlacement(input: {
+    publisher: string;
+    name: string;
+    sizes: string[];
+    site_id?: number;
+  }): Promise<Placement> {
     try {
-      const id = await this.repo.insertPlacement(input.publisher, input.name, input.sizes);
+      const id = await this.repo.insertPlacement(
+        input.publisher,
+        input.name,
+        input.sizes,
+        input.site_id ?? null,
+      );
       return this.getPlacement(id);
     } catch (err) {
-      throw fromDbError(err, { adserver_placements_publisher_name_key: 'name' }) ?? err;
+      throw (
+        fromDbError(err, {
+          adserver_placements_publisher_name_key: 'name',
+          adserver_placements_site_id_fkey: 'site_id',
+        }) ?? err
+      );
     }
   }
 
@@ -252,6 +281,14 @@ export class AdserverService {
 
   /** The slot a placement is mapped to on a connection (bookings and forecasts go through it). */
   async slotOf(placementId: number, connectionId: string): Promise<Slot> {
+    return (await this.placementSlot(placementId, connectionId)).slot;
+  }
+
+  /** The placement and the slot it is mapped to on a connection. */
+  private async placementSlot(
+    placementId: number,
+    connectionId: string,
+  ): Promise<{ slot: Slot; placement: Placement }> {
     const placement = await this.getPlacement(placementId);
     const inventoryId = placement.slots[connectionId];
     if (!inventoryId)
@@ -260,6 +297,6 @@ export class AdserverService {
       });
     const slot = await this.repo.getSlot(connectionId, inventoryId);
     if (!slot) throw notFound('Slot');
-    return slot;
+    return { slot, placement };
   }
 }

@@ -1,3 +1,5 @@
+import type { BannerLinkInput } from '../tracking/banner-repository.ts';
+
 /** Domain types of the ad-server integration (marketplace side). Wire names follow the contract. */
 
 export type Environment = 'production' | 'sandbox';
@@ -50,6 +52,8 @@ export interface Slot {
 export interface Placement {
   id: number;
   publisher: string;
+  /** The site the placement is on; its lines' banner codes are bound to it. */
+  site_id: number | null;
   name: string;
   sizes: string[];
   /** connection id → inventory_id */
@@ -94,3 +98,16 @@ export interface BookingDelivery {
     };
   }[];
 }
+
+/** A creative approved for a line, as the operator enters it; the line's tag is generated from it. */
+export interface ApprovedCreative {
+  /** The image on the marketplace's CDN (https). */
+  image_url: string;
+  /** Where a click lands (after `/go/{code}`). */
+  landing_url: string;
+  width: number;
+  height: number;
+}
+
+/** Makes a line creative's banner code (the same code for the same owner) and its frame URL. */
+export type BannerCodes = (input: BannerLinkInput) => Promise<{ code: string; frameUrl: string }>;

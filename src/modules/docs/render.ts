@@ -1,4 +1,5 @@
 import sanitizeHtml from 'sanitize-html';
+import { escapeHtml } from '../../lib/html.ts';
 import type { Page } from './pages.ts';
 import type { SearchHit } from './search.ts';
 import { markdownWithAnchors } from './sections.ts';
@@ -22,9 +23,6 @@ const SANITIZE: sanitizeHtml.IOptions = {
   allowedStyles: { '*': { 'text-align': [/^(left|right|center)$/] } },
   allowedSchemes: ['http', 'https', 'mailto'],
 };
-
-const escapeHtml = (s: string) =>
-  s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
 /** Markdown body to sanitised HTML. */
 export function renderMarkdown(markdown: string): string {

@@ -487,7 +487,7 @@ export class TrackingRepository {
     );
   }
 
-  /** Counted clicks and impressions per tracking-link slug and day (in `timezone`), for the given slugs. */
+  /** Counted clicks and impressions per link code (toplist slug or banner code) and day (in `timezone`). */
   async countsBySlug(
     slugs: readonly string[],
     from: string,
@@ -498,9 +498,10 @@ export class TrackingRepository {
       `SELECT l.slug, to_char((c.bucket AT TIME ZONE $4)::date, 'YYYY-MM-DD') AS day,
               coalesce(sum(c.n) FILTER (WHERE c.kind = 'click'), 0)::int AS clicks,
               coalesce(sum(c.n) FILTER (WHERE c.kind = 'impression'), 0)::int AS impressions
-       FROM click_rollups c JOIN tracking_links l ON l.id = c.link_id
-       WHERE l.slug = ANY($1::text[])
-         AND c.bucket >= ($2::date)::timestamp AT TIME ZONE $4 AND c.bucket < ($3::date + 1)::timestamp AT TIME ZONE $4
+       FROM click_rollups c
+       JOIN (SELECT id, slug FROM tracking_links WHERE slug = ANY($1::text[])
+             UNION ALL SELECT id, code FROM banner_links WHERE code = ANY($1::text[])) l ON l.id = c.link_id
+       WHERE c.bucket >= ($2::date)::timestamp AT TIME ZONE $4 AND c.bucket < ($3::date + 1)::timestamp AT TIME ZONE $4
        GROUP BY 1, 2 ORDER BY 1, 2`,
       [slugs, from, to, timezone],
     );

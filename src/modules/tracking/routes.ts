@@ -2,6 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../config.ts';
 import { AppError } from '../../lib/errors.ts';
+import { escapeHtml } from '../../lib/html.ts';
 import { type Authenticator, requireAdmin } from '../../plugins/auth.ts';
 import type { Scope } from '../access/scopes.ts';
 import {
@@ -69,7 +70,17 @@ function wantsCsv(req: FastifyRequest): boolean {
   return csv >= 0 && (json < 0 || csv < json);
 }
 
-/** `/go/{slug}` click redirect and `/imp/{code}` impression pixel. */
+/**
+ * The frame a banner's third-party tag loads: the current approved image linked to `/go/{code}`,
+ * and the `/imp/{code}` pixel. Framed by any publisher page; it runs no script and loads nothing
+ * but images.
+ */
+function bannerFrameHtml(b: { code: string; imageUrl: string; width: number; height: number }): string {
+  const code = encodeURIComponent(b.code);
+  return `<!doctype html><html><head><meta charset="utf-8"><meta name="referrer" content="no-referrer-when-downgrade"><style>html,body{margin:0;padding:0;overflow:hidden}a,img{display:block;border:0}</style></head><body><a href="../go/${code}" target="_blank" rel="noopener"><img src="${escapeHtml(b.imageUrl)}" width="${b.width}" height="${b.height}" alt=""></a><img src="../imp/${code}" width="1" height="1" alt="" style="position:absolute;left:-10px;top:-10px"></body></html>`;
+}
+
+/** `/go/{slug}` click redirect, `/imp/{code}` impression pixel and `/ad/{code}` banner frame. */
 export async function registerTrackingPublic(
   scope: FastifyInstance,
   deps: { tracking: TrackingService; config: Config },
@@ -96,6 +107,18 @@ export async function registerTrackingPublic(
       .header('cache-control', 'no-store')
       .header('referrer-policy', 'no-referrer-when-downgrade')
       .send();
+  });
+
+  app.get('/ad/:slug', { schema: { params: SlugParams } }, async (req, reply) => {
+    const banner = await tracking.bannerFrame(req.params.slug);
+    return reply
+      .header('content-type', 'text/html; charset=utf-8')
+      .header('cache-control', 'no-store')
+      .header(
+        'content-security-policy',
+        "default-src 'none'; img-src https: 'self'; style-src 'unsafe-inline'; frame-ancestors *; base-uri 'none'",
+      )
+      .send(bannerFrameHtml(banner));
   });
 
   app.get('/imp/:slug', { schema: { params: SlugParams } }, async (req, reply) => {

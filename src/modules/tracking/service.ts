@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { isbot } from 'isbot';
 import { ulid } from 'ulid';
 import type { Config } from '../../config.ts';
@@ -11,6 +12,7 @@ import { hashToken, mintToken, tokenHint } from '../../lib/tokens.ts';
 import type { CatalogService } from '../catalog/service.ts';
 import type { ResolvedTrackingLink } from '../catalog/types.ts';
 import type { TrackingMetrics } from '../ops/metrics.ts';
+import { type BannerLink, type BannerLinkInput, BannerRepository } from './banner-repository.ts';
 import { GroupCommit } from './group-commit.ts';
 import { landingUrl, MACROS, unknownMacros } from './landing.ts';
 import { TrackingPartitions } from './partitions.ts';
@@ -47,10 +49,33 @@ export type ProgramInput = {
   trackerIds?: number[];
 };
 
+/** What a hit is recorded against: a toplist tracking link, or a banner link (no tracker, offer or brand). */
+type HitLink = Omit<ResolvedTrackingLink, 'trackerId' | 'offerId' | 'brandId'> & {
+  trackerId: number | null;
+  offerId: number | null;
+  brandId: number | null;
+};
+
 interface CachedLink {
-  link: ResolvedTrackingLink;
+  link: HitLink;
   program: StoredProgram | undefined;
   expires: number;
+}
+
+/** A banner link as a hit target: its site, its landing page, nothing of a toplist. */
+function bannerTarget(b: BannerLink | undefined): HitLink | undefined {
+  return (
+    b && {
+      linkId: b.id,
+      trackerId: null,
+      offerId: null,
+      brandId: null,
+      siteId: b.siteId,
+      toplistId: null,
+      position: null,
+      landingUrl: b.landingUrl,
+    }
+  );
 }
 
 const trunc = (v: string | undefined, n: number) => (v ? v.slice(0, n) : null);
@@ -61,6 +86,7 @@ const trunc = (v: string | undefined, n: number) => (v ? v.slice(0, n) : null);
  */
 export class TrackingService {
   private readonly repo: TrackingRepository;
+  private readonly banners: BannerRepository;
   /** Report queries: on the read replica when there is one. */
   private readonly reports: TrackingRepository;
   private readonly hits: GroupCommit<ClickRow>;
@@ -80,6 +106,7 @@ export class TrackingService {
     reads: Queryable = db,
   ) {
     this.repo = new TrackingRepository(db);
+    this.banners = new BannerRepository(db);
     this.reports = new TrackingRepository(reads);
     this.partitions = new TrackingPartitions(db, config, now);
     this.stats = new TrackingStats(this.repo, this.reports, catalog, () => databaseTimezones(db));
@@ -229,9 +256,10 @@ export class TrackingService {
     const now = Date.now();
     const hit = this.links.get(slug);
     if (hit && hit.expires > now) return hit;
-    const link = await this.catalog.resolveTrackingLink(slug);
+    const link: HitLink | undefined =
+      (await this.catalog.resolveTrackingLink(slug)) ?? bannerTarget(await this.banners.byCode(slug));
     if (!link) return undefined;
-    const program = await this.repo.programOfTracker(link.trackerId);
+    const program = link.trackerId === null ? undefined : await this.repo.programOfTracker(link.trackerId);
     if (this.links.size >= LINK_CACHE_MAX) this.forget();
     const entry = { link, program, expires: now + LINK_TTL_MS };
     this.links.set(slug, entry);
@@ -313,6 +341,35 @@ export class TrackingService {
   /** Handles one postback (see PostbackIntake). */
   postback(raw: RawPostback): Promise<PostbackResult> {
     return this.intake.handle(raw);
+  }
+
+  /* Banner links */
+
+  /**
+   * The banner code of a booked line's creative: created on first call, the same code afterwards
+   * (its image, landing page, size and site follow the latest call). Returns the code and the URL
+   * of the frame `/ad/{code}` a third-party tag loads.
+   */
+  async bannerCode(input: BannerLinkInput): Promise<{ code: string; frameUrl: string }> {
+    for (const [field, url, schemes] of [
+      ['landing_url', input.landingUrl, ['http:', 'https:']],
+      ['image_url', input.imageUrl, ['https:']],
+    ] as const) {
+      const parsed = URL.parse(url);
+      if (!parsed || !(schemes as readonly string[]).includes(parsed.protocol) || url.length > 2048)
+        throw invalidField(field, `must be an ${schemes.join(' or ')} URL of at most 2048 characters`);
+    }
+    // 24 characters: toplist slugs have 12, so a code can never name a toplist link.
+    const link = await this.banners.upsert(input, randomBytes(18).toString('base64url'));
+    this.links.delete(link.code);
+    return { code: link.code, frameUrl: `${this.config.publicUrl}/ad/${link.code}` };
+  }
+
+  /** The banner link behind a frame request, or 404. */
+  async bannerFrame(code: string): Promise<BannerLink> {
+    const link = await this.banners.byCode(code);
+    if (!link) throw notFound('Banner');
+    return link;
   }
 
   /** Podium's own counted /go clicks and /imp impressions per code and day, for comparing with an ad server. */

@@ -23,7 +23,8 @@ export interface ClickRow {
   kind: 'click' | 'impression';
   at: Date;
   linkId: number;
-  trackerId: number;
+  /** Null for a banner link (paid by its booking, not by a programme). */
+  trackerId: number | null;
   offerId: number | null;
   brandId: number | null;
   siteId: number | null;

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { Writable } from 'node:stream';
-import { Command } from 'commander';
+import { Command, InvalidArgumentError } from 'commander';
 import { type CheckReport, type CheckResult, runChecks } from './index.ts';
 
 // `adserver-check BASE_URL`: the key comes from an environment variable or a hidden prompt,
@@ -18,6 +18,15 @@ const program = new Command('adserver-check')
     'ADSERVER_LIMITED_KEY',
   )
   .option('--allow-writes', 'run the POST /orders scenarios (creates DRAFT orders: use a sandbox)', false)
+  .option(
+    '--probe-rate-limit <n>',
+    'at the end, call GET /health up to n times to see a 429 with Retry-After (spends the budget)',
+    (v: string) => {
+      const n = Number(v);
+      if (!Number.isInteger(n) || n < 1 || n > 100_000) throw new InvalidArgumentError('1..100000');
+      return n;
+    },
+  )
   .option('--ca <file>', 'extra trusted CA certificate (PEM) for a sandbox with a private CA')
   .option('--json', 'print the report as JSON (for CI)', false)
   .showHelpAfterError();
@@ -68,6 +77,7 @@ program.action(async (arg: string | undefined, o) => {
     baseUrl,
     apiKey,
     allowWrites: o.allowWrites,
+    rateLimitProbe: o.probeRateLimit,
     limitedKey: process.env[o.limitedKeyEnv] || undefined,
     ca: o.ca ? readFileSync(o.ca) : undefined,
     onResult: (r) => {

@@ -1,4 +1,14 @@
 import { httpClient } from './http.ts';
+import {
+  badRequests,
+  forecastRules,
+  inventoryBounds,
+  keyInUrl,
+  ordersRules,
+  rateLimitProbe,
+  repeatableReads,
+  reportsRules,
+} from './rules.ts';
 import { type CheckResult, Run } from './runner.ts';
 import {
   authScenario,
@@ -23,6 +33,11 @@ export interface CheckOptions {
   limitedKey?: string;
   /** Extra trusted CA certificates (PEM), for sandboxes with a private CA. */
   ca?: string | Buffer;
+  /**
+   * Probe the rate limit with up to this many `GET /health` calls at the end of the run (spends
+   * the key's budget: off by default).
+   */
+  rateLimitProbe?: number;
   /** Called after each check (progress). */
   onResult?: (r: CheckResult) => void;
 }
@@ -42,10 +57,18 @@ export async function runChecks(opts: CheckOptions): Promise<CheckReport> {
   try {
     if (await healthScenario(run, opts.baseUrl)) {
       await inventoryScenario(run);
+      await inventoryBounds(run);
+      await repeatableReads(run);
       await authScenario(run, opts.limitedKey);
+      await keyInUrl(run, opts.limitedKey ?? (opts.allowWrites ? opts.apiKey : undefined));
+      await badRequests(run);
       await forecastScenario(run);
-      const order = opts.allowWrites ? await ordersScenario(run) : undefined;
-      if (!opts.allowWrites)
+      await forecastRules(run);
+      let order: Awaited<ReturnType<typeof ordersScenario>>;
+      if (opts.allowWrites) {
+        order = await ordersScenario(run);
+        await ordersRules(run);
+      } else
         run.skip(
           'orders',
           'POST /orders',
@@ -53,6 +76,8 @@ export async function runChecks(opts: CheckOptions): Promise<CheckReport> {
           false,
         );
       await reportsScenario(run, order);
+      await reportsRules(run, order);
+      if (opts.rateLimitProbe) await rateLimitProbe(run, opts.rateLimitProbe);
     } else {
       for (const group of ['inventory', 'auth', 'forecast', 'orders', 'reports'])
         run.skip(

@@ -21,7 +21,7 @@ const ajv = new Ajv({ allErrors: true, strict: false });
 const validators = new Map<TSchema, ValidateFunction>();
 
 /** Schema problems of a body against one of the contract's schemas. */
-function shape(schema: TSchema, body: unknown): string[] {
+export function shape(schema: TSchema, body: unknown): string[] {
   let v = validators.get(schema);
   if (!v) {
     v = ajv.compile(schema);
@@ -30,7 +30,8 @@ function shape(schema: TSchema, body: unknown): string[] {
   return v(body) ? [] : (v.errors ?? []).map((e) => `${e.instancePath || 'body'} ${e.message}`);
 }
 
-const S = {
+/** Where each group of checks lives in the contract (shown with failures). */
+export const S = {
   transport: 'Connection record: base_url (https:// enforced)',
   health: 'Account context (GET /health) and Connection states for a failed GET /health',
   auth: 'Authentication 1-8',
@@ -42,7 +43,8 @@ const S = {
 };
 
 const DAY_MS = 86_400_000;
-function dateIn(timezone: string | undefined, offsetDays: number): string {
+/** The calendar date `offsetDays` from now in `timezone` (UTC when unknown). */
+export function dateIn(timezone: string | undefined, offsetDays: number): string {
   const d = new Date(Date.now() + offsetDays * DAY_MS);
   try {
     return new Intl.DateTimeFormat('en-CA', {
@@ -55,7 +57,8 @@ function dateIn(timezone: string | undefined, offsetDays: number): string {
     return d.toISOString().slice(0, 10);
   }
 }
-function addDays(date: string, n: number): string {
+/** Shifts a `YYYY-MM-DD` date by whole days. */
+export function addDays(date: string, n: number): string {
   return new Date(Date.parse(`${date}T00:00:00Z`) + n * DAY_MS).toISOString().slice(0, 10);
 }
 
@@ -327,7 +330,7 @@ export async function forecastScenario(run: Run): Promise<void> {
   run.expect('forecast.geo_narrows', S.forecast, geoProblems);
 }
 
-interface OrderIds {
+export interface OrderIds {
   order_id: string;
   line_items: { external_ref: string; line_item_id: string }[];
 }
