@@ -113,7 +113,7 @@ describe.runIf(process.env.DATABASE_URL)('database outage and recovery', () => {
     const slug = '/api/v1/toplists/by-slug/best-casinos-fi';
     const before = (await app.inject({ url: slug, headers: site })).json().data;
     const elsewhere = servicesOn(t.db).catalog;
-    await elsewhere.publish(before.id);
+    await elsewhere.publishing.publish(before.id);
     const seen = await eventually(
       async () => (await app.inject({ url: slug, headers: site })).json().data.version !== before.version,
       5000,

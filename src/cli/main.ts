@@ -126,7 +126,7 @@ common(
   .action(async (file: string, opts: CommonOpts) => {
     const doc = parseImportDocument(readImportFile(file));
     const summary = await withCatalog(configFrom(opts), (catalog) =>
-      catalog.importCatalog(doc, (p) => err(`import: ${p.done}/${p.total} rows (${p.section})`)),
+      catalog.importer.importCatalog(doc, (p) => err(`import: ${p.done}/${p.total} rows (${p.section})`)),
     );
     out(JSON.stringify(summary));
   });
@@ -173,7 +173,7 @@ common(program.command('publish').description('publish the drafts of toplists as
   .action(async (ids: number[], opts: CommonOpts) => {
     await withCatalog(configFrom(opts), async (catalog) => {
       for (const id of ids) {
-        const r = await catalog.publish(id);
+        const r = await catalog.publishing.publish(id);
         out(`toplist ${id} (${r.toplist.slug}) published as version ${r.version}`);
       }
     });

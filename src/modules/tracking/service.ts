@@ -205,7 +205,7 @@ export class TrackingService {
     const now = Date.now();
     const hit = this.links.get(slug);
     if (hit && hit.expires > now) return hit;
-    const link = await this.catalog.resolveTrackingLink(slug);
+    const link = await this.catalog.publishing.resolveTrackingLink(slug);
     if (!link) return undefined;
     const program = await this.repo.programOfTracker(link.trackerId);
     if (this.links.size >= LINK_CACHE_MAX) this.forget();
