@@ -4,12 +4,17 @@
  */
 import * as delivery from './delivery.ts';
 import * as docs from './docs.ts';
+import * as docsSearch from './docs-search.ts';
 import * as go from './go.ts';
+import * as scale from './scale.ts';
 
 const BENCHES: Record<string, { run(log: (m: string) => void): Promise<Record<string, unknown>> }> = {
   delivery,
   docs,
+  'docs-search': docsSearch,
   go,
+  // PostgreSQL only, and long at the issue's size: run it by name (`npm run bench scale`).
+  scale,
 };
 
 const log = (m: string) => process.stderr.write(`${m}\n`);

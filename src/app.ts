@@ -66,7 +66,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     if (request.body === undefined && ['POST', 'PUT', 'PATCH'].includes(request.method)) request.body = {};
   });
 
-  const services = createServices({
+  const services = await createServices({
     ...deps,
     log: {
       warn: (msg, err) => (err === undefined ? app.log.warn(msg) : app.log.warn({ err }, msg)),

@@ -1,7 +1,8 @@
 import type { Config } from './config.ts';
 import type { ChangeBus } from './db/changes.ts';
-import type { Db } from './db/index.ts';
+import type { Db, Queryable } from './db/index.ts';
 import { pendingMigrations } from './db/migrate.ts';
+import { openReadDb } from './db/read-replica.ts';
 import { Scheduler } from './lib/jobs.ts';
 import { OutboundClient, type OutboundOptions, outboundOptionsFrom } from './lib/outbound.ts';
 import type { Redis } from './lib/redis.ts';
@@ -16,6 +17,7 @@ import { Readiness } from './modules/ops/readiness.ts';
 import { registerAggregateJob } from './modules/tracking/aggregate-job.ts';
 import { AggregateRepository } from './modules/tracking/aggregate-repository.ts';
 import { OperatorAggregates } from './modules/tracking/aggregates.ts';
+import { registerPartitionJob } from './modules/tracking/partitions.ts';
 import { TrackingService } from './modules/tracking/service.ts';
 
 /** Where services report trouble that has no caller to throw to (background writes, jobs). */
@@ -28,6 +30,8 @@ export interface ServiceLog {
 export interface ServiceDeps {
   config: Config;
   db: Db;
+  /** Where report queries go; default: a replica pool on DATABASE_READ_URL, or `db` itself. */
+  readDb?: Queryable;
   bus: ChangeBus;
   log: ServiceLog;
   /** Wall clock; injectable so publish windows can be tested. */
@@ -50,7 +54,7 @@ export interface Services {
   tracking: TrackingService;
   adserver: AdserverService;
   aggregates: OperatorAggregates;
-  /** Stops the scheduler, writes buffered clicks, closes outbound connections. The database stays open. */
+  /** Stops the scheduler, writes buffered clicks, closes outbound connections and the replica pool. The database stays open. */
   close(): Promise<void>;
 }
 
@@ -58,8 +62,10 @@ export interface Services {
  * Builds every database-backed service with the configured options, registers the periodic
  * jobs (the scheduler is not started), the readiness checks and the service metrics.
  */
-export function createServices(deps: ServiceDeps): Services {
+export async function createServices(deps: ServiceDeps): Promise<Services> {
   const { config, db, bus, log } = deps;
+  const replica = deps.readDb ? undefined : await openReadDb(db, config.databaseReadUrl);
+  const reads = deps.readDb ?? replica!;
   const now = deps.now ?? (() => new Date());
   const catalog = new CatalogService(db, bus, config, now);
   const access = new AccessService(db, bus, catalog, now);
@@ -75,7 +81,9 @@ export function createServices(deps: ServiceDeps): Services {
     config,
     now,
     metrics.tracking((): number => tracking.pendingHits),
+    reads,
   );
+  registerPartitionJob(scheduler, tracking.partitions);
   const outbound = new OutboundClient(
     outboundOptionsFrom(config, deps.outboundTestOnly, (r) =>
       metrics.outbound.labels(r.target, r.kind).observe(r.seconds),
@@ -95,7 +103,13 @@ export function createServices(deps: ServiceDeps): Services {
       await adserver.reports.pullAll(signal, Math.min(reportEveryMs * 0.8, 600_000));
     },
   });
-  const aggregates = new OperatorAggregates(new AggregateRepository(db), sealer, outbound, config, now);
+  const aggregates = new OperatorAggregates(
+    new AggregateRepository(db, reads),
+    sealer,
+    outbound,
+    config,
+    now,
+  );
   registerAggregateJob(scheduler, aggregates, config);
 
   readiness.register('database', async () => {
@@ -143,6 +157,7 @@ export function createServices(deps: ServiceDeps): Services {
         // Clicks waiting for their group commit are written before the database closes.
         await tracking.drain();
         await outbound.close();
+        await replica?.close();
       })();
       return closing;
     },

@@ -71,7 +71,7 @@ export async function testApp(
 }
 
 /** The service graph straight on a database (no HTTP), as another process (the CLI) would have. */
-export function servicesOn(db: Db): Services {
+export function servicesOn(db: Db): Promise<Services> {
   const config = loadConfig({}, { publicUrl: 'https://podium.test', logLevel: 'silent' });
   return createServices({ config, db, bus: new ChangeBus(db), log: { warn() {}, error() {} } });
 }

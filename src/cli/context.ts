@@ -22,7 +22,7 @@ export async function withServices<T>(
 ): Promise<T> {
   const db = await openConfiguredDb(config);
   try {
-    const services = createServices({
+    const services = await createServices({
       config,
       db,
       bus: new ChangeBus(db),
