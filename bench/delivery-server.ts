@@ -43,19 +43,19 @@ async function dataset(
   { catalog, access }: { catalog: CatalogService; access: AccessService },
   log: (m: string) => void,
 ) {
-  const owner = await catalog.createOwner({ name: 'Bench', externalId: 'bench-owner' });
-  const site = await catalog.createSite({ domain: 'bench.example', name: 'Bench' });
+  const owner = await catalog.owners.create({ name: 'Bench', externalId: 'bench-owner' });
+  const site = await catalog.sites.create({ domain: 'bench.example', name: 'Bench' });
   const pt = await catalog.createNamedType('product_types', 'Casino');
   const ct = await catalog.createNamedType('classification_types', 'Real money');
   const ot = await catalog.createNamedType('offer_types', 'Welcome Bonus');
-  const tpl = await catalog.createTemplate({
+  const tpl = await catalog.templates.create({
     name: 'Bench',
     productTypeId: pt.id,
     classificationTypeId: ct.id,
   });
   const brands: { id: number; offerId: number }[] = [];
   for (let b = 0; b < BRANDS; b++) {
-    const brand = await catalog.createBrand({
+    const brand = await catalog.brands.create({
       externalId: `bench-brand-${b}`,
       name: `Bench Brand ${b}`,
       slug: `bench-brand-${b}`,
@@ -71,7 +71,7 @@ async function dataset(
       classificationTypes: ['Casino', 'Live Casino', 'Slots'],
       languages: { website: ['en', 'sv', 'fi', 'de'], support: ['en', 'sv'], livechat: ['en'] },
     });
-    const offer = await catalog.createOffer({
+    const offer = await catalog.offers.create({
       externalId: `bench-offer-${b}`,
       brandId: brand.id,
       offerTypeId: ot.id,
@@ -94,7 +94,7 @@ async function dataset(
   const slugs: string[] = [];
   const ids: number[] = [];
   for (let i = 0; i < TOPLISTS; i++) {
-    const t = await catalog.createToplist({
+    const t = await catalog.toplists.create({
       siteId: site.id,
       templateId: tpl.id,
       ownerId: owner.id,
@@ -102,14 +102,14 @@ async function dataset(
       slug: `bench-${i}`,
       geo: { type: 'market', code: `M${i}`, name: `Market ${i}`, coveredCountries: codes },
     });
-    await catalog.replaceItems(
+    await catalog.publishing.replaceItems(
       t.id,
       Array.from({ length: ITEMS }, (_, k) => {
         const b = brands[(i + k * 7) % BRANDS]!;
         return { position: k + 1, brandId: b.id, offerId: b.offerId, dealId: k };
       }),
     );
-    await catalog.publish(t.id);
+    await catalog.publishing.publish(t.id);
     slugs.push(t.slug);
     ids.push(t.id);
     if ((i + 1) % 50 === 0) log(`bench: published ${i + 1}/${TOPLISTS} toplists`);

@@ -1,44 +1,23 @@
 import fastifyCookie from '@fastify/cookie';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
-import type { Config } from './config.ts';
-import type { ChangeBus } from './db/changes.ts';
-import type { Db, Queryable } from './db/index.ts';
-import { pendingMigrations } from './db/migrate.ts';
-import { openReadDb } from './db/read-replica.ts';
-import { Scheduler } from './lib/jobs.ts';
 import { loggerOptions } from './lib/logger.ts';
-import { OutboundClient, type OutboundOptions, outboundOptionsFrom } from './lib/outbound.ts';
-import type { Redis } from './lib/redis.ts';
-import { sealerFromConfig } from './lib/seal.ts';
 import { registerAccess } from './modules/access/routes.ts';
-import { AccessService } from './modules/access/service.ts';
 import { registerSessionRoutes } from './modules/access/session-routes.ts';
 import { registerAdserverAdmin } from './modules/adserver/routes.ts';
-import { AdserverService } from './modules/adserver/service.ts';
 import { auditAdminWrites, registerAuditRoutes } from './modules/audit/routes.ts';
-import { AuditLog } from './modules/audit/service.ts';
 import { registerCatalog } from './modules/catalog/routes.ts';
-import { CatalogService } from './modules/catalog/service.ts';
 import { registerConsole } from './modules/console/static.ts';
 import { registerDelivery } from './modules/delivery/routes.ts';
-import { DeliveryService } from './modules/delivery/service.ts';
 import { loadPages } from './modules/docs/pages.ts';
 import { registerDocs } from './modules/docs/routes.ts';
 import { DocsService } from './modules/docs/service.ts';
-import { Metrics } from './modules/ops/metrics.ts';
-import { Readiness } from './modules/ops/readiness.ts';
 import { registerOps } from './modules/ops/routes.ts';
-import { registerAggregateJob } from './modules/tracking/aggregate-job.ts';
-import { AggregateRepository } from './modules/tracking/aggregate-repository.ts';
 import { registerAggregateAdmin } from './modules/tracking/aggregate-routes.ts';
-import { OperatorAggregates } from './modules/tracking/aggregates.ts';
-import { registerPartitionJob } from './modules/tracking/partitions.ts';
 import {
   registerPostback,
   registerTrackingAdmin,
   registerTrackingPublic,
 } from './modules/tracking/routes.ts';
-import { TrackingService } from './modules/tracking/service.ts';
 import { requireAuthFirst } from './plugins/auth.ts';
 import { clientErrorHandler, frameworkErrors, registerErrorHandling } from './plugins/errors.ts';
 import { registerOpenApi } from './plugins/openapi.ts';
@@ -46,43 +25,22 @@ import { registerRequestLog, requestId } from './plugins/request-log.ts';
 import { registerRouteTable } from './plugins/route-table.ts';
 import { registerStrictQuery } from './plugins/strict-query.ts';
 import { registerValidation } from './plugins/validation.ts';
+import { createServices, type ServiceDeps, type Services } from './services.ts';
 
 /** Everything a running app needs from outside; tests build their own. */
-export interface AppDeps {
-  config: Config;
-  db: Db;
-  /** Where report queries go; default: a replica pool on DATABASE_READ_URL, or `db` itself. */
-  readDb?: Queryable;
-  bus: ChangeBus;
-  /** Wall clock; injectable so publish windows can be tested. */
-  now?: () => Date;
-  /** The fleet's shared Redis, when `REDIS_URL` is configured. */
-  redis?: Redis;
+export interface AppDeps extends Omit<ServiceDeps, 'log'> {
   /** Pino logger options or `false`; defaults from config. */
   logger?: boolean | object;
-  /** Test-only outbound switches (loopback fixtures); never set by the server. */
-  outboundTestOnly?: OutboundOptions['testOnly'];
 }
 
-export interface Services {
-  access: AccessService;
-  catalog: CatalogService;
-  delivery: DeliveryService;
-  readiness: Readiness;
-  metrics: Metrics;
-  audit: AuditLog;
-  scheduler: Scheduler;
-  docs: DocsService;
-  tracking: TrackingService;
-  adserver: AdserverService;
-  aggregates: OperatorAggregates;
-}
+/** The service graph plus the documentation service, as `app.services`. */
+export type AppServices = Services & { docs: DocsService };
 
 const ADMIN_PREFIX = '/api/admin/v1';
 
 declare module 'fastify' {
   interface FastifyInstance {
-    services: Services;
+    services: AppServices;
   }
 }
 
@@ -113,109 +71,24 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     if (request.body === undefined && ['POST', 'PUT', 'PATCH'].includes(request.method)) request.body = {};
   });
 
-  const now = deps.now ?? (() => new Date());
-  const catalog = new CatalogService(deps.db, deps.bus, config, now);
-  const access = new AccessService(deps.db, deps.bus, catalog, now);
-  const delivery = new DeliveryService(deps.db, deps.bus, now, `${config.publicUrl}/api/v1`);
-  const docs = new DocsService(loadPages(), config.docsBase, config.publicUrl);
-  const audit = new AuditLog(deps.db, (err) => app.log.error({ err }, 'audit write failed'));
-  const readiness = new Readiness();
-  const metrics = new Metrics();
-  // Modules register their periodic work here; `startServer` starts it, app.close() drains it.
-  const scheduler = new Scheduler(deps.db, now, (msg, err) => app.log.warn({ err }, msg));
-  app.addHook('onClose', () => scheduler.stop());
-  let reads = deps.readDb;
-  if (!reads) {
-    const replica = await openReadDb(deps.db, config.databaseReadUrl);
-    app.addHook('onClose', () => replica.close());
-    reads = replica;
-  }
-  const tracking: TrackingService = new TrackingService(
-    deps.db,
-    catalog,
-    config,
-    now,
-    metrics.tracking((): number => tracking.pendingHits),
-    reads,
-  );
-  registerPartitionJob(scheduler, tracking.partitions);
-  const outbound = new OutboundClient(
-    outboundOptionsFrom(config, deps.outboundTestOnly, (r) =>
-      metrics.outbound.labels(r.target, r.kind).observe(r.seconds),
-    ),
-  );
-  app.addHook('onClose', () => outbound.close());
-  const sealer = sealerFromConfig(config, (msg) => app.log.warn(msg));
-  const adserver = new AdserverService(deps.db, sealer, outbound, now, {
-    trailingDays: config.adserverTrailingDays,
-    counts: (codes, from, to, timezone) => tracking.countsByCode(codes, from, to, timezone),
-    bannerCode: (input) => tracking.bannerCode(input),
-  });
-  // Delivery pulls run once per slot across every process; a run may use most of its slot.
-  const reportEveryMs = config.adserverReportMinutes * 60_000;
-  scheduler.register({
-    name: 'adserver-reports',
-    everyMs: reportEveryMs,
-    run: async (signal) => {
-      await adserver.reports.pullAll(signal, Math.min(reportEveryMs * 0.8, 600_000));
+  const services = await createServices({
+    ...deps,
+    log: {
+      warn: (msg, err) => (err === undefined ? app.log.warn(msg) : app.log.warn({ err }, msg)),
+      error: (msg, err) => (err === undefined ? app.log.error(msg) : app.log.error({ err }, msg)),
     },
   });
-  const aggregates = new OperatorAggregates(
-    new AggregateRepository(deps.db, reads),
-    sealer,
-    outbound,
-    config,
-    now,
-  );
-  registerAggregateJob(scheduler, aggregates, config);
-  app.decorate('services', {
-    access,
-    catalog,
-    delivery,
-    readiness,
-    metrics,
-    audit,
-    scheduler,
-    docs,
-    tracking,
-    adserver,
-    aggregates,
-  });
-  // Clicks waiting for their group commit are written before the database closes.
-  app.addHook('onClose', () => tracking.drain());
+  const docs = new DocsService(loadPages(), config.docsBase, config.publicUrl);
+  const { access, catalog, delivery, readiness, metrics, audit, tracking, adserver, aggregates } = services;
+  app.decorate('services', { ...services, docs });
+  // Stops the scheduler and writes clicks waiting for their group commit before the database closes.
+  app.addHook('onClose', () => services.close());
 
-  readiness.register('database', async () => {
-    await deps.db.query('SELECT 1');
-    return null;
-  });
-  readiness.register('click_buffer', async () => tracking.clickBufferProblem());
-  readiness.register('migrations', async () => {
-    const pending = await pendingMigrations(deps.db);
-    return pending.length ? `${pending.length} pending` : null;
-  });
   app.addHook('onResponse', async (request, reply) => {
     metrics.httpDuration
       .labels(request.method, request.routeOptions.url ?? 'unmatched', String(reply.statusCode))
       .observe(reply.elapsedTime / 1000);
   });
-  metrics.counterFrom(
-    'podium_edition_cache_hits_total',
-    'Edition cache hits',
-    () => delivery.cacheStats().hits,
-  );
-  metrics.counterFrom(
-    'podium_edition_cache_misses_total',
-    'Edition cache misses (site sets loaded from the database)',
-    () => delivery.cacheStats().misses,
-  );
-
-  metrics.jobGauges(() => scheduler.jobStats());
-  // Not a readiness part: without Redis a process still serves (docs limits fall back to open).
-  const { redis } = deps;
-  if (redis)
-    metrics.gaugeFrom('podium_redis_up', 'Whether the link to Redis is ready (1) or not (0)', () =>
-      redis.status === 'ready' ? 1 : 0,
-    );
   // Console sign-in: the admin hook also accepts the session cookie (with CSRF header on writes).
   await app.register(fastifyCookie);
   await registerConsole(app);

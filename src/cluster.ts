@@ -1,6 +1,6 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { Config } from './config.ts';
-import { openConfiguredDb } from './server.ts';
+import { openConfiguredDb } from './db/open.ts';
 
 /** A worker that dies this soon after its start counts as a crash loop. */
 const CRASH_WINDOW_MS = 10_000;

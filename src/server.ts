@@ -2,8 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp, buildDocsApp } from './app.ts';
 import type { Config } from './config.ts';
 import { ChangeBus } from './db/changes.ts';
-import { type Db, openDb } from './db/index.ts';
-import { migrate } from './db/migrate.ts';
+import type { Db } from './db/index.ts';
+import { openConfiguredDb } from './db/open.ts';
 import { openRedis } from './lib/redis.ts';
 import { scrub } from './lib/scrub.ts';
 import { type DemoTokens, ensureDemo } from './modules/catalog/demo.ts';
@@ -17,13 +17,6 @@ export interface RunningServer {
   demo: DemoTokens | null;
   /** Stops accepting, drains in-flight work, closes the database. Safe to call twice. */
   close(): Promise<void>;
-}
-
-/** Opens (and migrates) the configured database. */
-export async function openConfiguredDb(config: Config, log: (msg: string) => void = () => {}): Promise<Db> {
-  const db = await openDb({ url: config.databaseUrl, dataDir: config.dataDir });
-  await migrate(db, log);
-  return db;
 }
 
 /** Starts the whole service: database, migrations, change bus, HTTP listener. */

@@ -18,11 +18,11 @@ describe(`catalog bulk import (${DB_KIND})`, () => {
 
   it('upserts on external ids: a second run updates in place and creates nothing', async () => {
     const catalog = t.app.services.catalog;
-    await catalog.importCatalog(parseImportDocument(small()));
+    await catalog.importer.importCatalog(parseImportDocument(small()));
     const doc = small();
     doc.brands[0].name = 'Renamed Brand';
     doc.offers[0].trackers[0].landingUrl = 'https://new.example/v2?c={click_id}';
-    const summary = await catalog.importCatalog(parseImportDocument(doc));
+    const summary = await catalog.importer.importCatalog(parseImportDocument(doc));
     expect(summary.brands).toEqual({ created: 0, updated: 1 });
     expect(await count('brands')).toBe(1);
     expect(await count('offers')).toBe(1);
@@ -38,7 +38,9 @@ describe(`catalog bulk import (${DB_KIND})`, () => {
     doc.brands.push({ ...doc.brands[0], externalId: 'brand-second', slug: 'brand-second' });
     doc.offers.push({ ...doc.offers[0], externalId: 'offer-orphan', brand: 'no-such-brand', trackers: [] });
     const before = await count('brands');
-    await expect(t.app.services.catalog.importCatalog(parseImportDocument(doc))).rejects.toMatchObject({
+    await expect(
+      t.app.services.catalog.importer.importCatalog(parseImportDocument(doc)),
+    ).rejects.toMatchObject({
       status: 422,
       details: { field: 'offers.1.brand' },
     });

@@ -6,8 +6,7 @@ import { ChangeBus } from '../src/db/changes.ts';
 import { type Db, openDb } from '../src/db/index.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { loggerOptions } from '../src/lib/logger.ts';
-import { AccessService } from '../src/modules/access/service.ts';
-import { CatalogService } from '../src/modules/catalog/service.ts';
+import { createServices, type Services } from '../src/services.ts';
 import { suiteLogStream } from './log-capture.ts';
 
 /** Which database this run uses: PGlite in memory, or the server named by DATABASE_URL. */
@@ -71,11 +70,10 @@ export async function testApp(
   };
 }
 
-/** Catalog and access services straight on a database (no HTTP), as another process would have. */
-export function servicesOn(db: Db): { catalog: CatalogService; access: AccessService } {
-  const bus = new ChangeBus(db);
-  const catalog = new CatalogService(db, bus, { publicUrl: 'https://podium.test' }, () => new Date());
-  return { catalog, access: new AccessService(db, bus, catalog, () => new Date()) };
+/** The service graph straight on a database (no HTTP), as another process (the CLI) would have. */
+export function servicesOn(db: Db): Promise<Services> {
+  const config = loadConfig({}, { publicUrl: 'https://podium.test', logLevel: 'silent' });
+  return createServices({ config, db, bus: new ChangeBus(db), log: { warn() {}, error() {} } });
 }
 
 /** The schema a test database works in (the throwaway one on PostgreSQL). */

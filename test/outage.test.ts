@@ -54,7 +54,7 @@ describe.runIf(process.env.DATABASE_URL)('database outage and recovery', () => {
 
   beforeAll(async () => {
     t = await testDb();
-    demo = await loadDemo(servicesOn(t.db));
+    demo = await loadDemo(await servicesOn(t.db));
     const schema = await schemaOf(t.db);
     const target = new URL(process.env.DATABASE_URL!);
     proxy = new CuttableProxy(target.hostname, Number(target.port || 5432));
@@ -112,8 +112,8 @@ describe.runIf(process.env.DATABASE_URL)('database outage and recovery', () => {
     const site = { authorization: `Bearer ${demo.siteTokens[0]!.token}` };
     const slug = '/api/v1/toplists/by-slug/best-casinos-fi';
     const before = (await app.inject({ url: slug, headers: site })).json().data;
-    const elsewhere = servicesOn(t.db).catalog;
-    await elsewhere.publish(before.id);
+    const elsewhere = (await servicesOn(t.db)).catalog;
+    await elsewhere.publishing.publish(before.id);
     const seen = await eventually(
       async () => (await app.inject({ url: slug, headers: site })).json().data.version !== before.version,
       5000,

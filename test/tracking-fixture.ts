@@ -21,17 +21,17 @@ export async function trackingFixture(
 ): Promise<TrackingFixture> {
   const { catalog } = services;
   const admin = await services.access.createAdminToken('tracking-test', ['admin'], null);
-  const owner = await catalog.createOwner({ name: 'Editorial' });
-  const site = await catalog.createSite({ domain: 'casinos.example', name: 'Casinos' });
+  const owner = await catalog.owners.create({ name: 'Editorial' });
+  const site = await catalog.sites.create({ domain: 'casinos.example', name: 'Casinos' });
   const type = await catalog.createNamedType('product_types', 'Casino');
   const cls = await catalog.createNamedType('classification_types', 'Real money');
   const offerType = await catalog.createNamedType('offer_types', 'Welcome Bonus');
-  const template = await catalog.createTemplate({
+  const template = await catalog.templates.create({
     name: 'Best',
     productTypeId: type.id,
     classificationTypeId: cls.id,
   });
-  const brand = await catalog.createBrand({
+  const brand = await catalog.brands.create({
     externalId: 'b1',
     name: 'Lucky Star',
     slug: 'lucky-star',
@@ -42,7 +42,7 @@ export async function trackingFixture(
       backgroundColor: '#112233',
     },
   });
-  const offer = await catalog.createOffer({
+  const offer = await catalog.offers.create({
     externalId: 'o1',
     brandId: brand.id,
     offerTypeId: offerType.id,
@@ -53,7 +53,7 @@ export async function trackingFixture(
       { campaignName: 'alt', landingUrl: 'https://operator.example/p/{site_id}?x=1' },
     ],
   });
-  const toplist = await catalog.createToplist({
+  const toplist = await catalog.toplists.create({
     siteId: site.id,
     templateId: template.id,
     ownerId: owner.id,
@@ -61,11 +61,11 @@ export async function trackingFixture(
     slug: 'best-casinos',
     geo: { type: 'country', code: 'DE' },
   });
-  await catalog.replaceItems(toplist.id, [
+  await catalog.publishing.replaceItems(toplist.id, [
     { position: 1, brandId: brand.id, offerId: offer.id },
     { position: 2, brandId: brand.id, offerId: offer.id },
   ]);
-  await catalog.publish(toplist.id, {});
+  await catalog.publishing.publish(toplist.id, {});
   const links = await db.query<{ slug: string; tracker_id: number; position: number }>(
     'SELECT slug, tracker_id, position FROM tracking_links WHERE toplist_id = $1 ORDER BY position, tracker_id',
     [toplist.id],

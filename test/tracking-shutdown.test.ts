@@ -38,7 +38,7 @@ describe(`SIGTERM during a click storm (${DB_KIND})`, () => {
       await migrate(db);
       env.PODIUM_DATA_DIR = dir;
     }
-    const services = servicesOn(db);
+    const services = await servicesOn(db);
     const fx = await trackingFixture(services, db);
     const config = loadConfig({}, { logLevel: 'silent' });
     await new TrackingService(db, services.catalog, config, () => new Date()).createProgram({

@@ -1,76 +1,60 @@
 import type { Config } from '../config.ts';
 import { ChangeBus } from '../db/changes.ts';
-import type { Db } from '../db/index.ts';
-import { OutboundClient, outboundOptionsFrom } from '../lib/outbound.ts';
-import { type Sealer, sealerFromConfig } from '../lib/seal.ts';
-import { AccessService } from '../modules/access/service.ts';
-import { AdserverService } from '../modules/adserver/service.ts';
-import { CatalogService } from '../modules/catalog/service.ts';
-import { AggregateRepository } from '../modules/tracking/aggregate-repository.ts';
-import { OperatorAggregates } from '../modules/tracking/aggregates.ts';
-import { TrackingService } from '../modules/tracking/service.ts';
-import { openConfiguredDb } from '../server.ts';
+import { openConfiguredDb } from '../db/open.ts';
+import type { AdserverService } from '../modules/adserver/service.ts';
+import type { CatalogService } from '../modules/catalog/service.ts';
+import type { OperatorAggregates } from '../modules/tracking/aggregates.ts';
+import type { TrackingService } from '../modules/tracking/service.ts';
+import { createServices, type Services } from '../services.ts';
 
-async function withServices<T>(
+const stderr = (msg: string) => process.stderr.write(`${msg}\n`);
+
+/**
+ * Runs a CLI command against the configured database without an HTTP server, with the same
+ * service graph (and configured options) the server builds; its scheduler is not started.
+ * Changes are announced through NOTIFY, so a server running on the same PostgreSQL drops its
+ * caches.
+ */
+export async function withServices<T>(
   config: Config,
-  fn: (db: Db, catalog: CatalogService, access: AccessService) => Promise<T>,
+  fn: (services: Services) => Promise<T>,
+  warn: (msg: string) => void = stderr,
 ): Promise<T> {
   const db = await openConfiguredDb(config);
   try {
-    const bus = new ChangeBus(db);
-    const catalog = new CatalogService(db, bus, config, () => new Date());
-    return await fn(db, catalog, new AccessService(db, bus, catalog, () => new Date()));
+    const services = await createServices({
+      config,
+      db,
+      bus: new ChangeBus(db),
+      log: { warn: (msg) => warn(msg), error: (msg) => warn(msg) },
+    });
+    try {
+      return await fn(services);
+    } finally {
+      await services.close();
+    }
   } finally {
     await db.close();
   }
 }
 
-/**
- * Runs a CLI command against the configured database without an HTTP server. Changes are
- * announced through NOTIFY, so a server running on the same PostgreSQL drops its caches.
- */
+/** Runs a CLI command with the catalog service. */
 export function withCatalog<T>(config: Config, fn: (catalog: CatalogService) => Promise<T>): Promise<T> {
-  return withServices(config, (_db, catalog) => fn(catalog));
+  return withServices(config, (s) => fn(s.catalog));
 }
 
-/** Runs a CLI command with the catalog and access services (demo data and its tokens). */
-export function withCatalogAndAccess<T>(
-  config: Config,
-  fn: (services: { catalog: CatalogService; access: AccessService }) => Promise<T>,
-): Promise<T> {
-  return withServices(config, (_db, catalog, access) => fn({ catalog, access }));
-}
-
-/** Runs a CLI command with the tracking service (programmes) against the configured database. */
+/** Runs a CLI command with the tracking service (programmes). */
 export function withTracking<T>(config: Config, fn: (tracking: TrackingService) => Promise<T>): Promise<T> {
-  return withServices(config, (db, catalog) =>
-    fn(new TrackingService(db, catalog, config, () => new Date())),
-  );
+  return withServices(config, (s) => fn(s.tracking));
 }
 
-/** Runs `fn` with the database, the secrets sealer and a guarded outbound client (closed afterwards). */
-function withOutbound<T>(
-  config: Config,
-  warn: (msg: string) => void,
-  fn: (db: Db, sealer: Sealer, http: OutboundClient) => Promise<T>,
-): Promise<T> {
-  return withServices(config, async (db) => {
-    const http = new OutboundClient(outboundOptionsFrom(config));
-    try {
-      return await fn(db, sealerFromConfig(config, warn), http);
-    } finally {
-      await http.close();
-    }
-  });
-}
-
-/** Runs a CLI command with the ad-server service (connections, keys) against the configured database. */
+/** Runs a CLI command with the ad-server service (connections, keys). */
 export function withAdserver<T>(
   config: Config,
   warn: (msg: string) => void,
   fn: (adserver: AdserverService) => Promise<T>,
 ): Promise<T> {
-  return withOutbound(config, warn, (db, sealer, http) => fn(new AdserverService(db, sealer, http)));
+  return withServices(config, (s) => fn(s.adserver), warn);
 }
 
 /** Runs a CLI command with operator aggregate pulls (sealed report keys, guarded outbound client). */
@@ -79,7 +63,5 @@ export function withAggregates<T>(
   warn: (msg: string) => void,
   fn: (aggregates: OperatorAggregates) => Promise<T>,
 ): Promise<T> {
-  return withOutbound(config, warn, (db, sealer, http) =>
-    fn(new OperatorAggregates(new AggregateRepository(db), sealer, http, config, () => new Date())),
-  );
+  return withServices(config, (s) => fn(s.aggregates), warn);
 }

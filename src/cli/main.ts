@@ -4,12 +4,13 @@ import { Value } from '@sinclair/typebox/value';
 import { Command, InvalidArgumentError } from 'commander';
 import { runPrimary } from '../cluster.ts';
 import { type Config, ConfigError, loadConfig } from '../config.ts';
+import { openConfiguredDb } from '../db/open.ts';
 import { SCOPES, type Scope } from '../modules/access/scopes.ts';
 import { ensureDemo } from '../modules/catalog/demo.ts';
 import { parseImportDocument } from '../modules/catalog/import-schema.ts';
 import { ProgramInput } from '../modules/tracking/schemas.ts';
-import { installShutdown, openConfiguredDb, startServer } from '../server.ts';
-import { withAdserver, withAggregates, withCatalog, withCatalogAndAccess, withTracking } from './context.ts';
+import { installShutdown, startServer } from '../server.ts';
+import { withAdserver, withAggregates, withCatalog, withServices, withTracking } from './context.ts';
 import { demoText, progressBar, readImportFile, startBanner } from './output.ts';
 
 const program = new Command('podium')
@@ -113,7 +114,7 @@ common(
 )
   .option('--json', 'print the tokens as JSON')
   .action(async (opts: CommonOpts & { json?: boolean }) => {
-    const tokens = await withCatalogAndAccess(configFrom(opts), (services) => ensureDemo(services, err));
+    const tokens = await withServices(configFrom(opts), (services) => ensureDemo(services, err));
     if (!tokens) throw new Error('the database holds other data; the demo loads only into an empty database');
     out(opts.json ? JSON.stringify(tokens) : demoText(tokens));
   });
@@ -125,7 +126,7 @@ common(
   .action(async (file: string, opts: CommonOpts) => {
     const doc = parseImportDocument(readImportFile(file));
     const summary = await withCatalog(configFrom(opts), (catalog) =>
-      catalog.importCatalog(doc, (p) => err(`import: ${p.done}/${p.total} rows (${p.section})`)),
+      catalog.importer.importCatalog(doc, (p) => err(`import: ${p.done}/${p.total} rows (${p.section})`)),
     );
     out(JSON.stringify(summary));
   });
@@ -139,7 +140,7 @@ common(token.command('create').description('mint a site read token (--site) or a
   .action(async (opts: CommonOpts & { site?: number; admin?: boolean; scopes: string; name: string }) => {
     const kind = tokenKind(opts);
     const scopes = parseScopes(opts.scopes);
-    const minted = await withCatalogAndAccess(
+    const minted = await withServices(
       configFrom(opts),
       ({ access }): Promise<{ id: number; token: string }> =>
         kind === 'site'
@@ -159,7 +160,7 @@ common(
   .requiredOption('--id <tokenId>', 'token id (from the admin API token list)', positiveInt)
   .action(async (opts: CommonOpts & { site?: number; admin?: boolean; id: number }) => {
     const kind = tokenKind(opts);
-    await withCatalogAndAccess(
+    await withServices(
       configFrom(opts),
       ({ access }): Promise<unknown> =>
         kind === 'site' ? access.revokeSiteToken(opts.site!, opts.id) : access.revokeAdminToken(opts.id),
@@ -172,7 +173,7 @@ common(program.command('publish').description('publish the drafts of toplists as
   .action(async (ids: number[], opts: CommonOpts) => {
     await withCatalog(configFrom(opts), async (catalog) => {
       for (const id of ids) {
-        const r = await catalog.publish(id);
+        const r = await catalog.publishing.publish(id);
         out(`toplist ${id} (${r.toplist.slug}) published as version ${r.version}`);
       }
     });

@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
 import type { Db } from '../db/index.ts';
+import { JobRunRepository, type JobRunStatus } from './job-repository.ts';
 import { scrub } from './scrub.ts';
 
 export interface JobDefinition {
@@ -30,11 +31,15 @@ export class Scheduler {
   private timer: NodeJS.Timeout | undefined;
   readonly owner = `${hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 8)}`;
 
+  private readonly repo: JobRunRepository;
+
   constructor(
-    private readonly db: Db,
+    db: Db,
     private readonly now: () => Date = () => new Date(),
     private readonly log: (msg: string, err?: unknown) => void = () => {},
-  ) {}
+  ) {
+    this.repo = new JobRunRepository(db);
+  }
 
   register(job: JobDefinition): void {
     if (job.everyMs < 1000) throw new Error(`job ${job.name}: period under one second`);
@@ -62,25 +67,16 @@ export class Scheduler {
   private async runSlot(job: JobDefinition): Promise<void> {
     const nowMs = this.now().getTime();
     const slot = Math.floor(nowMs / job.everyMs);
-    const claimed = await this.db
-      .query<{ id: number }>(
-        `INSERT INTO job_runs (job, slot, owner, status) VALUES ($1, $2, $3, 'running')
-         ON CONFLICT (job, slot) DO UPDATE SET owner = EXCLUDED.owner, status = 'running', started_at = now(), error = NULL
-           WHERE job_runs.status = 'interrupted'
-         RETURNING id`,
-        [job.name, slot, this.owner],
-      )
-      .catch((err) => {
-        this.log(`job ${job.name}: could not claim slot`, err);
-        return [];
-      });
-    const id = claimed[0]?.id;
+    const id = await this.repo.claim(job.name, slot, this.owner).catch((err) => {
+      this.log(`job ${job.name}: could not claim slot`, err);
+      return undefined;
+    });
     if (id === undefined) return;
     const stats = this.stats.get(job.name)!;
     stats.runs++;
     stats.lastLagMs = nowMs - slot * job.everyMs;
     const run = (async () => {
-      let status = 'succeeded';
+      let status: JobRunStatus = 'succeeded';
       let error: string | null = null;
       try {
         await job.run(this.abort.signal);
@@ -90,12 +86,8 @@ export class Scheduler {
         if (status === 'failed') stats.failures++;
         this.log(`job ${job.name}: ${status}`, err);
       }
-      await this.db
-        .query('UPDATE job_runs SET status = $2, finished_at = now(), error = $3 WHERE id = $1', [
-          id,
-          status,
-          error,
-        ])
+      await this.repo
+        .finish(id, status, error)
         .catch((err) => this.log(`job ${job.name}: could not record the run`, err));
     })();
     this.running.add(run);

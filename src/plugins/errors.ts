@@ -2,7 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isDbUnavailable } from '../lib/db-errors.ts';
-import { AppError } from '../lib/errors.ts';
+import { AppError, ERRORS, type ErrorCode } from '../lib/errors.ts';
 
 interface AjvIssue {
   instancePath: string;
@@ -47,22 +47,14 @@ export function validationError(context: string | undefined, issues: AjvIssue[])
   return new AppError('validation_failed', `${field} ${describe(first)}`, { field, errors });
 }
 
-const BY_STATUS: Record<number, AppError['code']> = {
-  400: 'bad_request',
-  401: 'unauthorized',
-  403: 'forbidden',
-  404: 'not_found',
-  405: 'method_not_allowed',
-  408: 'request_timeout',
-  409: 'conflict',
-  413: 'payload_too_large',
-  414: 'uri_too_long',
-  415: 'unsupported_media_type',
-  422: 'validation_failed',
-  429: 'rate_limited',
-  431: 'headers_too_large',
-  503: 'service_unavailable',
-};
+/**
+ * Status → code, derived from the error catalog (the first code listed for a status wins).
+ * Only client statuses and 503 are Fastify's to name; its other 5xx stay internal errors.
+ */
+const BY_STATUS: Partial<Record<number, ErrorCode>> = {};
+for (const [code, status] of Object.entries(ERRORS) as [ErrorCode, number][]) {
+  if ((status < 500 || status === 503) && BY_STATUS[status] === undefined) BY_STATUS[status] = code;
+}
 
 /** Fastify's `frameworkErrors` option: router-level failures (bad URL encoding, over-long parameter) in our body shape. */
 export function frameworkErrors(err: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {

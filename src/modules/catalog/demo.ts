@@ -104,9 +104,9 @@ export async function loadDemo(
 ): Promise<DemoTokens> {
   const { catalog } = services;
   const r = rng(20261123);
-  const owner = await catalog.createOwner({ name: 'Podium Editorial', externalId: 'owner-editorial' });
+  const owner = await catalog.owners.create({ name: 'Podium Editorial', externalId: 'owner-editorial' });
   const sites = [];
-  for (const s of DEMO_SITES) sites.push(await catalog.createSite(s));
+  for (const s of DEMO_SITES) sites.push(await catalog.sites.create(s));
   const [casinoSite, sportSite, pokerSite] = sites as [
     (typeof sites)[0],
     (typeof sites)[0],
@@ -130,25 +130,25 @@ export async function loadDemo(
     offerTypes[name] = (await catalog.createNamedType('offer_types', name)).id;
   }
 
-  const tCasino = await catalog.createTemplate({
+  const tCasino = await catalog.templates.create({
     name: 'Best Online Casinos',
     externalId: 'tpl-casino',
     productTypeId: casino.id,
     classificationTypeId: realMoney.id,
   });
-  const tBonus = await catalog.createTemplate({
+  const tBonus = await catalog.templates.create({
     name: 'Casino Bonuses',
     externalId: 'tpl-bonus',
     productTypeId: casino.id,
     classificationTypeId: bonusList.id,
   });
-  const tSport = await catalog.createTemplate({
+  const tSport = await catalog.templates.create({
     name: 'Top Sportsbooks',
     externalId: 'tpl-sport',
     productTypeId: sportsbook.id,
     classificationTypeId: realMoney.id,
   });
-  const tPoker = await catalog.createTemplate({
+  const tPoker = await catalog.templates.create({
     name: 'Poker Rooms',
     externalId: 'tpl-poker',
     productTypeId: poker.id,
@@ -165,7 +165,7 @@ export async function loadDemo(
       const name = `${p} ${s}`;
       const slug = name.toLowerCase().replace(/\s+/g, '-');
       const kind = s === 'Bet' ? 'sport' : n % 9 === 0 ? 'poker' : 'casino';
-      const brand = await catalog.createBrand({
+      const brand = await catalog.brands.create({
         externalId: `brand-${slug}`,
         name,
         slug,
@@ -236,7 +236,7 @@ export async function loadDemo(
             geos: { countries: [], markets: [] },
           })),
         };
-        offerIds.push((await catalog.createOffer(offer)).id);
+        offerIds.push((await catalog.offers.create(offer)).id);
       }
       brands.push({ id: brand.id, offerIds, kind });
     }
@@ -286,7 +286,7 @@ export async function loadDemo(
     { geo: { type: 'global' as const, code: 'ROW' } },
   ];
   for (const [i, f] of family.entries()) {
-    const t = await catalog.createToplist({
+    const t = await catalog.toplists.create({
       siteId: casinoSite.id,
       templateId: tCasino.id,
       ownerId: owner.id,
@@ -295,13 +295,13 @@ export async function loadDemo(
       geo: f.geo,
       currentPeriod: 'November 2026',
     });
-    await catalog.replaceItems(t.id, itemsFor(10));
-    await catalog.publish(t.id);
+    await catalog.publishing.replaceItems(t.id, itemsFor(10));
+    await catalog.publishing.publish(t.id);
     if ((i + 1) % 25 === 0) log(`demo: published ${i + 1}/${family.length} toplists of the casino family`);
   }
 
   // A published toplist with zero items, and one that was never published.
-  const empty = await catalog.createToplist({
+  const empty = await catalog.toplists.create({
     siteId: casinoSite.id,
     templateId: tBonus.id,
     ownerId: owner.id,
@@ -310,8 +310,8 @@ export async function loadDemo(
     geo: { type: 'global', code: 'ROW' },
     currentPeriod: 'November 2026',
   });
-  await catalog.publish(empty.id);
-  const draft = await catalog.createToplist({
+  await catalog.publishing.publish(empty.id);
+  const draft = await catalog.toplists.create({
     siteId: casinoSite.id,
     templateId: tBonus.id,
     ownerId: owner.id,
@@ -320,11 +320,11 @@ export async function loadDemo(
     geo: { type: 'country', code: 'SE' },
     currentPeriod: 'December 2026',
   });
-  await catalog.replaceItems(draft.id, itemsFor(5));
+  await catalog.publishing.replaceItems(draft.id, itemsFor(5));
 
   const sportBrands = brands.filter((b) => b.kind === 'sport');
   for (const code of ['GB', 'IE', 'ROW']) {
-    const t = await catalog.createToplist({
+    const t = await catalog.toplists.create({
       siteId: sportSite.id,
       templateId: tSport.id,
       ownerId: owner.id,
@@ -333,7 +333,7 @@ export async function loadDemo(
       geo: code === 'ROW' ? { type: 'global', code } : { type: 'country', code },
       currentPeriod: 'November 2026',
     });
-    await catalog.replaceItems(
+    await catalog.publishing.replaceItems(
       t.id,
       sportBrands.map((b, i) => ({
         position: i + 1,
@@ -342,10 +342,10 @@ export async function loadDemo(
         dealId: 2000 + b.id,
       })),
     );
-    await catalog.publish(t.id);
+    await catalog.publishing.publish(t.id);
   }
   const pokerBrands = brands.filter((b) => b.kind === 'poker');
-  const pk = await catalog.createToplist({
+  const pk = await catalog.toplists.create({
     siteId: pokerSite.id,
     templateId: tPoker.id,
     ownerId: owner.id,
@@ -354,7 +354,7 @@ export async function loadDemo(
     geo: { type: 'global', code: 'ROW' },
     currentPeriod: 'November 2026',
   });
-  await catalog.replaceItems(
+  await catalog.publishing.replaceItems(
     pk.id,
     pokerBrands.map((b, i) => ({
       position: i + 1,
@@ -363,7 +363,7 @@ export async function loadDemo(
       dealId: 3000 + b.id,
     })),
   );
-  await catalog.publish(pk.id);
+  await catalog.publishing.publish(pk.id);
   log('demo: sportsbook and poker toplists published');
 
   return mintDemoTokens(services.access, sites);
@@ -396,7 +396,7 @@ export async function ensureDemo(
   log: (msg: string) => void = () => {},
 ): Promise<DemoTokens | null> {
   const { catalog } = services;
-  const { meta } = await catalog.listSites(1, 1);
+  const { meta } = await catalog.sites.list(1, 1);
   if (meta.total === 0) {
     log('demo: empty database, loading the demo dataset');
     return loadDemo(services, log);

@@ -150,7 +150,7 @@ export class TrackingStats {
 
   /** A site's reporting zone (UTC until one is set). */
   async siteTimezone(siteId: number): Promise<{ siteId: number; timezone: string }> {
-    await this.catalog.getSite(siteId);
+    await this.catalog.sites.get(siteId);
     return { siteId, timezone: (await this.repo.siteTimezone(siteId)) ?? 'UTC' };
   }
 
@@ -158,7 +158,7 @@ export class TrackingStats {
   async setSiteTimezone(siteId: number, timezone: string): Promise<{ siteId: number; timezone: string }> {
     if (!isTimezone(timezone, await this.zones()))
       throw invalidField('timezone', 'must be an IANA time zone such as Europe/Malta');
-    await this.catalog.getSite(siteId);
+    await this.catalog.sites.get(siteId);
     await this.repo.setSiteTimezone(siteId, timezone);
     return { siteId, timezone };
   }

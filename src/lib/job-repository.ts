@@ -1,0 +1,33 @@
+import type { Queryable } from '../db/index.ts';
+
+/** Outcome of a job run as stored in `job_runs.status`. */
+export type JobRunStatus = 'succeeded' | 'failed' | 'interrupted';
+
+/** SQL of the scheduler (table job_runs): one row per (job, slot), claimed by one process. */
+export class JobRunRepository {
+  constructor(private readonly db: Queryable) {}
+
+  /**
+   * Claims the (job, slot) row for `owner`: inserts it, or takes over a run that was
+   * interrupted. Returns the run id, or undefined when another process holds the slot.
+   */
+  async claim(job: string, slot: number, owner: string): Promise<number | undefined> {
+    const [r] = await this.db.query<{ id: number }>(
+      `INSERT INTO job_runs (job, slot, owner, status) VALUES ($1, $2, $3, 'running')
+       ON CONFLICT (job, slot) DO UPDATE SET owner = EXCLUDED.owner, status = 'running', started_at = now(), error = NULL
+         WHERE job_runs.status = 'interrupted'
+       RETURNING id`,
+      [job, slot, owner],
+    );
+    return r?.id;
+  }
+
+  /** Records how a claimed run ended. */
+  async finish(id: number, status: JobRunStatus, error: string | null): Promise<void> {
+    await this.db.query('UPDATE job_runs SET status = $2, finished_at = now(), error = $3 WHERE id = $1', [
+      id,
+      status,
+      error,
+    ]);
+  }
+}

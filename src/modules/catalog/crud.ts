@@ -1,0 +1,63 @@
+import { fromDbError } from '../../lib/db-errors.ts';
+import { notFound } from '../../lib/errors.ts';
+import { type PageMeta, pageMeta, pageWindow } from '../../lib/paging.ts';
+import type { PageArgs, Paged } from './rows.ts';
+
+export interface Page<T> {
+  data: T[];
+  meta: PageMeta;
+}
+
+/** Constraint names that map to a field of the request, for 409/422 answers naming it. */
+export const FIELD_BY_CONSTRAINT: Record<string, string> = {
+  toplists_site_id_slug_key: 'slug',
+  toplists_site_id_template_id_geo_type_geo_code_key: 'geo',
+  toplists_check: 'liveUntil',
+};
+
+/** Awaits `p`, turning constraint violations into client errors. */
+export async function guard<T>(p: Promise<T>): Promise<T> {
+  try {
+    return await p;
+  } catch (err) {
+    throw fromDbError(err, FIELD_BY_CONSTRAINT) ?? err;
+  }
+}
+
+/** How one editorial entity is stored: what the generic create/update/get/list run on. */
+export interface EntityStore<T, I, P, F> {
+  /** Name in 404 messages ("Owner not found"). */
+  entity: string;
+  insert(input: I): Promise<number>;
+  /** False when the row does not exist. */
+  update(id: number, patch: P): Promise<boolean>;
+  get(id: number): Promise<T | undefined>;
+  list(window: PageArgs, filter: F): Promise<Paged<T>>;
+}
+
+/**
+ * The create / update / get / list run every editorial entity shares: constraint violations
+ * become client errors, a missing row a 404, lists a page with its `meta`.
+ */
+export class Crud<T, I, P = Partial<I>, F = undefined> {
+  constructor(private readonly store: EntityStore<T, I, P, F>) {}
+
+  async create(input: I): Promise<T> {
+    const id = await guard(this.store.insert(input));
+    return (await this.store.get(id))!;
+  }
+
+  async update(id: number, patch: P): Promise<T> {
+    if (!(await guard(this.store.update(id, patch)))) throw notFound(this.store.entity);
+    return (await this.store.get(id))!;
+  }
+
+  async get(id: number): Promise<T> {
+    return (await this.store.get(id)) ?? Promise.reject(notFound(this.store.entity));
+  }
+
+  async list(page = 1, perPage = 15, filter?: F): Promise<Page<T>> {
+    const { rows, total } = await this.store.list(pageWindow(page, perPage), filter as F);
+    return { data: rows, meta: pageMeta(total, page, perPage) };
+  }
+}

@@ -1,0 +1,186 @@
+import {
+  brand,
+  OFFER_SELECT,
+  offer,
+  owner,
+  type PageArgs,
+  type Paged,
+  site,
+  TEMPLATE_SELECT,
+  TOPLIST_SELECT,
+  template,
+  toplist,
+  type UPDATABLE,
+} from './rows.ts';
+import { CatalogSql } from './sql.ts';
+import type { Brand, NamedType, Offer, Owner, Site, Template, Toplist } from './types.ts';
+
+/** SQL of the editorial catalog: owners, sites, named types, templates, brands, offers with trackers, toplist settings. */
+export class EditorialRepository extends CatalogSql {
+  async insertOwner(v: { name: string; externalId: string | null }): Promise<number> {
+    const [r] = await this.db.query<{ id: number }>(
+      'INSERT INTO owners (name, external_id) VALUES ($1, $2) RETURNING id',
+      [v.name, v.externalId],
+    );
+    return r!.id;
+  }
+
+  async getOwner(id: number): Promise<Owner | undefined> {
+    const [r] = await this.db.query('SELECT * FROM owners WHERE id = $1', [id]);
+    return r && owner(r);
+  }
+
+  async listOwners(p: PageArgs): Promise<Paged<Owner>> {
+    return this.paged('SELECT * FROM owners', 'ORDER BY id', [], p, owner);
+  }
+
+  async insertSite(v: { domain: string; name: string }): Promise<number> {
+    const [r] = await this.db.query<{ id: number }>(
+      'INSERT INTO sites (domain, name) VALUES ($1, $2) RETURNING id',
+      [v.domain, v.name],
+    );
+    return r!.id;
+  }
+
+  async getSite(id: number): Promise<Site | undefined> {
+    const [r] = await this.db.query('SELECT * FROM sites WHERE id = $1', [id]);
+    return r && site(r);
+  }
+
+  async findSiteByDomain(domain: string): Promise<Site | undefined> {
+    const [r] = await this.db.query('SELECT * FROM sites WHERE domain = $1', [domain]);
+    return r && site(r);
+  }
+
+  async listSites(p: PageArgs): Promise<Paged<Site>> {
+    return this.paged('SELECT * FROM sites', 'ORDER BY id', [], p, site);
+  }
+
+  async insertNamedType(
+    table: 'product_types' | 'classification_types' | 'offer_types',
+    name: string,
+  ): Promise<NamedType> {
+    const [r] = await this.db.query<NamedType>(`INSERT INTO ${table} (name) VALUES ($1) RETURNING id, name`, [
+      name,
+    ]);
+    return r!;
+  }
+
+  async listNamedTypes(
+    table: 'product_types' | 'classification_types' | 'offer_types',
+  ): Promise<NamedType[]> {
+    return this.db.query<NamedType>(`SELECT id, name FROM ${table} ORDER BY id`);
+  }
+
+  async insertTemplate(v: {
+    name: string;
+    externalId: string | null;
+    productTypeId: number;
+    classificationTypeId: number;
+  }): Promise<number> {
+    const [r] = await this.db.query<{ id: number }>(
+      'INSERT INTO list_templates (name, external_id, product_type_id, classification_type_id) VALUES ($1, $2, $3, $4) RETURNING id',
+      [v.name, v.externalId, v.productTypeId, v.classificationTypeId],
+    );
+    return r!.id;
+  }
+
+  async getTemplate(id: number): Promise<Template | undefined> {
+    const [r] = await this.db.query(`${TEMPLATE_SELECT} WHERE t.id = $1`, [id]);
+    return r && template(r);
+  }
+
+  async listTemplates(p: PageArgs): Promise<Paged<Template>> {
+    return this.paged(TEMPLATE_SELECT, 'ORDER BY t.id', [], p, template);
+  }
+
+  async insertBrand(v: Record<keyof (typeof UPDATABLE)['brands'], unknown>): Promise<number> {
+    return this.insertMapped('brands', v);
+  }
+
+  async getBrand(id: number): Promise<Brand | undefined> {
+    const [r] = await this.db.query('SELECT * FROM brands WHERE id = $1', [id]);
+    return r && brand(r);
+  }
+
+  async listBrands(p: PageArgs): Promise<Paged<Brand>> {
+    return this.paged('SELECT * FROM brands', 'ORDER BY id', [], p, brand);
+  }
+
+  async insertOffer(v: Record<keyof (typeof UPDATABLE)['offers'], unknown>): Promise<number> {
+    return this.insertMapped('offers', v);
+  }
+
+  async insertTracker(
+    offerId: number,
+    v: Record<keyof (typeof UPDATABLE)['trackers'], unknown>,
+  ): Promise<number> {
+    return this.insertMapped('trackers', { ...v, offerId });
+  }
+
+  async deleteTracker(offerId: number, trackerId: number): Promise<boolean> {
+    const rows = await this.db.query('DELETE FROM trackers WHERE id = $1 AND offer_id = $2 RETURNING id', [
+      trackerId,
+      offerId,
+    ]);
+    return rows.length === 1;
+  }
+
+  async trackerBelongsTo(offerId: number, trackerId: number): Promise<boolean> {
+    const rows = await this.db.query('SELECT 1 FROM trackers WHERE id = $1 AND offer_id = $2', [
+      trackerId,
+      offerId,
+    ]);
+    return rows.length === 1;
+  }
+
+  async getOffer(id: number): Promise<Offer | undefined> {
+    const [r] = await this.db.query(`${OFFER_SELECT} WHERE o.id = $1`, [id]);
+    if (!r) return undefined;
+    return offer(r, await this.trackersOf([id]).then((m) => m.get(id) ?? []));
+  }
+
+  async listOffers(p: PageArgs, brandId?: number): Promise<Paged<Offer>> {
+    const where = brandId === undefined ? '' : 'WHERE o.brand_id = $1';
+    const page = await this.paged(
+      `${OFFER_SELECT} ${where}`,
+      'ORDER BY o.id',
+      brandId === undefined ? [] : [brandId],
+      p,
+      (r) => r,
+    );
+    const trackers = await this.trackersOf(page.rows.map((r) => r.id as number));
+    return { total: page.total, rows: page.rows.map((r) => offer(r, trackers.get(r.id as number) ?? [])) };
+  }
+
+  /** Which of these tracker ids exist. */
+  async existingTrackerIds(ids: readonly number[]): Promise<number[]> {
+    const rows = await this.db.query<{ id: number }>('SELECT id FROM trackers WHERE id = ANY($1::int[])', [
+      ids,
+    ]);
+    return rows.map((r) => r.id);
+  }
+
+  async insertToplist(v: Record<keyof (typeof UPDATABLE)['toplists'] | 'siteId', unknown>): Promise<number> {
+    return this.insertMapped('toplists', v);
+  }
+
+  async listToplists(
+    p: PageArgs,
+    f: { siteId?: number; templateId?: number; geoType?: string; geoCode?: string },
+  ): Promise<Paged<Toplist>> {
+    const conds: string[] = [];
+    const params: unknown[] = [];
+    const add = (sql: string, v: unknown) => {
+      params.push(v);
+      conds.push(sql.replace('?', `$${params.length}`));
+    };
+    if (f.siteId !== undefined) add('t.site_id = ?', f.siteId);
+    if (f.templateId !== undefined) add('t.template_id = ?', f.templateId);
+    if (f.geoType !== undefined) add('t.geo_type = ?', f.geoType);
+    if (f.geoCode !== undefined) add('t.geo_code = ?', f.geoCode);
+    const where = conds.length ? `WHERE ${conds.join(' AND ')}` : '';
+    const page = await this.paged(`${TOPLIST_SELECT} ${where}`, 'ORDER BY t.id', params, p, (r) => r);
+    return { total: page.total, rows: page.rows.map((r) => toplist(r, [])) };
+  }
+}

@@ -1,0 +1,133 @@
+import { AppError, invalidField } from '../../lib/errors.ts';
+import { countryName, GLOBAL_CODE, isCountryCode, MARKET_CODE } from '../../lib/geo.ts';
+import type { ColumnValues } from './rows.ts';
+import type { BrandInputT, GeoInputT, OfferInputT, TrackerInputT } from './schemas.ts';
+
+/* Input → column mapping and validation that JSON schema cannot express. */
+
+export function brandColumns(b: Partial<BrandInputT>): ColumnValues<'brands'> {
+  return {
+    externalId: b.externalId,
+    name: b.name,
+    slug: b.slug,
+    rating: b.rating,
+    logoRectangular: b.logo?.rectangular,
+    logoSquare: b.logo?.square,
+    logoBackgroundColor: b.logo?.backgroundColor,
+    licenses: b.licenses,
+    paymentMethods: b.paymentMethods,
+    restrictedCountries: b.restrictedCountries,
+    classificationTypes: b.classificationTypes,
+    languagesWebsite: b.languages?.website,
+    languagesSupport: b.languages?.support,
+    languagesLivechat: b.languages?.livechat,
+  };
+}
+
+export function offerColumns(o: Partial<OfferInputT>): ColumnValues<'offers'> {
+  return {
+    externalId: o.externalId,
+    brandId: o.brandId,
+    offerTypeId: o.offerTypeId,
+    offerText: o.offerText,
+    currencies: o.currencies,
+    hasFreeSpins: o.hasFreeSpins,
+    bonusWageringRequirement: o.bonusWageringRequirement,
+    bonusExpiryDate: o.bonusExpiryDate,
+    bonusCode: o.bonusCode,
+    minimumDeposit: o.minimumDeposit,
+    freeTickets: o.freeTickets,
+    maxBonusAmount: o.maxBonusAmount,
+    maxPayout: o.maxPayout,
+    minimumOdds: o.minimumOdds,
+    freeBetValue: o.freeBetValue,
+    tournamentTicketValue: o.tournamentTicketValue,
+    rakebackPercentage: o.rakebackPercentage,
+    isStickyBonus: o.isStickyBonus,
+    stakeReturned: o.stakeReturned,
+    betType: o.betType,
+    geoCountries: o.geos?.countries,
+    geoMarkets: o.geos?.markets,
+  };
+}
+
+export function trackerColumns(t: Partial<TrackerInputT>): ColumnValues<'trackers'> {
+  return {
+    externalId: t.externalId,
+    campaignName: t.campaignName,
+    landingUrl: t.landingUrl,
+    tcLink: t.tcLink,
+    pageType: t.pageType,
+    geoCountries: t.geos?.countries,
+    geoMarkets: t.geos?.markets,
+  };
+}
+
+/** JSON Schema's multipleOf fails on binary fractions (8.35 % 0.01 ≠ 0), so the two-decimal rule lives here. */
+export function checkRating(b: Partial<BrandInputT>, prefix = ''): void {
+  if (b.rating !== undefined && Number(b.rating.toFixed(2)) !== b.rating) {
+    throw invalidField(`${prefix}rating`, 'must have at most two decimals');
+  }
+}
+
+/** A percentage cannot exceed 100; the schema already limits digits and decimals of every decimal. */
+export function checkDecimals(o: Partial<OfferInputT>, prefix = ''): void {
+  const v = o.rakebackPercentage;
+  if (typeof v === 'string' && Number(v) > 100)
+    throw invalidField(`${prefix}rakebackPercentage`, 'must be at most 100');
+}
+
+/** A publish window must end after it starts. */
+export function checkWindow(from: string | null | undefined, until: string | null | undefined): void {
+  if (from && until && Date.parse(until) <= Date.parse(from)) {
+    throw invalidField('liveUntil', 'must be later than liveFrom');
+  }
+}
+
+/** Applies the geo rules of the design: country / market / global. */
+export function normaliseGeo(g: GeoInputT): {
+  type: GeoInputT['type'];
+  code: string;
+  name: string;
+  coveredCountries: string[] | null;
+} {
+  switch (g.type) {
+    case 'country': {
+      if (!isCountryCode(g.code))
+        throw invalidField('geo.code', `${JSON.stringify(g.code)} is not an ISO 3166-1 alpha-2 country code`);
+      if (g.coveredCountries?.length)
+        throw invalidField('geo.coveredCountries', 'must be null for a country toplist');
+      return { type: 'country', code: g.code, name: g.name ?? countryName(g.code)!, coveredCountries: null };
+    }
+    case 'market': {
+      if (!MARKET_CODE.test(g.code))
+        throw invalidField('geo.code', 'a market code is 2-32 uppercase letters, digits or _ (e.g. NORDICS)');
+      if (!g.coveredCountries?.length)
+        throw invalidField('geo.coveredCountries', 'a market must list the countries it covers');
+      for (const [i, c] of g.coveredCountries.entries()) {
+        if (!isCountryCode(c))
+          throw invalidField(
+            `geo.coveredCountries.${i}`,
+            `${JSON.stringify(c)} is not an ISO 3166-1 alpha-2 country code`,
+          );
+      }
+      return {
+        type: 'market',
+        code: g.code,
+        name: g.name ?? g.code,
+        coveredCountries: [...g.coveredCountries],
+      };
+    }
+    case 'global': {
+      if (g.code !== GLOBAL_CODE)
+        throw invalidField('geo.code', `a global toplist has the code ${GLOBAL_CODE}`);
+      if (g.coveredCountries?.length)
+        throw invalidField('geo.coveredCountries', 'must be null for a global toplist');
+      return { type: 'global', code: GLOBAL_CODE, name: g.name ?? 'Rest of World', coveredCountries: null };
+    }
+    default:
+      throw new AppError('validation_failed', 'geo.type must be country, market or global', {
+        field: 'geo.type',
+      });
+  }
+}

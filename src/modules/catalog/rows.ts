@@ -1,0 +1,237 @@
+import type { Brand, Offer, Owner, Site, Template, Toplist, ToplistItem, Tracker } from './types.ts';
+
+/** Page of rows plus the total count for the same filter. */
+export interface Paged<T> {
+  rows: T[];
+  total: number;
+}
+
+export interface PageArgs {
+  limit: number;
+  offset: number;
+}
+
+/** Columns a PATCH may set, per table: API field name → column. The only way a column name reaches SQL. */
+export const UPDATABLE = {
+  owners: { name: 'name', externalId: 'external_id' },
+  sites: { domain: 'domain', name: 'name' },
+  list_templates: {
+    name: 'name',
+    externalId: 'external_id',
+    productTypeId: 'product_type_id',
+    classificationTypeId: 'classification_type_id',
+  },
+  brands: {
+    externalId: 'external_id',
+    name: 'name',
+    slug: 'slug',
+    rating: 'rating',
+    logoRectangular: 'logo_rectangular',
+    logoSquare: 'logo_square',
+    logoBackgroundColor: 'logo_background_color',
+    licenses: 'licenses',
+    paymentMethods: 'payment_methods',
+    restrictedCountries: 'restricted_countries',
+    classificationTypes: 'classification_types',
+    languagesWebsite: 'languages_website',
+    languagesSupport: 'languages_support',
+    languagesLivechat: 'languages_livechat',
+  },
+  offers: {
+    externalId: 'external_id',
+    brandId: 'brand_id',
+    offerTypeId: 'offer_type_id',
+    offerText: 'offer_text',
+    currencies: 'currencies',
+    hasFreeSpins: 'has_free_spins',
+    bonusWageringRequirement: 'bonus_wagering_requirement',
+    bonusExpiryDate: 'bonus_expiry_date',
+    bonusCode: 'bonus_code',
+    minimumDeposit: 'minimum_deposit',
+    freeTickets: 'free_tickets',
+    maxBonusAmount: 'max_bonus_amount',
+    maxPayout: 'max_payout',
+    minimumOdds: 'minimum_odds',
+    freeBetValue: 'free_bet_value',
+    tournamentTicketValue: 'tournament_ticket_value',
+    rakebackPercentage: 'rakeback_percentage',
+    isStickyBonus: 'is_sticky_bonus',
+    stakeReturned: 'stake_returned',
+    betType: 'bet_type',
+    geoCountries: 'geo_countries',
+    geoMarkets: 'geo_markets',
+  },
+  trackers: {
+    externalId: 'external_id',
+    campaignName: 'campaign_name',
+    landingUrl: 'landing_url',
+    tcLink: 'tc_link',
+    pageType: 'page_type',
+    geoCountries: 'geo_countries',
+    geoMarkets: 'geo_markets',
+  },
+  toplists: {
+    externalId: 'external_id',
+    templateId: 'template_id',
+    ownerId: 'owner_id',
+    name: 'name',
+    slug: 'slug',
+    geoType: 'geo_type',
+    geoCode: 'geo_code',
+    geoName: 'geo_name',
+    coveredCountries: 'covered_countries',
+    currentPeriod: 'current_period',
+    locked: 'locked',
+    liveFrom: 'live_from',
+    liveUntil: 'live_until',
+  },
+} as const;
+
+export type UpdatableTable = keyof typeof UPDATABLE;
+export type ColumnValues<T extends UpdatableTable> = Partial<Record<keyof (typeof UPDATABLE)[T], unknown>>;
+
+export const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
+
+/* Row mappers: snake_case rows to the catalog's camelCase records (shared by the catalog repositories). */
+
+export type Row = Record<string, unknown>;
+
+export const owner = (r: Row): Owner => ({
+  id: r.id as number,
+  externalId: r.external_id as string | null,
+  name: r.name as string,
+  createdAt: iso(r.created_at as Date)!,
+  updatedAt: iso(r.updated_at as Date)!,
+});
+
+export const site = (r: Row): Site => ({
+  id: r.id as number,
+  domain: r.domain as string,
+  name: r.name as string,
+  createdAt: iso(r.created_at as Date)!,
+  updatedAt: iso(r.updated_at as Date)!,
+});
+
+export const template = (r: Row): Template => ({
+  id: r.id as number,
+  externalId: r.external_id as string | null,
+  name: r.name as string,
+  productTypeId: r.product_type_id as number,
+  productType: r.product_type as string,
+  classificationTypeId: r.classification_type_id as number,
+  classificationType: r.classification_type as string,
+  createdAt: iso(r.created_at as Date)!,
+  updatedAt: iso(r.updated_at as Date)!,
+});
+
+export const brand = (r: Row): Brand => ({
+  id: r.id as number,
+  externalId: r.external_id as string,
+  name: r.name as string,
+  slug: r.slug as string,
+  rating: Number(r.rating),
+  logo: {
+    rectangular: r.logo_rectangular as string,
+    square: r.logo_square as string,
+    backgroundColor: r.logo_background_color as string,
+  },
+  licenses: r.licenses as string[],
+  paymentMethods: r.payment_methods as string[],
+  restrictedCountries: r.restricted_countries as string[],
+  classificationTypes: r.classification_types as string[],
+  languages: {
+    website: r.languages_website as string[],
+    support: r.languages_support as string[],
+    livechat: r.languages_livechat as string[],
+  },
+  createdAt: iso(r.created_at as Date)!,
+  updatedAt: iso(r.updated_at as Date)!,
+});
+
+export const tracker = (r: Row): Tracker => ({
+  id: r.id as number,
+  offerId: r.offer_id as number,
+  externalId: r.external_id as string | null,
+  campaignName: r.campaign_name as string,
+  landingUrl: r.landing_url as string,
+  tcLink: r.tc_link as string,
+  pageType: r.page_type as string,
+  geos: { countries: r.geo_countries as string[], markets: r.geo_markets as string[] },
+});
+
+export const offer = (r: Row, trackers: Tracker[]): Offer => ({
+  id: r.id as number,
+  externalId: r.external_id as string,
+  brandId: r.brand_id as number,
+  offerTypeId: r.offer_type_id as number,
+  offerTypeName: r.offer_type_name as string,
+  offerText: r.offer_text as string,
+  currencies: r.currencies as string[],
+  hasFreeSpins: r.has_free_spins as boolean,
+  bonusWageringRequirement: r.bonus_wagering_requirement as number,
+  bonusExpiryDate: r.bonus_expiry_text as string,
+  bonusCode: r.bonus_code as string,
+  minimumDeposit: r.minimum_deposit as number | null,
+  freeTickets: r.free_tickets as number | null,
+  maxBonusAmount: r.max_bonus_amount as string | null,
+  maxPayout: r.max_payout as string | null,
+  minimumOdds: r.minimum_odds as string | null,
+  freeBetValue: r.free_bet_value as string | null,
+  tournamentTicketValue: r.tournament_ticket_value as string | null,
+  rakebackPercentage: r.rakeback_percentage as string | null,
+  isStickyBonus: r.is_sticky_bonus as boolean,
+  stakeReturned: r.stake_returned as boolean | null,
+  betType: r.bet_type as string | null,
+  geos: { countries: r.geo_countries as string[], markets: r.geo_markets as string[] },
+  trackers,
+  createdAt: iso(r.created_at as Date)!,
+  updatedAt: iso(r.updated_at as Date)!,
+});
+
+export const item = (r: Row): ToplistItem => ({
+  id: r.id as number,
+  position: r.position as number,
+  brandId: r.brand_id as number,
+  offerId: r.offer_id as number,
+  dealId: r.deal_id as number,
+  isLocked: r.is_locked as boolean,
+});
+
+export const toplist = (r: Row, items: ToplistItem[]): Toplist => ({
+  id: r.id as number,
+  externalId: r.external_id as string | null,
+  siteId: r.site_id as number,
+  templateId: r.template_id as number,
+  ownerId: r.owner_id as number,
+  name: r.name as string,
+  slug: r.slug as string,
+  geo: {
+    type: r.geo_type as Toplist['geo']['type'],
+    code: r.geo_code as string,
+    name: r.geo_name as string,
+    coveredCountries: r.covered_countries as string[] | null,
+  },
+  currentPeriod: r.current_period as string,
+  locked: r.locked as boolean,
+  liveFrom: iso(r.live_from as Date | null),
+  liveUntil: iso(r.live_until as Date | null),
+  liveVersion: r.live_version === null || r.live_version === undefined ? null : String(r.live_version),
+  createdAt: iso(r.created_at as Date)!,
+  draftUpdatedAt: iso(r.draft_updated_at as Date)!,
+  updatedAt: iso(r.updated_at as Date)!,
+  items,
+});
+
+export const OFFER_SELECT = `
+  SELECT o.*, to_char(o.bonus_expiry_date, 'YYYY-MM-DD') AS bonus_expiry_text, ot.name AS offer_type_name
+  FROM offers o JOIN offer_types ot ON ot.id = o.offer_type_id`;
+
+export const TEMPLATE_SELECT = `
+  SELECT t.*, pt.name AS product_type, ct.name AS classification_type
+  FROM list_templates t
+  JOIN product_types pt ON pt.id = t.product_type_id
+  JOIN classification_types ct ON ct.id = t.classification_type_id`;
+
+export const TOPLIST_SELECT = `
+  SELECT t.*, e.version AS live_version
+  FROM toplists t LEFT JOIN editions e ON e.id = t.live_edition_id`;

@@ -1,0 +1,36 @@
+import { describe, expect, it } from 'vitest';
+import { landingUrl, type MacroValues, unknownMacros } from './landing.ts';
+
+const values: MacroValues = {
+  click_id: 'c 1&x',
+  affiliate_id: 'aff',
+  site_id: '3',
+  toplist_id: '7',
+  position: '2',
+  sub_id: '',
+};
+
+describe('landing URLs', () => {
+  it('fills macros URL-encoded in the landing URL and appends the programme parameters', () => {
+    const url = new URL(
+      landingUrl('https://op.example/l?c={click_id}', 'btag={affiliate_id}_{click_id}', values)!,
+    );
+    expect(url.origin + url.pathname).toBe('https://op.example/l');
+    expect([...url.searchParams]).toEqual([
+      ['c', 'c 1&x'],
+      ['btag', 'aff_c 1&x'],
+    ]);
+  });
+
+  it('leaves unknown macros as they are and names them', () => {
+    expect(unknownMacros('a={click_id}&b={nope}&c={also_not}')).toEqual(['nope', 'also_not']);
+    expect(unknownMacros('{click_id}{position}')).toEqual([]);
+    expect(landingUrl('https://op.example/{nope}', '', values)).toBe('https://op.example/%7Bnope%7D');
+  });
+
+  it('refuses anything but an absolute http(s) result, whatever a macro holds', () => {
+    expect(landingUrl('javascript:alert(1)', '', values)).toBeUndefined();
+    expect(landingUrl('{click_id}', '', { ...values, click_id: 'https://evil.example' })).toBeUndefined();
+    expect(landingUrl('not a url', '', values)).toBeUndefined();
+  });
+});

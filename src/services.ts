@@ -1,0 +1,166 @@
+import type { Config } from './config.ts';
+import type { ChangeBus } from './db/changes.ts';
+import type { Db, Queryable } from './db/index.ts';
+import { pendingMigrations } from './db/migrate.ts';
+import { openReadDb } from './db/read-replica.ts';
+import { Scheduler } from './lib/jobs.ts';
+import { OutboundClient, type OutboundOptions, outboundOptionsFrom } from './lib/outbound.ts';
+import type { Redis } from './lib/redis.ts';
+import { sealerFromConfig } from './lib/seal.ts';
+import { AccessService } from './modules/access/service.ts';
+import { AdserverService } from './modules/adserver/service.ts';
+import { AuditLog } from './modules/audit/service.ts';
+import { CatalogService } from './modules/catalog/service.ts';
+import { DeliveryService } from './modules/delivery/service.ts';
+import { Metrics } from './modules/ops/metrics.ts';
+import { Readiness } from './modules/ops/readiness.ts';
+import { registerAggregateJob } from './modules/tracking/aggregate-job.ts';
+import { AggregateRepository } from './modules/tracking/aggregate-repository.ts';
+import { OperatorAggregates } from './modules/tracking/aggregates.ts';
+import { registerPartitionJob } from './modules/tracking/partitions.ts';
+import { TrackingService } from './modules/tracking/service.ts';
+
+/** Where services report trouble that has no caller to throw to (background writes, jobs). */
+export interface ServiceLog {
+  warn(msg: string, err?: unknown): void;
+  error(msg: string, err?: unknown): void;
+}
+
+/** Everything the services need from outside: the HTTP app and the CLI both build them from this. */
+export interface ServiceDeps {
+  config: Config;
+  db: Db;
+  /** Where report queries go; default: a replica pool on DATABASE_READ_URL, or `db` itself. */
+  readDb?: Queryable;
+  bus: ChangeBus;
+  log: ServiceLog;
+  /** Wall clock; injectable so publish windows can be tested. */
+  now?: () => Date;
+  /** The fleet's shared Redis, when `REDIS_URL` is configured. */
+  redis?: Redis;
+  /** Test-only outbound switches (loopback fixtures); never set by the server. */
+  outboundTestOnly?: OutboundOptions['testOnly'];
+}
+
+/** The service graph: one instance of each module's service, wired once. */
+export interface Services {
+  access: AccessService;
+  catalog: CatalogService;
+  delivery: DeliveryService;
+  readiness: Readiness;
+  metrics: Metrics;
+  audit: AuditLog;
+  scheduler: Scheduler;
+  tracking: TrackingService;
+  adserver: AdserverService;
+  aggregates: OperatorAggregates;
+  /** Stops the scheduler, writes buffered clicks, closes outbound connections and the replica pool. The database stays open. */
+  close(): Promise<void>;
+}
+
+/**
+ * Builds every database-backed service with the configured options, registers the periodic
+ * jobs (the scheduler is not started), the readiness checks and the service metrics.
+ */
+export async function createServices(deps: ServiceDeps): Promise<Services> {
+  const { config, db, bus, log } = deps;
+  const replica = deps.readDb ? undefined : await openReadDb(db, config.databaseReadUrl);
+  const reads = deps.readDb ?? replica!;
+  const now = deps.now ?? (() => new Date());
+  const catalog = new CatalogService(db, bus, config, now);
+  const access = new AccessService(db, bus, catalog, now);
+  const delivery = new DeliveryService(db, bus, now, `${config.publicUrl}/api/v1`);
+  const audit = new AuditLog(db, (err) => log.error('audit write failed', err));
+  const readiness = new Readiness();
+  const metrics = new Metrics();
+  // Modules register their periodic work here; the server starts it, close() drains it.
+  const scheduler = new Scheduler(db, now, (msg, err) => log.warn(msg, err));
+  const tracking: TrackingService = new TrackingService(
+    db,
+    catalog,
+    config,
+    now,
+    metrics.tracking((): number => tracking.pendingHits),
+    reads,
+  );
+  registerPartitionJob(scheduler, tracking.partitions);
+  const outbound = new OutboundClient(
+    outboundOptionsFrom(config, deps.outboundTestOnly, (r) =>
+      metrics.outbound.labels(r.target, r.kind).observe(r.seconds),
+    ),
+  );
+  const sealer = sealerFromConfig(config, (msg) => log.warn(msg));
+  const adserver = new AdserverService(db, sealer, outbound, now, {
+    trailingDays: config.adserverTrailingDays,
+    counts: (codes, from, to, timezone) => tracking.countsByCode(codes, from, to, timezone),
+    bannerCode: (input) => tracking.bannerCode(input),
+  });
+  // Delivery pulls run once per slot across every process; a run may use most of its slot.
+  const reportEveryMs = config.adserverReportMinutes * 60_000;
+  scheduler.register({
+    name: 'adserver-reports',
+    everyMs: reportEveryMs,
+    run: async (signal) => {
+      await adserver.reports.pullAll(signal, Math.min(reportEveryMs * 0.8, 600_000));
+    },
+  });
+  const aggregates = new OperatorAggregates(
+    new AggregateRepository(db, reads),
+    sealer,
+    outbound,
+    config,
+    now,
+  );
+  registerAggregateJob(scheduler, aggregates, config);
+
+  readiness.register('database', async () => {
+    await db.query('SELECT 1');
+    return null;
+  });
+  readiness.register('click_buffer', async () => tracking.clickBufferProblem());
+  readiness.register('migrations', async () => {
+    const pending = await pendingMigrations(db);
+    return pending.length ? `${pending.length} pending` : null;
+  });
+  metrics.counterFrom(
+    'podium_edition_cache_hits_total',
+    'Edition cache hits',
+    () => delivery.cacheStats().hits,
+  );
+  metrics.counterFrom(
+    'podium_edition_cache_misses_total',
+    'Edition cache misses (site sets loaded from the database)',
+    () => delivery.cacheStats().misses,
+  );
+  metrics.jobGauges(() => scheduler.jobStats());
+  // Not a readiness part: without Redis a process still serves (docs limits fall back to open).
+  const { redis } = deps;
+  if (redis)
+    metrics.gaugeFrom('podium_redis_up', 'Whether the link to Redis is ready (1) or not (0)', () =>
+      redis.status === 'ready' ? 1 : 0,
+    );
+
+  let closing: Promise<void> | undefined;
+  return {
+    access,
+    catalog,
+    delivery,
+    readiness,
+    metrics,
+    audit,
+    scheduler,
+    tracking,
+    adserver,
+    aggregates,
+    close() {
+      closing ??= (async () => {
+        await scheduler.stop();
+        // Clicks waiting for their group commit are written before the database closes.
+        await tracking.drain();
+        await outbound.close();
+        await replica?.close();
+      })();
+      return closing;
+    },
+  };
+}
