@@ -257,7 +257,8 @@ export class TrackingService {
     const hit = this.links.get(slug);
     if (hit && hit.expires > now) return hit;
     const link: HitLink | undefined =
-      (await this.catalog.publishing.resolveTrackingLink(slug)) ?? bannerTarget(await this.banners.byCode(slug));
+      (await this.catalog.publishing.resolveTrackingLink(slug)) ??
+      bannerTarget(await this.banners.byCode(slug));
     if (!link) return undefined;
     const program = link.trackerId === null ? undefined : await this.repo.programOfTracker(link.trackerId);
     if (this.links.size >= LINK_CACHE_MAX) this.forget();
