@@ -1,6 +1,6 @@
-import type { Creative, OrderRequest } from '@podium/adserver-kit/schemas';
+import type { Creative, OrderRequest } from '../../../packages/adserver-kit/src/schemas.ts';
 
-export { todayIn } from '@podium/adserver-kit/dates';
+export { todayIn } from '../../../packages/adserver-kit/src/reference/dates.ts';
 
 /** A booked line as stored. */
 export interface BookingLine {

@@ -1,5 +1,5 @@
-import { Creative as CreativeSchema } from '@podium/adserver-kit/schemas';
 import { Type as T } from '@sinclair/typebox';
+import { Creative as CreativeSchema } from '../../../packages/adserver-kit/src/schemas.ts';
 
 /** Request schemas of the ad-server admin API. Field names follow the contract (snake_case). */
 
