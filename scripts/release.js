@@ -3,7 +3,7 @@
 // staging directory. It installs anywhere with Node ≥ 20.19:
 //   mkdir podium && tar xzf podium-<version>.tgz -C podium --strip-components=1
 //   cd podium && npm install --omit=dev && npx podium serve
-// The publishable packages (see README) are packed beside it.
+// The packages for publishers are packed on their own: `npm pack --workspace packages/<dir>`.
 import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
