@@ -8,6 +8,8 @@ import { selfSignedCert } from '../packages/adserver-kit/test/helpers.ts';
 
 const run = promisify(execFile);
 const ROOT = join(import.meta.dirname, '..');
+/** Packing and `npm install` on a busy two-core machine: far beyond the suite's 300 s hook budget. */
+const INSTALL_MS = 900_000;
 const MB = 1024 * 1024;
 const npmEnv = () => Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^npm_/i.test(k)));
 
@@ -59,7 +61,7 @@ describe('the publishable packages', { timeout: 600_000 }, () => {
     );
     checker = await install(join(work, 'checker'), c!);
     reference = await install(join(work, 'reference'), r!, t!);
-  });
+  }, INSTALL_MS);
 
   afterAll(() => {
     if (ref && ref.exitCode === null) ref.kill('SIGKILL');

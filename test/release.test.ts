@@ -12,6 +12,8 @@ import { suiteLogStream } from './log-capture.ts';
 const run = promisify(execFile);
 const ROOT = join(import.meta.dirname, '..');
 /** Lines npm prints because of this machine's global npmrc (`nodedir`), not because of the package. */
+/** Packing and `npm install` on a busy two-core machine: far beyond the suite's 300 s hook budget. */
+const INSTALL_MS = 900_000;
 const MACHINE_NPMRC = /Unknown user config "nodedir"/;
 
 /** Records every module URL the process resolves (ESM loader hook, preloaded with --import). */
@@ -101,7 +103,7 @@ describe('the release artifact', { timeout: 600_000 }, () => {
       delete env.DATABASE_URL;
       env.PODIUM_DATA_DIR = join(work, 'data');
     }
-  });
+  }, INSTALL_MS);
 
   afterAll(async () => {
     for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
