@@ -6,5 +6,6 @@ export default defineConfig({
   root: import.meta.dirname,
   base: '/console/',
   plugins: [react()],
-  build: { outDir: 'dist', emptyOutDir: true },
+  // Into the build output, beside the compiled server (served from dist/console).
+  build: { outDir: '../dist/console', emptyOutDir: true },
 });

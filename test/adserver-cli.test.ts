@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 
 const run = promisify(execFile);
-const BIN = join(import.meta.dirname, '..', 'bin', 'podium.js');
+const BIN = join(import.meta.dirname, '..', 'bin', 'podium-dev.js');
 const KEY = 'rsk_cliTestKey_abcdefghijklmnopqrstuvwxyz012345';
 const CONNECT = ['adserver', 'connect', '--publisher', 'acme', '--base-url', 'https://ads.invalid/api/v1'];
 

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 
 const run = promisify(execFile);
-const BIN = join(import.meta.dirname, '..', 'bin', 'podium.js');
+const BIN = join(import.meta.dirname, '..', 'bin', 'podium-dev.js');
 
 /**
  * Runs the real `podium` command on a private embedded database (never the shared server, never

@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { join } from 'node:path';
 import { suiteLogStream } from './log-capture.ts';
 
-const BIN = join(import.meta.dirname, '..', 'bin', 'podium.js');
+const BIN = join(import.meta.dirname, '..', 'bin', 'podium-dev.js');
 
 /** Starts `podium serve` on a free port; resolves with its base URL once it listens. */
 export async function serve(

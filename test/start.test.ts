@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { suiteLogStream } from './log-capture.ts';
 
-const BIN = join(import.meta.dirname, '..', 'bin', 'podium.js');
+const BIN = join(import.meta.dirname, '..', 'bin', 'podium-dev.js');
 
 // What a new user sees after `npm start`: always the embedded database, whatever this run uses.
 describe('podium start on an empty data directory', { timeout: 240_000 }, () => {

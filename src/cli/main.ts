@@ -5,6 +5,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { runPrimary } from '../cluster.ts';
 import { type Config, ConfigError, loadConfig } from '../config.ts';
 import { openConfiguredDb } from '../db/open.ts';
+import { PACKAGE_VERSION } from '../lib/package-root.ts';
 import { SCOPES, type Scope } from '../modules/access/scopes.ts';
 import { ensureDemo } from '../modules/catalog/demo.ts';
 import { parseImportDocument } from '../modules/catalog/import-schema.ts';
@@ -15,6 +16,19 @@ import { demoText, progressBar, readImportFile, startBanner } from './output.ts'
 
 const program = new Command('podium')
   .description('Podium: toplist delivery, affiliate tracking, docs and ad-server integration')
+  .version(PACKAGE_VERSION)
+  .addHelpText(
+    'after',
+    `
+Examples:
+  podium start                                   demo data in ./data, serves on http://127.0.0.1:3000
+  DATABASE_URL=postgres://podium@db/podium podium migrate
+  DATABASE_URL=postgres://podium@db/podium podium serve --workers 2
+  podium token create --admin --scopes catalog:read
+  podium <command> --help                        the flags of one command
+
+Docs: docs/getting-started.md and docs/operations.md, or /docs/ on a running server.`,
+  )
   .showHelpAfterError();
 
 function port(raw: string): number {

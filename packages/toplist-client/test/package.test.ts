@@ -42,7 +42,7 @@ describe('the publishable build', () => {
 
   it('publishes only the build and the README', () => {
     const pkg = JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8'));
-    expect(pkg.files).toEqual(['dist', 'README.md']);
+    expect(pkg.files).toEqual(['dist', 'README.md', 'LICENSE']);
     expect(pkg.exports['.']).toEqual({ types: './dist/index.d.ts', import: './dist/index.js' });
   });
 });

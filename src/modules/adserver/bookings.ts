@@ -1,5 +1,5 @@
-import type { Creative } from '@podium/adserver-kit/schemas';
 import { ulid } from 'ulid';
+import type { Creative } from '../../../packages/adserver-kit/src/schemas.ts';
 import type { Db } from '../../db/index.ts';
 import { fromDbError } from '../../lib/db-errors.ts';
 import { AppError, invalidField, notFound } from '../../lib/errors.ts';

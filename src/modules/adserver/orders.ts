@@ -1,8 +1,8 @@
-import type { Creative, OrderRequest } from '@podium/adserver-kit/schemas';
+import type { Creative, OrderRequest } from '../../../packages/adserver-kit/src/schemas.ts';
 import { escapeHtml } from '../../lib/html.ts';
 import type { ApprovedCreative } from './types.ts';
 
-export { todayIn } from '@podium/adserver-kit/dates';
+export { todayIn } from '../../../packages/adserver-kit/src/reference/dates.ts';
 
 /** A booked line as stored. */
 export interface BookingLine {

@@ -1,4 +1,4 @@
-import { checkHealthBody, type HealthResponse } from '@podium/adserver-kit/schemas';
+import { checkHealthBody, type HealthResponse } from '../../../packages/adserver-kit/src/schemas.ts';
 import type { Outcome } from '../../lib/outbound.ts';
 import type { ProbeState } from './types.ts';
 

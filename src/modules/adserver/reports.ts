@@ -1,4 +1,4 @@
-import { todayIn } from '@podium/adserver-kit/dates';
+import { todayIn } from '../../../packages/adserver-kit/src/reference/dates.ts';
 import type { Outcome } from '../../lib/outbound.ts';
 import { withRetries } from '../../lib/retry.ts';
 import type { Connections } from './connections.ts';

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
+import { PACKAGE_ROOT } from '../../lib/package-root.ts';
 
 /** Who starts the HTTP exchange a page describes, from the publisher's point of view. */
 export const DIRECTIONS = ['you-call-us', 'we-call-you', ''] as const;
@@ -28,7 +28,7 @@ export interface Page {
 }
 
 /** The repository's `docs/` directory. */
-export const DOCS_DIR = fileURLToPath(new URL('../../../docs/', import.meta.url));
+export const DOCS_DIR = path.join(PACKAGE_ROOT, 'docs');
 
 const FRONT_MATTER = /^---\n([\s\S]*?)\n---\n/;
 const SLUG = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;

@@ -1,8 +1,8 @@
-import { readFileSync } from 'node:fs';
 import rateLimit from '@fastify/rate-limit';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { AppError, notFound } from '../../lib/errors.ts';
+import { PACKAGE_VERSION as VERSION } from '../../lib/package-root.ts';
 import type { Redis } from '../../lib/redis.ts';
 import { registerDocsCors } from './cors.ts';
 import { checkEnvelope, createDocsMcpServer } from './mcp.ts';
@@ -24,10 +24,6 @@ export interface DocsRouteOptions {
   /** Shared counters for a fleet of processes; without it each process counts on its own. */
   redis?: { client: Redis; prefix: string };
 }
-
-const VERSION = (
-  JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }
-).version;
 
 const HTML_HEADERS = {
   'content-type': 'text/html; charset=utf-8',

@@ -2,13 +2,15 @@ import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { Writable } from 'node:stream';
 import { Command, InvalidArgumentError } from 'commander';
+import { VERSION } from '../version.ts';
 import { type CheckReport, type CheckResult, runChecks } from './index.ts';
 
 // `adserver-check BASE_URL`: the key comes from an environment variable or a hidden prompt,
 // never from a flag or the URL, so it does not land in shell history or process lists.
 
-const program = new Command('adserver-check')
+const program = new Command('podium-adserver-check')
   .description('Check a publisher ad server against the Ad Server Integration API contract')
+  .version(VERSION)
   .argument('[base-url]', 'base URL of the ad server, e.g. https://ads.example.com/api/v1')
   .option('--base-url <url>', 'same as the argument')
   .option('--api-key-env <name>', 'environment variable holding the API key', 'ADSERVER_API_KEY')
@@ -29,6 +31,17 @@ const program = new Command('adserver-check')
   )
   .option('--ca <file>', 'extra trusted CA certificate (PEM) for a sandbox with a private CA')
   .option('--json', 'print the report as JSON (for CI)', false)
+  .addHelpText(
+    'after',
+    `
+Examples:
+  ADSERVER_API_KEY=… npx podium-adserver-check https://ads.example.com/api/v1
+  npx podium-adserver-check https://ads.example.com/api/v1          prompts for the key (hidden)
+  ADSERVER_API_KEY=… ADSERVER_LIMITED_KEY=… npx podium-adserver-check https://sandbox.example.com/api/v1 \\
+    --allow-writes --ca sandbox-ca.pem --json > report.json
+
+Exit status: 0 when the server conforms, non-zero otherwise.`,
+  )
   .showHelpAfterError();
 
 async function promptKey(): Promise<string> {
@@ -94,6 +107,6 @@ program.action(async (arg: string | undefined, o) => {
 });
 
 program.parseAsync().catch((err: Error) => {
-  process.stderr.write(`adserver-check: ${err.message}\n`);
+  process.stderr.write(`podium-adserver-check: ${err.message}\n`);
   process.exit(2);
 });

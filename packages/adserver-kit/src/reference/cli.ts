@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError } from 'commander';
 import { openStore, type Store } from '../db.ts';
 import { SCOPES, type Scope } from '../schemas.ts';
+import { VERSION } from '../version.ts';
 import { type ConsoleOps, remoteOps, startLocalAdmin, storeOps } from './local-admin.ts';
 import * as repo from './repository.ts';
 import { startReferenceServer } from './server.ts';
@@ -10,9 +11,21 @@ import { startReferenceServer } from './server.ts';
 // activation). The store is PGlite in --data-dir, or PostgreSQL from ADSERVER_DATABASE_URL
 // (an environment variable, so a password never sits in the process list).
 
-const program = new Command('adserver-reference').description(
-  'Reference ad server of the Ad Server Integration API',
-);
+const program = new Command('podium-adserver-reference')
+  .description('Reference ad server of the Ad Server Integration API')
+  .version(VERSION)
+  .addHelpText(
+    'after',
+    `
+Examples:
+  npx podium-adserver-reference serve                         HTTP on 127.0.0.1:8080, PGlite in ./.adserver-reference
+  npx podium-adserver-reference serve --port 8443 --tls-key key.pem --tls-cert cert.pem
+  ADSERVER_DATABASE_URL=postgres://ads@db/ads npx podium-adserver-reference serve --host 0.0.0.0
+  npx podium-adserver-reference keys create --scopes inventory:read,reports
+  npx podium-adserver-reference activate ord_…                take a draft order live
+
+Then check it: ADSERVER_API_KEY=… npx podium-adserver-check https://127.0.0.1:8443/api/v1 --ca cert.pem`,
+  );
 program.option(
   '--data-dir <dir>',
   'PGlite data directory (ignored when ADSERVER_DATABASE_URL is set)',
@@ -35,7 +48,7 @@ async function withConsole<T>(fn: (ops: ConsoleOps) => Promise<T>): Promise<T> {
   const store: Store = await openStore(opts);
   try {
     const account = (await repo.listAccounts(store))[0];
-    if (!account) throw new Error('no account yet: run `adserver-reference serve` once to create it');
+    if (!account) throw new Error('no account yet: run `podium-adserver-reference serve` once to create it');
     return await fn(storeOps(store, account.id));
   } finally {
     await store.close();
@@ -135,6 +148,6 @@ program
   );
 
 program.parseAsync().catch((err: Error) => {
-  process.stderr.write(`adserver-reference: ${err.message}\n`);
+  process.stderr.write(`podium-adserver-reference: ${err.message}\n`);
   process.exit(1);
 });
