@@ -99,8 +99,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerValidation(app);
 
   // An empty POST/PUT/PATCH is validated as `{}` so it gets a field-level 422, not a type error.
-  app.addHook('preValidation', async (request) => {
+  app.addHook('preValidation', (request, _reply, done) => {
     if (request.body === undefined && ['POST', 'PUT', 'PATCH'].includes(request.method)) request.body = {};
+    done();
   });
 
   const now = deps.now ?? (() => new Date());
@@ -166,10 +167,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     const pending = await pendingMigrations(deps.db);
     return pending.length ? `${pending.length} pending` : null;
   });
-  app.addHook('onResponse', async (request, reply) => {
-    metrics.httpDuration
-      .labels(request.method, request.routeOptions.url ?? 'unmatched', String(reply.statusCode))
-      .observe(reply.elapsedTime / 1000);
+  app.addHook('onResponse', (request, reply, done) => {
+    metrics.observeHttp(
+      request.method,
+      request.routeOptions.url ?? 'unmatched',
+      reply.statusCode,
+      reply.elapsedTime / 1000,
+    );
+    done();
   });
   metrics.counterFrom(
     'podium_edition_cache_hits_total',
