@@ -3,6 +3,8 @@
  * server beside it. Fixtures start on first use and are shared by every scenario of the run.
  */
 import type { ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { cpSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pinnedChild, reply, stop } from './children.ts';
 import type { LoadSpec } from './wrk.ts';
@@ -36,6 +38,8 @@ export interface Fixture {
   bare: Side;
   /** Makes the bare server answer these requests with the bytes Podium answers for them. */
   can(spec: LoadSpec): Promise<void>;
+  /** Starts a CPU profile of the Podium process; the returned function writes it to `file`. */
+  profile(): Promise<(file: string) => Promise<void>>;
   /** Row counts of clicks, impressions and postbacks (for the nothing-lost checks). */
   count(): Promise<Record<string, number>>;
   close(): Promise<void>;
@@ -43,6 +47,47 @@ export interface Fixture {
 
 const PODIUM = join(import.meta.dirname, '..', 'servers', 'podium.ts');
 const BARE = join(import.meta.dirname, '..', 'servers', 'bare.ts');
+
+/**
+ * Builds the dataset. With BENCH_CACHE_DIR set, a PGlite dataset built once (per dataset and set of
+ * migrations) is copied from there instead, which saves minutes when profiling one scenario.
+ */
+async function buildOnce(
+  dataset: Dataset,
+  db: DbKind,
+  env: NodeJS.ProcessEnv,
+  logFile: string,
+  log: (m: string) => void,
+): Promise<{ built: FixtureInfo }> {
+  const cacheRoot = db === 'pglite' ? process.env.BENCH_CACHE_DIR : undefined;
+  const cache = cacheRoot && join(cacheRoot, `${dataset}-${migrationsKey()}`);
+  const dataDir = env.BENCH_DATA_DIR!;
+  if (cache && existsSync(join(cache, 'info.json'))) {
+    cpSync(join(cache, 'db'), dataDir, { recursive: true });
+    log(`bench: ${dataset} dataset copied from ${cache}`);
+    return JSON.parse(readFileSync(join(cache, 'info.json'), 'utf8'));
+  }
+  log(`bench: building the ${dataset} dataset on ${db}`);
+  const started = Date.now();
+  const built = await reply<{ built: FixtureInfo }>(
+    pinnedChild(PODIUM, ['build', dataset], env, logFile),
+    'built',
+  );
+  log(`bench: ${dataset} on ${db} built in ${Math.round((Date.now() - started) / 1000)} s`);
+  if (cache) {
+    cpSync(dataDir, join(cache, 'db'), { recursive: true });
+    writeFileSync(join(cache, 'info.json'), JSON.stringify(built));
+  }
+  return built;
+}
+
+/** Names the shipped migrations, so a cached dataset is never used with another schema. */
+function migrationsKey(): string {
+  const dir = join(import.meta.dirname, '..', '..', 'src', 'db', 'migrations');
+  const hash = createHash('sha1');
+  for (const f of readdirSync(dir).sort()) hash.update(f).update(readFileSync(join(dir, f)));
+  return hash.digest('hex').slice(0, 12);
+}
 
 /** Builds the dataset, then starts Podium and the bare server on it. */
 export async function startFixture(
@@ -60,22 +105,8 @@ export async function startFixture(
   env.PODIUM_PUBLIC_URL = 'http://127.0.0.1';
   env.LOG_LEVEL = 'info';
   const logFile = join(dir, `${dataset}-${db}.log`);
-  log(`bench: building the ${dataset} dataset on ${db}`);
-  const started = Date.now();
-  const built = await reply<{ built: FixtureInfo }>(
-    pinnedChild(PODIUM, ['build', dataset], env, logFile),
-    'built',
-  );
-  log(`bench: ${dataset} on ${db} built in ${Math.round((Date.now() - started) / 1000)} s`);
-  // BENCH_CPU_PROF=<dir>: Podium writes a V8 CPU profile there when it stops (`npm run bench:top`).
-  const prof = process.env.BENCH_CPU_PROF;
-  const podiumProc = pinnedChild(
-    PODIUM,
-    ['serve'],
-    env,
-    logFile,
-    prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : [],
-  );
+  const built = await buildOnce(dataset, db, env, logFile, log);
+  const podiumProc = pinnedChild(PODIUM, ['serve'], env, logFile);
   const podium = await reply<Side>(podiumProc, 'ready');
   const bareProc = pinnedChild(BARE, [], env, logFile);
   const bare = await reply<Side>(bareProc, 'ready');
@@ -94,6 +125,12 @@ export async function startFixture(
         body: spec.body,
       }));
       await reply(bareProc, 'canned', { cmd: 'can', podiumUrl: podium.url, requests });
+    },
+    async profile() {
+      await reply(podiumProc, 'profiling', { cmd: 'profile-start' });
+      return async (file) => {
+        await reply(podiumProc, 'profiled', { cmd: 'profile-stop', file });
+      };
     },
     async count() {
       return (await reply<{ counted: Record<string, number> }>(podiumProc, 'counted', { cmd: 'count' }))

@@ -4,6 +4,8 @@
  * the server's CPU time per response beside req/s and latency; the median of several rounds.
  */
 
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Dataset, DbKind, Fixture, Side } from './fixture.ts';
 import { cpuMicros, load1, rssMb } from './proc.ts';
 import { type LoadSpec, runWrk, type WrkResult } from './wrk.ts';
@@ -114,6 +116,9 @@ export async function compare(
   await measure(fx.bare, fresh(), settings, 1);
   const podium: Figures[] = [];
   const bare: Figures[] = [];
+  // BENCH_CPU_PROF=<dir>: a V8 CPU profile of Podium over the measured rounds (`npm run bench:top`).
+  const profDir = process.env.BENCH_CPU_PROF;
+  const writeProfile = profDir ? await fx.profile() : undefined;
   for (let r = 0; r < settings.rounds; r++) {
     if (r % 2 === 0) {
       bare.push(await measure(fx.bare, fresh(), settings));
@@ -122,6 +127,12 @@ export async function compare(
       podium.push(await measure(fx.podium, fresh(), settings));
       bare.push(await measure(fx.bare, fresh(), settings));
     }
+  }
+  if (writeProfile && profDir) {
+    mkdirSync(profDir, { recursive: true });
+    const file = join(profDir, `${name}-${fx.dataset}-${fx.db}.cpuprofile`);
+    await writeProfile(file);
+    ctx.log(`bench: profile written to ${file}`);
   }
   const p = medianOf(podium);
   const b = medianOf(bare);

@@ -5,6 +5,8 @@
  * scheduler, change bus) on it. The database is PGlite in BENCH_DATA_DIR, or a schema
  * (BENCH_SCHEMA) on DATABASE_URL.
  */
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector';
 import { loadConfig } from '../../src/config.ts';
 import { openDb } from '../../src/db/index.ts';
 import { ensureDemo } from '../../src/modules/catalog/demo.ts';
@@ -58,7 +60,15 @@ async function build(dataset: string): Promise<void> {
   send({ built: info });
 }
 
+/** The in-process inspector: profiles only the measured runs, not start-up or idle time. */
+const session = new Session();
+const post = (method: string) =>
+  new Promise<unknown>((resolve, reject) => {
+    session.post(method, (err, result) => (err ? reject(err) : resolve(result)));
+  });
+
 async function serve(): Promise<void> {
+  session.connect();
   const url = process.env.DATABASE_URL;
   const config = loadConfig({ ...process.env, HOST: '127.0.0.1', PORT: '0' });
   const db = await openDb({
@@ -79,6 +89,16 @@ async function serve(): Promise<void> {
                    LEFT JOIN postback_outcomes o ON o.log_id = l.id WHERE o.log_id IS NULL) AS undecided`,
       );
       send({ counted: r });
+    }
+    if (m.cmd === 'profile-start') {
+      await post('Profiler.enable');
+      await post('Profiler.start');
+      send({ profiling: true });
+    }
+    if (m.cmd === 'profile-stop') {
+      const { profile } = (await post('Profiler.stop')) as { profile: object };
+      writeFileSync((m as { cmd: string; file: string }).file, JSON.stringify(profile));
+      send({ profiled: true });
     }
     if (m.cmd === 'stop') {
       await server.close();
