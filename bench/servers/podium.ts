@@ -25,7 +25,7 @@ async function build(dataset: string): Promise<void> {
   const { catalog, tracking } = app.services;
   let siteId: number;
   if (dataset === 'demo') {
-    await ensureDemo(catalog, log);
+    await ensureDemo(app.services, log);
     // The demo site with the most live toplists (the casino geo family).
     const [top] = await db.query<{ site_id: number }>(
       `SELECT site_id FROM toplists WHERE live_edition_id IS NOT NULL GROUP BY site_id ORDER BY count(*) DESC LIMIT 1`,
@@ -50,7 +50,7 @@ async function build(dataset: string): Promise<void> {
     trackerIds: [...new Set(links.map((l) => l.tracker_id))],
   });
   const info: FixtureInfo = {
-    siteToken: (await catalog.createSiteToken(siteId, 'bench')).token,
+    siteToken: (await app.services.access.createSiteToken(siteId, 'bench')).token,
     slugs: toplists.map((t) => t.slug),
     ids: toplists.map((t) => t.id),
     goSlugs: links.map((l) => l.slug),
