@@ -35,6 +35,8 @@ export interface Scenario {
   name: string;
   /** One line for `--list`. */
   about: string;
+  /** Too long or too special for a default run: runs only when named. */
+  byNameOnly?: boolean;
   /** Runs the scenario; each returned object is printed as one JSON line. */
   run(ctx: BenchContext): Promise<Record<string, unknown>[]>;
 }
