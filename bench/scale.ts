@@ -193,7 +193,7 @@ export async function run(log: (m: string) => void = () => {}): Promise<Record<s
   await admin(base, `DROP DATABASE IF EXISTS ${DB_NAME}`);
   await admin(base, `CREATE DATABASE ${DB_NAME}`);
   const url = withDatabase(base, DB_NAME);
-  const db = await openDb({ url, poolSize: 6 });
+  const db = await openDb({ url, poolSize: 8 });
   try {
     await migrate(db);
     const now = new Date();
@@ -243,6 +243,7 @@ export async function run(log: (m: string) => void = () => {}): Promise<Record<s
         offset: 0,
       }),
     ];
+    log(`scale: stats ${JSON.stringify(stats)}; disk ${JSON.stringify(size)}; clicks ${counted?.n}`);
     log('scale: reconciliation months');
     const aggregates = new AggregateRepository(db);
     const reconcile = await timed(QUERY_RUNS, (i) => {
@@ -251,6 +252,7 @@ export async function run(log: (m: string) => void = () => {}): Promise<Record<s
       return aggregates.reconcile(1 + (i % PROGRAMS), day(from), day(to), ZONES[i % ZONES.length] as string);
     });
 
+    log(`scale: reconciliation ${JSON.stringify(reconcile)}`);
     log('scale: click write throughput, plain table (before) and partitioned with rollups');
     await db.exec(`CREATE TABLE clicks_before (
       id text PRIMARY KEY, kind text NOT NULL CHECK (kind IN ('click', 'impression')), at timestamptz NOT NULL,

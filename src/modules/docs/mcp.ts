@@ -151,7 +151,11 @@ export function checkEnvelope(text: string): { message: unknown } | { error: Rpc
   ) {
     return { error: rpcError(RPC.invalidRequest, 'Invalid Request: params must be an object', id) };
   }
-  const schema = typeof m.method === 'string' && m.id !== undefined ? PARAMS[m.method] : undefined;
+  // Own keys only: `__proto__`, `constructor` or `toString` name no supported request.
+  const schema =
+    typeof m.method === 'string' && m.id !== undefined && Object.hasOwn(PARAMS, m.method)
+      ? PARAMS[m.method]
+      : undefined;
   if (schema && !schema.safeParse(message).success) {
     return { error: rpcError(RPC.invalidParams, `Invalid params for ${m.method}`, id) };
   }

@@ -111,9 +111,21 @@ export async function registerPostback(scope: FastifyInstance, tracking: Trackin
     done(null, body),
   );
   const params = { type: 'object', properties: { program: { type: 'string' }, token: { type: 'string' } } };
+  const url = '/api/postback/:program/:token';
+  // HEAD would run the GET handler and record a conversion; other methods would 404 echoing the
+  // URL, token included. Both are refused here without reading or repeating anything.
+  scope.route({
+    method: ['HEAD', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
+    url,
+    handler: async (_req, reply) => {
+      reply.header('allow', 'GET, POST');
+      throw new AppError('method_not_allowed', 'A postback is sent with GET or POST');
+    },
+  });
   scope.route<{ Params: { program: string; token: string } }>({
     method: ['GET', 'POST'],
-    url: '/api/postback/:program/:token',
+    url,
+    exposeHeadRoute: false,
     schema: { params },
     handler: async (req) =>
       tracking.postback({
@@ -135,8 +147,8 @@ export async function registerTrackingAdmin(
 ): Promise<void> {
   const app = scope.withTypeProvider<TypeBoxTypeProvider>();
   const { tracking, tokens } = deps;
-  const read = { preHandler: requireAdmin(tokens, 'tracking:read') };
-  const write = { preHandler: requireAdmin(tokens, 'tracking:write') };
+  const read = { onRequest: requireAdmin(tokens, 'tracking:read') };
+  const write = { onRequest: requireAdmin(tokens, 'tracking:write') };
 
   app.get('/tracking/programs', { ...read, schema: { querystring: ProgramListQuery } }, (req) =>
     tracking.listPrograms(req.query.page, req.query.per_page),
@@ -155,7 +167,8 @@ export async function registerTrackingAdmin(
     { ...write, schema: { params: IdParams, body: ProgramPatch } },
     async (req) => ({ data: await tracking.updateProgram(req.params.id, req.body) }),
   );
-  app.post('/tracking/programs/:id/token', { ...write, schema: { params: IdParams } }, async (req, reply) =>
+  const rotate = { summary: "Rotate the programme's postback token (shown once)", params: IdParams };
+  app.post('/tracking/programs/:id/token', { ...write, schema: rotate }, async (req, reply) =>
     reply
       .header('cache-control', 'no-store')
       .send({ data: await tracking.rotateProgramToken(req.params.id) }),
