@@ -1,31 +1,64 @@
 /**
- * `npm run bench [name...]`: runs the named benchmarks (default: all) one after another and
- * prints one JSON document. Progress goes to stderr, results to stdout.
+ * `npm run bench [-- scenario...]`: runs the registered scenarios (default: all; see
+ * bench/scenarios/index.ts and `--list`) and prints one JSON line per result on stdout, then a
+ * markdown table of them on stderr. Progress goes to stderr. bench/README.md explains the figures.
+ * BENCH_SECONDS (per run, default 3), BENCH_ROUNDS (default 3), BENCH_CONNECTIONS (default 50).
  */
-import * as delivery from './delivery.ts';
-import * as docs from './docs.ts';
-import * as docsSearch from './docs-search.ts';
-import * as go from './go.ts';
-import * as scale from './scale.ts';
-
-const BENCHES: Record<string, { run(log: (m: string) => void): Promise<Record<string, unknown>> }> = {
-  delivery,
-  docs,
-  'docs-search': docsSearch,
-  go,
-  scale,
-};
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type Dataset, type DbKind, type Fixture, startFixture } from './lib/fixture.ts';
+import type { BenchContext } from './lib/harness.ts';
+import { table } from './lib/table.ts';
+import { ensureWrk } from './lib/wrk.ts';
+import { SCENARIOS } from './scenarios/index.ts';
 
 const log = (m: string) => process.stderr.write(`${m}\n`);
-const wanted = process.argv.slice(2);
-const unknown = wanted.filter((w) => !(w in BENCHES));
+const args = process.argv.slice(2);
+if (args.includes('--list')) {
+  for (const s of SCENARIOS) log(`${s.name.padEnd(12)} ${s.about}`);
+  process.exit(0);
+}
+const unknown = args.filter((a) => !SCENARIOS.some((s) => s.name === a));
 if (unknown.length) {
-  log(`unknown benchmark(s): ${unknown.join(', ')}; known: ${Object.keys(BENCHES).join(', ')}`);
+  log(`unknown scenario(s): ${unknown.join(', ')}; known: ${SCENARIOS.map((s) => s.name).join(', ')}`);
   process.exit(2);
 }
-const out: Record<string, unknown> = { node: process.version, started_at: new Date().toISOString() };
-// `scale` fills a database with millions of rows: it runs only when named.
-for (const name of wanted.length ? wanted : Object.keys(BENCHES).filter((n) => n !== 'scale')) {
-  out[name] = await BENCHES[name]!.run(log);
+ensureWrk(log);
+
+const dir = mkdtempSync(join(tmpdir(), 'podium-bench-'));
+const fixtures = new Map<string, Promise<Fixture>>();
+const ctx: BenchContext = {
+  settings: {
+    seconds: Number(process.env.BENCH_SECONDS ?? 3),
+    rounds: Number(process.env.BENCH_ROUNDS ?? 3),
+    connections: Number(process.env.BENCH_CONNECTIONS ?? 50),
+    dir,
+  },
+  log,
+  writeDbs: process.env.DATABASE_URL ? ['pglite', 'postgres'] : ['pglite'],
+  fixture(dataset: Dataset, db: DbKind) {
+    const key = `${dataset}/${db}`;
+    let f = fixtures.get(key);
+    if (!f) {
+      f = startFixture(dataset, db, dir, log);
+      fixtures.set(key, f);
+    }
+    return f;
+  },
+};
+
+const lines: Record<string, unknown>[] = [];
+try {
+  for (const s of SCENARIOS.filter((s) => (args.length ? args.includes(s.name) : !s.byNameOnly))) {
+    for (const line of await s.run(ctx)) {
+      const full = { node: process.version, at: new Date().toISOString(), ...line };
+      lines.push(full);
+      process.stdout.write(`${JSON.stringify(full)}\n`);
+    }
+  }
+} finally {
+  for (const f of fixtures.values()) await (await f.catch(() => undefined))?.close();
+  rmSync(dir, { recursive: true, force: true });
 }
-process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
+log(`\n${table(lines)}`);

@@ -14,9 +14,9 @@
  */
 import { execFileSync } from 'node:child_process';
 import pg from 'pg';
-import { ulid } from 'ulid';
 import { type Db, openDb } from '../src/db/index.ts';
 import { migrate } from '../src/db/migrate.ts';
+import { ulid } from '../src/lib/ids.ts';
 import { AggregateRepository } from '../src/modules/tracking/aggregate-repository.ts';
 import { TrackingRepository } from '../src/modules/tracking/repository.ts';
 import type { ClickRow } from '../src/modules/tracking/types.ts';

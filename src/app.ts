@@ -67,8 +67,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerValidation(app);
 
   // An empty POST/PUT/PATCH is validated as `{}` so it gets a field-level 422, not a type error.
-  app.addHook('preValidation', async (request) => {
+  app.addHook('preValidation', (request, _reply, done) => {
     if (request.body === undefined && ['POST', 'PUT', 'PATCH'].includes(request.method)) request.body = {};
+    done();
   });
 
   const services = await createServices({
@@ -84,10 +85,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Stops the scheduler and writes clicks waiting for their group commit before the database closes.
   app.addHook('onClose', () => services.close());
 
-  app.addHook('onResponse', async (request, reply) => {
-    metrics.httpDuration
-      .labels(request.method, request.routeOptions.url ?? 'unmatched', String(reply.statusCode))
-      .observe(reply.elapsedTime / 1000);
+  app.addHook('onResponse', (request, reply, done) => {
+    metrics.observeHttp(
+      request.method,
+      request.routeOptions.url ?? 'unmatched',
+      reply.statusCode,
+      reply.elapsedTime / 1000,
+    );
+    done();
   });
   // Console sign-in: the admin hook also accepts the session cookie (with CSRF header on writes).
   await app.register(fastifyCookie);

@@ -22,6 +22,15 @@ export class JobRunRepository {
     return r?.id;
   }
 
+  /** The stored status of a (job, slot) run, if any. */
+  async statusOf(job: string, slot: number): Promise<string | undefined> {
+    const [r] = await this.db.query<{ status: string }>(
+      'SELECT status FROM job_runs WHERE job = $1 AND slot = $2',
+      [job, slot],
+    );
+    return r?.status;
+  }
+
   /** Records how a claimed run ended. */
   async finish(id: number, status: JobRunStatus, error: string | null): Promise<void> {
     await this.db.query('UPDATE job_runs SET status = $2, finished_at = now(), error = $3 WHERE id = $1', [

@@ -27,6 +27,8 @@ export class Scheduler {
   private readonly jobs = new Map<string, JobDefinition>();
   private readonly stats = new Map<string, JobStats>();
   private readonly running = new Set<Promise<void>>();
+  /** Per job, the last slot known to be settled (run to the end here or elsewhere): not asked about again. */
+  private readonly settled = new Map<string, number>();
   private readonly abort = new AbortController();
   private timer: NodeJS.Timeout | undefined;
   readonly owner = `${hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 8)}`;
@@ -52,7 +54,10 @@ export class Scheduler {
     return Object.fromEntries([...this.stats].map(([k, v]) => [k, { ...v }]));
   }
 
-  /** Starts ticking (every `tickMs`); each tick runs every job whose current slot is unclaimed. */
+  /**
+   * Starts ticking (every `tickMs`); each tick runs every job whose current slot is unclaimed. A
+   * tick whose slots are all settled touches no database, so an idle server does no work.
+   */
   start(tickMs = 1000): void {
     this.timer ??= setInterval(() => void this.tick(), tickMs);
     this.timer.unref();
@@ -67,11 +72,20 @@ export class Scheduler {
   private async runSlot(job: JobDefinition): Promise<void> {
     const nowMs = this.now().getTime();
     const slot = Math.floor(nowMs / job.everyMs);
+    if (this.settled.get(job.name) === slot) return;
     const id = await this.repo.claim(job.name, slot, this.owner).catch((err) => {
       this.log(`job ${job.name}: could not claim slot`, err);
       return undefined;
     });
-    if (id === undefined) return;
+    if (id === undefined) {
+      // Someone else holds the slot: settled once it finished; while it runs, it may still be
+      // interrupted and given back, so keep asking.
+      const status = await this.repo.statusOf(job.name, slot).catch(() => undefined);
+      if (status === 'succeeded' || status === 'failed') this.settled.set(job.name, slot);
+      return;
+    }
+    // Ours now: later ticks of this slot need not ask (an interrupted run means we are stopping).
+    this.settled.set(job.name, slot);
     const stats = this.stats.get(job.name)!;
     stats.runs++;
     stats.lastLagMs = nowMs - slot * job.everyMs;

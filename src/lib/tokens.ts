@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /** Token kinds and their prefixes: the prefix tells a human (and a secret scanner) what a token is. */
 export const TOKEN_PREFIX = { site: 'pds_', admin: 'pda_', postback: 'pdp_' } as const;
@@ -11,7 +11,12 @@ export function mintToken(kind: TokenKind): string {
 
 /** SHA-256 of a token, as stored at rest and used for lookup. */
 export function hashToken(token: string): Buffer {
-  return createHash('sha256').update(token, 'utf8').digest();
+  return hash('sha256', token, 'buffer');
+}
+
+/** The same SHA-256 as base64 text: the key of in-memory lookups (one call, no Hash object). */
+export function tokenKey(token: string): string {
+  return hash('sha256', token, 'base64');
 }
 
 /** Constant-time equality of two hashes (or any equal-length byte strings). */

@@ -1,9 +1,9 @@
 import type { Change, ChangeBus } from '../../db/changes.ts';
-import { hashToken, sameBytes, TOKEN_PREFIX } from '../../lib/tokens.ts';
+import { sameBytes, TOKEN_PREFIX, tokenKey } from '../../lib/tokens.ts';
 import type { AdminPrincipal, SitePrincipal } from '../../plugins/auth.ts';
 import type { AccessRepository } from './repository.ts';
 
-type Entry = { principal: SitePrincipal | AdminPrincipal | null; hash: Buffer };
+type Entry = { principal: SitePrincipal | AdminPrincipal | null };
 
 // Bounded so a flood of random tokens cannot grow memory without limit.
 const MAX_ENTRIES = 50_000;
@@ -44,10 +44,11 @@ export class TokenVerifier {
   }
 
   private async resolve(token: string): Promise<SitePrincipal | AdminPrincipal | null> {
-    const hash = hashToken(token);
-    const key = hash.toString('base64');
+    // Keyed by the token's full SHA-256, so a hit is an exact match (no plaintext token is kept).
+    const key = tokenKey(token);
     const hit = this.cache.get(key);
-    if (hit && sameBytes(hit.hash, hash)) return hit.principal;
+    if (hit) return hit.principal;
+    const hash = Buffer.from(key, 'base64');
     const generation = this.generation;
     const found = await this.repo.findLiveTokenByHash(hash);
     let principal: SitePrincipal | AdminPrincipal | null = null;
@@ -60,7 +61,7 @@ export class TokenVerifier {
     // A change that raced this lookup must not be overwritten by a stale answer.
     if (generation === this.generation) {
       if (this.cache.size >= MAX_ENTRIES) this.cache = new Map();
-      this.cache.set(key, { principal, hash });
+      this.cache.set(key, { principal });
     }
     return principal;
   }

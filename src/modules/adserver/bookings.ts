@@ -1,8 +1,8 @@
-import { ulid } from 'ulid';
 import type { Creative } from '../../../packages/adserver-kit/src/schemas.ts';
 import type { Db } from '../../db/index.ts';
 import { fromDbError } from '../../lib/db-errors.ts';
 import { AppError, invalidField, notFound } from '../../lib/errors.ts';
+import { ulid } from '../../lib/ids.ts';
 import { withRetries } from '../../lib/retry.ts';
 import type { Connections } from './connections.ts';
 import {

@@ -1,6 +1,6 @@
-import { ulid } from 'ulid';
 import { fromDbError } from '../../lib/db-errors.ts';
 import { invalidField, notFound } from '../../lib/errors.ts';
+import { ulid } from '../../lib/ids.ts';
 import type { OutboundClient, OutboundRequest, Outcome } from '../../lib/outbound.ts';
 import type { Sealer } from '../../lib/seal.ts';
 import { classifyHealth, confirmsInventory } from './probe.ts';

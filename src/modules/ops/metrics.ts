@@ -14,6 +14,20 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /** Labelled children of `httpDuration` by method, route and status: `labels()` hashes its arguments on every call. */
+  private readonly httpChildren = new Map<string, { observe(v: number): void }>();
+
+  /** Records one answered request (route pattern, never the raw URL, so the series stay few). */
+  observeHttp(method: string, route: string, status: number, seconds: number): void {
+    const key = `${method} ${status} ${route}`;
+    let child = this.httpChildren.get(key);
+    if (!child) {
+      child = this.httpDuration.labels(method, route, String(status));
+      if (this.httpChildren.size < 10_000) this.httpChildren.set(key, child);
+    }
+    child.observe(seconds);
+  }
+
   readonly outbound = new Histogram({
     name: 'podium_outbound_request_duration_seconds',
     help: 'Calls to ad servers and operators by peer kind and outcome (ok, http_status, timeout, blocked_address, ...)',
@@ -23,7 +37,10 @@ export class Metrics {
   });
 
   constructor() {
-    collectDefaultMetrics({ register: this.registry, prefix: 'podium_' });
+    // The event-loop delay monitor is a timer firing every `precision` ms: prom-client's 10 ms woke
+    // an idle server 100 times a second. A blocked loop still delays the next tick, so 100 ms
+    // sampling loses no stall worth reporting.
+    collectDefaultMetrics({ register: this.registry, prefix: 'podium_', eventLoopMonitoringPrecision: 100 });
   }
 
   /** Scheduled-job runs, failures and lag, read from the scheduler at scrape time. */

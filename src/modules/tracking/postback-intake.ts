@@ -1,8 +1,8 @@
 import { createHmac, randomBytes } from 'node:crypto';
-import { ulid } from 'ulid';
 import type { Config } from '../../config.ts';
 import type { Db } from '../../db/index.ts';
 import { AppError, notFound } from '../../lib/errors.ts';
+import { ulid } from '../../lib/ids.ts';
 import { storableText } from '../../lib/text.ts';
 import { hashToken, sameBytes } from '../../lib/tokens.ts';
 import type { TrackingMetrics } from '../ops/metrics.ts';

@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { isbot } from 'isbot';
-import { ulid } from 'ulid';
 import type { Config } from '../../config.ts';
 import type { Db, Queryable } from '../../db/index.ts';
 import { databaseTimezones } from '../../db/timezones.ts';
 import { fromDbError } from '../../lib/db-errors.ts';
 import { AppError, invalidField, notFound } from '../../lib/errors.ts';
+import { ulid } from '../../lib/ids.ts';
 import { DEFAULT_PER_PAGE, type PageMeta, pageMeta, pageWindow } from '../../lib/paging.ts';
 import { isTimezone } from '../../lib/time.ts';
 import { hashToken, mintToken, tokenHint } from '../../lib/tokens.ts';
@@ -25,6 +25,7 @@ import type { ClickRow, HitFlag, Program } from './types.ts';
 /** A resolved link is reused this long, so a burst of clicks costs no catalog reads. */
 const LINK_TTL_MS = 5_000;
 const LINK_CACHE_MAX = 10_000;
+const BOT_CACHE_MAX = 5_000;
 
 const FIELD_BY_CONSTRAINT = { affiliate_programs_slug_key: 'slug' };
 
@@ -91,6 +92,7 @@ export class TrackingService {
   private readonly reports: TrackingRepository;
   private readonly hits: GroupCommit<ClickRow>;
   private readonly links = new Map<string, CachedLink>();
+  private readonly botAnswers = new Map<string, boolean>();
   private readonly intake: PostbackIntake;
   /** Stats by day and dimension, and sites' reporting zones. */
   readonly stats: TrackingStats;
@@ -270,8 +272,19 @@ export class TrackingService {
   private flagOf(ctx: HitContext): HitFlag | null {
     if (ctx.method === 'HEAD') return 'head';
     if (ctx.prefetch) return 'prefetch';
-    if (ctx.userAgent !== undefined && isbot(ctx.userAgent)) return 'bot';
+    if (ctx.userAgent !== undefined && this.isBot(ctx.userAgent)) return 'bot';
     return null;
+  }
+
+  /** `isbot` runs one large regular expression; visitors' user agents repeat, so answers are kept. */
+  private isBot(userAgent: string): boolean {
+    let bot = this.botAnswers.get(userAgent);
+    if (bot === undefined) {
+      bot = isbot(userAgent);
+      if (this.botAnswers.size >= BOT_CACHE_MAX) this.botAnswers.clear();
+      this.botAnswers.set(userAgent, bot);
+    }
+    return bot;
   }
 
   /**

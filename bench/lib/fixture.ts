@@ -1,0 +1,143 @@
+/**
+ * A fixture is one dataset on one database, served by a pinned Podium process, with a pinned bare
+ * server beside it. Fixtures start on first use and are shared by every scenario of the run.
+ */
+import type { ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { cpSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pinnedChild, reply, stop } from './children.ts';
+import type { LoadSpec } from './wrk.ts';
+
+export type Dataset = 'demo' | 'big';
+export type DbKind = 'pglite' | 'postgres';
+
+/** What the build step tells about its dataset. */
+export interface FixtureInfo {
+  siteToken: string;
+  /** Live toplists of the benchmark site. */
+  slugs: string[];
+  ids: number[];
+  /** Slugs of registered /go (and /imp) links on that site. */
+  goSlugs: string[];
+  /** `/api/postback/bench/<token>`. */
+  postbackPath: string;
+}
+
+/** A server under load: where to send requests, which process to read CPU time from. */
+export interface Side {
+  url: string;
+  pid: number;
+}
+
+export interface Fixture {
+  dataset: Dataset;
+  db: DbKind;
+  info: FixtureInfo;
+  podium: Side;
+  bare: Side;
+  /** Makes the bare server answer these requests with the bytes Podium answers for them. */
+  can(spec: LoadSpec): Promise<void>;
+  /** Starts a CPU profile of the Podium process; the returned function writes it to `file`. */
+  profile(): Promise<(file: string) => Promise<void>>;
+  /** Row counts of clicks, impressions and postbacks (for the nothing-lost checks). */
+  count(): Promise<Record<string, number>>;
+  close(): Promise<void>;
+}
+
+const PODIUM = join(import.meta.dirname, '..', 'servers', 'podium.ts');
+const BARE = join(import.meta.dirname, '..', 'servers', 'bare.ts');
+
+/**
+ * Builds the dataset. With BENCH_CACHE_DIR set, a PGlite dataset built once (per dataset and set of
+ * migrations) is copied from there instead, which saves minutes when profiling one scenario.
+ */
+async function buildOnce(
+  dataset: Dataset,
+  db: DbKind,
+  env: NodeJS.ProcessEnv,
+  logFile: string,
+  log: (m: string) => void,
+): Promise<{ built: FixtureInfo }> {
+  const cacheRoot = db === 'pglite' ? process.env.BENCH_CACHE_DIR : undefined;
+  const cache = cacheRoot && join(cacheRoot, `${dataset}-${migrationsKey()}`);
+  const dataDir = env.BENCH_DATA_DIR!;
+  if (cache && existsSync(join(cache, 'info.json'))) {
+    cpSync(join(cache, 'db'), dataDir, { recursive: true });
+    log(`bench: ${dataset} dataset copied from ${cache}`);
+    return JSON.parse(readFileSync(join(cache, 'info.json'), 'utf8'));
+  }
+  log(`bench: building the ${dataset} dataset on ${db}`);
+  const started = Date.now();
+  const built = await reply<{ built: FixtureInfo }>(
+    pinnedChild(PODIUM, ['build', dataset], env, logFile),
+    'built',
+  );
+  log(`bench: ${dataset} on ${db} built in ${Math.round((Date.now() - started) / 1000)} s`);
+  if (cache) {
+    cpSync(dataDir, join(cache, 'db'), { recursive: true });
+    writeFileSync(join(cache, 'info.json'), JSON.stringify(built));
+  }
+  return built;
+}
+
+/** Names the shipped migrations, so a cached dataset is never used with another schema. */
+function migrationsKey(): string {
+  const dir = join(import.meta.dirname, '..', '..', 'src', 'db', 'migrations');
+  const hash = createHash('sha1');
+  for (const f of readdirSync(dir).sort()) hash.update(f).update(readFileSync(join(dir, f)));
+  return hash.digest('hex').slice(0, 12);
+}
+
+/** Builds the dataset, then starts Podium and the bare server on it. */
+export async function startFixture(
+  dataset: Dataset,
+  db: DbKind,
+  dir: string,
+  log: (m: string) => void,
+): Promise<Fixture> {
+  const { DATABASE_URL, ...rest } = process.env;
+  const schema = `bench_${dataset}_${process.pid}`;
+  const env: NodeJS.ProcessEnv =
+    db === 'postgres'
+      ? { ...rest, DATABASE_URL, BENCH_SCHEMA: schema }
+      : { ...rest, BENCH_DATA_DIR: join(dir, `${dataset}-db`), PODIUM_DATA_DIR: join(dir, `${dataset}-db`) };
+  env.PODIUM_PUBLIC_URL = 'http://127.0.0.1';
+  env.LOG_LEVEL = 'info';
+  const logFile = join(dir, `${dataset}-${db}.log`);
+  const built = await buildOnce(dataset, db, env, logFile, log);
+  const podiumProc = pinnedChild(PODIUM, ['serve'], env, logFile);
+  const podium = await reply<Side>(podiumProc, 'ready');
+  const bareProc = pinnedChild(BARE, [], env, logFile);
+  const bare = await reply<Side>(bareProc, 'ready');
+  const procs: ChildProcess[] = [podiumProc, bareProc];
+  return {
+    dataset,
+    db,
+    info: built.built,
+    podium: { url: podium.url, pid: podium.pid },
+    bare: { url: bare.url, pid: bare.pid },
+    async can(spec) {
+      const requests = spec.paths.map((path) => ({
+        path: spec.transactionIds ? `${path}${path.includes('?') ? '&' : '?'}transaction_id=canned` : path,
+        method: spec.method ?? 'GET',
+        headers: spec.headers ?? {},
+        body: spec.body,
+      }));
+      await reply(bareProc, 'canned', { cmd: 'can', podiumUrl: podium.url, requests });
+    },
+    async profile() {
+      await reply(podiumProc, 'profiling', { cmd: 'profile-start' });
+      return async (file) => {
+        await reply(podiumProc, 'profiled', { cmd: 'profile-stop', file });
+      };
+    },
+    async count() {
+      return (await reply<{ counted: Record<string, number> }>(podiumProc, 'counted', { cmd: 'count' }))
+        .counted;
+    },
+    async close() {
+      await Promise.all(procs.map(stop));
+    },
+  };
+}

@@ -1,0 +1,165 @@
+/**
+ * The measuring method (DESIGN.md, "Measuring speed"): Podium and a bare node:http server answering
+ * the same bytes, both pinned to the server core, loaded in turn by wrk pinned to the other core;
+ * the server's CPU time per response beside req/s and latency; the median of several rounds.
+ */
+
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Dataset, DbKind, Fixture, Side } from './fixture.ts';
+import { cpuMicros, load1, rssMb } from './proc.ts';
+import { type LoadSpec, runWrk, type WrkResult } from './wrk.ts';
+
+export interface Settings {
+  /** Seconds per wrk run. */
+  seconds: number;
+  /** Rounds per scenario (each: one bare run and one Podium run); the median is reported. */
+  rounds: number;
+  connections: number;
+  /** Scratch directory (wrk scripts, logs, PGlite data). */
+  dir: string;
+}
+
+/** What a scenario gets: settings, shared fixtures and the comparison itself. */
+export interface BenchContext {
+  settings: Settings;
+  log(m: string): void;
+  /** The dataset served on that database (built and started on first use, then shared). */
+  fixture(dataset: Dataset, db: DbKind): Promise<Fixture>;
+  /** Databases the write scenarios run on: PGlite, and PostgreSQL when DATABASE_URL is set. */
+  writeDbs: DbKind[];
+}
+
+/** A scenario: one file under bench/scenarios/, registered in bench/scenarios/index.ts. */
+export interface Scenario {
+  name: string;
+  /** One line for `--list`. */
+  about: string;
+  /** Too long or too special for a default run: runs only when named. */
+  byNameOnly?: boolean;
+  /** Runs the scenario; each returned object is printed as one JSON line. */
+  run(ctx: BenchContext): Promise<Record<string, unknown>[]>;
+}
+
+/** One side's figures for one run (or the median of several). */
+export interface Figures {
+  rps: number;
+  p50_ms: number;
+  p99_ms: number;
+  cpu_us_per_resp: number;
+  requests: number;
+  errors: number;
+  non_2xx_3xx: number;
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+};
+const round = (x: number, digits = 2) => Math.round(x * 10 ** digits) / 10 ** digits;
+
+/** One wrk run against `side`, with the server's CPU time over the run. */
+export async function measure(side: Side, spec: LoadSpec, settings: Settings, seconds = settings.seconds) {
+  const cpu0 = cpuMicros(side.pid);
+  const w: WrkResult = await runWrk(side.url, spec, {
+    seconds,
+    connections: settings.connections,
+    dir: settings.dir,
+  });
+  const cpu = cpuMicros(side.pid) - cpu0;
+  const figures: Figures = {
+    rps: w.rps,
+    p50_ms: w.p50_ms,
+    p99_ms: w.p99_ms,
+    cpu_us_per_resp: round(cpu / Math.max(1, w.requests), 1),
+    requests: w.requests,
+    errors: w.errors,
+    non_2xx_3xx: w.non_2xx_3xx,
+  };
+  return figures;
+}
+
+function medianOf(runs: Figures[]): Figures {
+  const pick = (k: keyof Figures) => median(runs.map((r) => r[k]));
+  return {
+    rps: Math.round(pick('rps')),
+    p50_ms: round(pick('p50_ms')),
+    p99_ms: round(pick('p99_ms')),
+    cpu_us_per_resp: round(pick('cpu_us_per_resp'), 1),
+    requests: runs.reduce((n, r) => n + r.requests, 0),
+    errors: runs.reduce((n, r) => n + r.errors, 0),
+    non_2xx_3xx: runs.reduce((n, r) => n + r.non_2xx_3xx, 0),
+  };
+}
+
+let runSeq = 0;
+
+/**
+ * Podium against bare on `spec`: a short warm-up of each, then `rounds` rounds (the order of the
+ * two alternates), reporting the medians, the ratios and the machine's load.
+ */
+export async function compare(
+  ctx: BenchContext,
+  name: string,
+  fx: Fixture,
+  spec: LoadSpec,
+  goal: number | undefined,
+): Promise<Record<string, unknown>> {
+  const { settings } = ctx;
+  await fx.can(spec);
+  // A postback run sends ids no earlier run sent, so every run does the same work.
+  const fresh = (): LoadSpec =>
+    spec.transactionIds
+      ? { ...spec, transactionIds: { prefix: `${spec.transactionIds.prefix}${++runSeq}` } }
+      : spec;
+  const loadBefore = load1();
+  const warm = await measure(fx.podium, fresh(), settings, 1);
+  await measure(fx.bare, fresh(), settings, 1);
+  const podium: Figures[] = [];
+  const bare: Figures[] = [];
+  // BENCH_CPU_PROF=<dir>: a V8 CPU profile of Podium over the measured rounds (`npm run bench:top`).
+  const profDir = process.env.BENCH_CPU_PROF;
+  const writeProfile = profDir ? await fx.profile() : undefined;
+  for (let r = 0; r < settings.rounds; r++) {
+    if (r % 2 === 0) {
+      bare.push(await measure(fx.bare, fresh(), settings));
+      podium.push(await measure(fx.podium, fresh(), settings));
+    } else {
+      podium.push(await measure(fx.podium, fresh(), settings));
+      bare.push(await measure(fx.bare, fresh(), settings));
+    }
+  }
+  if (writeProfile && profDir) {
+    mkdirSync(profDir, { recursive: true });
+    const file = join(profDir, `${name}-${fx.dataset}-${fx.db}.cpuprofile`);
+    await writeProfile(file);
+    ctx.log(`bench: profile written to ${file}`);
+  }
+  const p = medianOf(podium);
+  const b = medianOf(bare);
+  const ratio = round(p.rps / Math.max(1, b.rps));
+  const line = {
+    scenario: name,
+    dataset: fx.dataset,
+    db: fx.db,
+    connections: settings.connections,
+    seconds: settings.seconds,
+    rounds: settings.rounds,
+    podium: p,
+    bare: b,
+    ratio_rps: ratio,
+    ratio_cpu: round(b.cpu_us_per_resp / Math.max(0.1, p.cpu_us_per_resp)),
+    goal_ratio: goal ?? null,
+    meets_goal: goal === undefined ? null : ratio >= goal,
+    rounds_rps: { podium: podium.map((f) => f.rps), bare: bare.map((f) => f.rps) },
+    /** Every response Podium gave wrk in this scenario, warm-up included (for the nothing-lost checks). */
+    podium_answered: warm.requests + p.requests - warm.non_2xx_3xx - p.non_2xx_3xx,
+    podium_rss_mb: rssMb(fx.podium.pid).rss_mb,
+    load1: [loadBefore, load1()],
+  };
+  ctx.log(
+    `bench: ${name} ${fx.dataset}/${fx.db}: podium ${p.rps} req/s ${p.cpu_us_per_resp} µs/resp p99 ${p.p99_ms} ms | bare ${b.rps} req/s ${b.cpu_us_per_resp} µs/resp | ratio ${ratio} (load ${line.load1.join(' → ')})`,
+  );
+  return line;
+}

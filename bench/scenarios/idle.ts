@@ -1,0 +1,36 @@
+/** An idle server: CPU used with no request at all, and resident memory, with the demo loaded. */
+import type { Scenario } from '../lib/harness.ts';
+import { cpuMicros, load1, rssMb } from '../lib/proc.ts';
+
+const SECONDS = Number(process.env.BENCH_IDLE_SECONDS ?? 10);
+
+export const idle: Scenario = {
+  name: 'idle',
+  about: `CPU of an idle server over ${SECONDS} s and its RSS, demo dataset on PGlite`,
+  async run(ctx) {
+    const fx = await ctx.fixture('demo', 'pglite');
+    // Load each toplist once, as a site would, so the caches a serving process holds are there.
+    for (const slug of fx.info.slugs)
+      await fetch(`${fx.podium.url}/api/v1/toplists/by-slug/${slug}`, {
+        headers: { authorization: `Bearer ${fx.info.siteToken}` },
+      }).then((r) => r.arrayBuffer());
+    await new Promise((r) => setTimeout(r, 2000));
+    const p0 = cpuMicros(fx.podium.pid);
+    const b0 = cpuMicros(fx.bare.pid);
+    await new Promise((r) => setTimeout(r, SECONDS * 1000));
+    const perS = (us: number) => Math.round((us / SECONDS / 1000) * 100) / 100;
+    return [
+      {
+        scenario: 'idle',
+        dataset: fx.dataset,
+        db: fx.db,
+        seconds: SECONDS,
+        podium_cpu_ms_per_s: perS(cpuMicros(fx.podium.pid) - p0),
+        bare_cpu_ms_per_s: perS(cpuMicros(fx.bare.pid) - b0),
+        podium: rssMb(fx.podium.pid),
+        goal_rss_mb: 300,
+        load1: load1(),
+      },
+    ];
+  },
+};

@@ -1,0 +1,12 @@
+/**
+ * The one list of benchmark scenarios, in the order `npm run bench` runs them. A new scenario is
+ * a file in this folder exporting a `Scenario`, added here. `npm run bench` with no name runs
+ * every scenario but those marked `byNameOnly`.
+ */
+import type { Scenario } from '../lib/harness.ts';
+import { byId, bySlug, list } from './delivery.ts';
+import { idle } from './idle.ts';
+import { docs, docsSearch, scale } from './others.ts';
+import { go, imp, postbacks } from './tracking.ts';
+
+export const SCENARIOS: Scenario[] = [idle, bySlug, byId, list, go, imp, postbacks, docs, docsSearch, scale];

@@ -1,0 +1,37 @@
+/**
+ * Benchmarks that live in their own files and keep their own method (they report quality or
+ * scale, not a Podium/bare comparison): each is one scenario here, printed as one JSON line.
+ */
+
+import * as docsBench from '../docs.ts';
+import * as docsSearchBench from '../docs-search.ts';
+import type { Scenario } from '../lib/harness.ts';
+import * as scaleBench from '../scale.ts';
+
+/** The documentation server's MCP search against a bare server (bench/docs.ts). */
+export const docs: Scenario = {
+  name: 'docs',
+  about: 'MCP search_docs against a bare server, and in-process search latency (bench/docs.ts)',
+  async run() {
+    return [{ scenario: 'docs', ...(await docsBench.run()) }];
+  },
+};
+
+/** Search quality on the evaluation set (bench/docs-search.ts): recall@1/@3 and MRR, no timing. */
+export const docsSearch: Scenario = {
+  name: 'docs-search',
+  about: 'documentation search recall@1/@3 and MRR on the evaluation set (bench/docs-search.ts)',
+  async run() {
+    return [{ scenario: 'docs-search', ...(await docsSearchBench.run()) }];
+  },
+};
+
+/** Tracking data at scale on PostgreSQL (bench/scale.ts): long, so only when named. */
+export const scale: Scenario = {
+  name: 'scale',
+  about: 'tracking data at scale on PostgreSQL (bench/scale.ts); only when named',
+  byNameOnly: true,
+  async run(ctx) {
+    return [{ scenario: 'scale', ...(await scaleBench.run(ctx.log)) }];
+  },
+};
