@@ -37,6 +37,8 @@ import {
   registerTrackingPublic,
 } from './modules/tracking/routes.ts';
 import { TrackingService } from './modules/tracking/service.ts';
+import { registerWebhookAdmin } from './modules/webhooks/routes.ts';
+import { WebhookService } from './modules/webhooks/service.ts';
 import { frameworkErrors, registerErrorHandling } from './plugins/errors.ts';
 import { registerRequestLog, requestId } from './plugins/request-log.ts';
 import { registerStrictQuery } from './plugins/strict-query.ts';
@@ -68,9 +70,12 @@ export interface Services {
   tracking: TrackingService;
   adserver: AdserverService;
   aggregates: OperatorAggregates;
+  webhooks: WebhookService;
 }
 
 const ADMIN_PREFIX = '/api/admin/v1';
+/** How often each process looks for due webhook deliveries (other processes' events, retries). */
+const WEBHOOK_POLL_MS = 1000;
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -142,6 +147,18 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   const aggregates = new OperatorAggregates(new AggregateRepository(deps.db), sealer, outbound, config, now);
   registerAggregateJob(scheduler, aggregates, config);
+  const webhooks = new WebhookService(deps.db, sealer, outbound, now, {
+    pollMs: WEBHOOK_POLL_MS,
+    sendTimeoutMs: config.outboundTimeoutMs,
+    log: (msg, err) => app.log.warn({ err }, msg),
+  });
+  // Before the outbound client closes: sends in flight finish (or leave their lease to another process).
+  app.addHook('onClose', () => webhooks.worker.stop());
+  scheduler.register({
+    name: 'webhook-retention',
+    everyMs: 3_600_000,
+    run: async () => void (await webhooks.prune()),
+  });
   app.decorate('services', {
     catalog,
     delivery,
@@ -153,6 +170,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     tracking,
     adserver,
     aggregates,
+    webhooks,
   });
   // Clicks waiting for their group commit are written before the database closes.
   app.addHook('onClose', () => tracking.drain());
@@ -206,6 +224,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await registerAggregateAdmin(admin, { aggregates, tokens: catalog.tokens });
       await registerSessionRoutes(admin, sessions, ADMIN_PREFIX);
       await registerAdserverAdmin(admin, { adserver, tokens: catalog.tokens });
+      await registerWebhookAdmin(admin, { webhooks, tokens: catalog.tokens });
     },
     { prefix: ADMIN_PREFIX },
   );

@@ -42,6 +42,7 @@ export async function startServer(
   const demo = config.demoOnEmpty ? await ensureDemo(app.services.catalog, opts.log) : null;
   const address = await app.listen({ host: config.host, port: config.port });
   app.services.scheduler.start();
+  app.services.webhooks.worker.start();
   const docsApp = config.docsPort ? await buildDocsApp({ config, redis }) : undefined;
   await docsApp?.listen({ host: config.host, port: config.docsPort });
   let closing: Promise<void> | undefined;
