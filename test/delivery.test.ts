@@ -178,6 +178,124 @@ describe(`toplist delivery API (${DB_KIND})`, () => {
     });
   });
 
+  describe('visitor resolve', () => {
+    const resolve = (q: string, token = site1, headers: Record<string, string> = {}) =>
+      get(`/api/v1/toplists/resolve?${q}`, token, headers);
+
+    it('answers the exact country row with the by-id bytes and ETag, and 304 on a match', async () => {
+      const templateId = await casinoTemplateId();
+      const se = await get('/api/v1/toplists/by-slug/best-casinos-se', site1);
+      const res = await resolve(`template_id=${templateId}&country=se`);
+      expect(res.statusCode).toBe(200);
+      expectContract('single', res.json());
+      expect(res.body).toBe(se.body);
+      expect(res.headers.etag).toBe(se.headers.etag);
+      expect(res.headers['cache-control']).toBe('private');
+      expect(res.headers['access-control-allow-origin']).toBeUndefined();
+      const again = await resolve(`template_id=${templateId}&country=SE`, site1, {
+        'if-none-match': se.headers.etag as string,
+      });
+      expect(again.statusCode).toBe(304);
+    });
+
+    const familyRows = async (templateId: number) => {
+      const rows: WireToplist[] = [];
+      for (let page = 1; ; page++) {
+        const body = (
+          await get(`/api/v1/toplists?template_id=${templateId}&per_page=100&page=${page}`, site1)
+        ).json();
+        rows.push(...body.data);
+        if (page >= body.meta.last_page) return rows;
+      }
+    };
+
+    it('falls to the one covering market, then to global; an unknown code only gets global', async () => {
+      const templateId = await casinoTemplateId();
+      const rows = await familyRows(templateId);
+      const hasCountry = (c: string) => rows.some((x) => x.geo.geo_type === 'country' && x.geo.code === c);
+      const latam = rows.find((x) => x.geo.code === 'LATAM')!;
+      const viaLatam = latam.geo.coveredCountries!.find((c) => !hasCountry(c))!;
+      expect(viaLatam).toBeDefined();
+      expect((await resolve(`template_id=${templateId}&country=${viaLatam}`)).json().data.id).toBe(latam.id);
+      const uncovered = ['ZW', 'ZM', 'YE', 'VU'].find((c) => !hasCountry(c))!;
+      expect((await resolve(`template_id=${templateId}&country=${uncovered}`)).json().data.slug).toBe(
+        'best-casinos-row',
+      );
+      for (const unknown of ['XX', 'T1', 'EU', 'uk'])
+        expect((await resolve(`template_id=${templateId}&country=${unknown}`)).json().data.slug).toBe(
+          'best-casinos-row',
+        );
+    });
+
+    it('answers 404 not_found with the reason: ambiguous markets, no variant, unknown country, another site', async () => {
+      const templateId = await casinoTemplateId();
+      const rows = await familyRows(templateId);
+      const hasCountry = (c: string) => rows.some((x) => x.geo.geo_type === 'country' && x.geo.code === c);
+      const latam = rows.find((x) => x.geo.code === 'LATAM')!;
+      const shared = latam.geo.coveredCountries!.find((c) => !hasCountry(c))!;
+      const ownerId = (await admin('GET', '/owners')).body.data[0].id;
+      // A second market covering the same country makes it ambiguous: never an arbitrary pick, no global.
+      const created = await admin('POST', '/toplists', {
+        siteId: 1,
+        templateId,
+        ownerId,
+        name: 'Andes',
+        slug: 'best-casinos-andes',
+        geo: { type: 'market', code: 'ANDES', coveredCountries: [shared] },
+      });
+      expect(created.status).toBe(201);
+      await admin('POST', `/toplists/${created.body.data.id}/publish`);
+      const ambiguous = await resolve(`template_id=${templateId}&country=${shared.toLowerCase()}`);
+      expect(ambiguous.statusCode).toBe(404);
+      expectContract('error', ambiguous.json());
+      expect(ambiguous.json()).toMatchObject({
+        code: 'not_found',
+        details: { reason: 'ambiguous', templateId, country: shared },
+      });
+      expect(ambiguous.json().details.candidates.sort()).toEqual([latam.id, created.body.data.id].sort());
+      await admin('POST', `/toplists/${created.body.data.id}/unpublish`);
+      expect((await resolve(`template_id=${templateId}&country=${shared}`)).json().data.id).toBe(latam.id);
+
+      // A family without a global row: nothing for a country without a variant, nor for an unknown code.
+      const bonus = (await get('/api/v1/toplists/by-slug/casino-bonuses', site1)).json().data;
+      await admin('POST', `/toplists/${bonus.id}/unpublish`);
+      const none = await resolve(`template_id=${bonus.template.id}&country=ZW`);
+      expect(none.statusCode).toBe(404);
+      expect(none.json().details).toEqual({
+        reason: 'no_variant',
+        templateId: bonus.template.id,
+        country: 'ZW',
+      });
+      const unknown = await resolve(`template_id=${bonus.template.id}&country=XX`);
+      expect(unknown.json().details.reason).toBe('unknown_country');
+      await admin('POST', `/toplists/${bonus.id}/publish`);
+      // Another site never resolves this site's family.
+      const other = await resolve(`template_id=${templateId}&country=SE`, site2);
+      expect(other.statusCode).toBe(404);
+      expect(other.json().details.reason).toBe('no_variant');
+    });
+
+    it('refuses missing or malformed parameters with 422 naming the field, and no token with 401', async () => {
+      const templateId = await casinoTemplateId();
+      for (const [q, field] of [
+        [`country=SE`, 'template_id'],
+        [`template_id=${templateId}`, 'country'],
+        [`template_id=abc&country=SE`, 'template_id'],
+        [`template_id=${templateId}&country=SWE`, 'country'],
+        [`template_id=${templateId}&country=%27%20OR%201`, 'country'],
+        [`template_id=0&country=SE`, 'template_id'],
+      ]) {
+        const res = await resolve(q!);
+        expect(res.statusCode, q).toBe(422);
+        expectContract('error', res.json());
+        expect(JSON.stringify(res.json()), q).toContain(field!);
+      }
+      expect((await get(`/api/v1/toplists/resolve?template_id=${templateId}&country=SE`)).statusCode).toBe(
+        401,
+      );
+    });
+  });
+
   describe('brands', () => {
     it("pages through the brands of the site's live toplists exactly once, A-Z, as the contract says", async () => {
       const fromToplists = new Set<number>();
@@ -375,6 +493,7 @@ describe(`toplist delivery API (${DB_KIND})`, () => {
       '/brands',
       '/toplists',
       '/toplists/by-slug/{slug}',
+      '/toplists/resolve',
       '/toplists/{id}',
     ]);
     expect(doc.paths['/toplists'].get.parameters.map((p: { name: string }) => p.name)).toEqual(

@@ -4,6 +4,7 @@ import {
   ErrorSchema,
   ListQuerySchema,
   PageQuerySchema,
+  ResolveQuerySchema,
   ToplistListSchema,
   ToplistSchema,
   ToplistSingleSchema,
@@ -71,6 +72,33 @@ export function toplistOpenApi(serverUrl: string): Record<string, unknown> {
             '200': { description: 'One page', headers: cacheHeaders, content: json(ref('BrandList')) },
             '304': { description: 'Not modified' },
             ...errors,
+          },
+        },
+      },
+      '/toplists/resolve': {
+        get: {
+          operationId: 'resolveToplist',
+          summary:
+            "The one variant of a geo family a visitor's country gets: the exact country row, else the single market covering it, else the global row (same bytes and ETag as by id)",
+          parameters: [
+            ...Object.entries(ResolveQuerySchema.properties).map(([name, schema]) => ({
+              name,
+              in: 'query',
+              required: true,
+              schema,
+            })),
+            ...conditional,
+          ],
+          responses: {
+            '200': { description: 'The toplist', headers: cacheHeaders, content: json(ref('ToplistSingle')) },
+            '304': { description: 'Not modified' },
+            '401': errors['401'],
+            '404': {
+              description:
+                'No variant: details.reason is ambiguous (two or more markets cover the country; details.candidates lists them), no_variant or unknown_country',
+              content: json(ref('Error')),
+            },
+            '422': errors['422'],
           },
         },
       },

@@ -212,6 +212,15 @@ export const PageQuerySchema = T.Object({
   per_page: ListQuerySchema.properties.per_page,
 });
 
+export const ResolveQuerySchema = T.Object({
+  template_id: T.Integer({ minimum: 1, maximum: 2147483647, description: 'The geo family (template id)' }),
+  country: T.String({
+    pattern: '^[A-Za-z0-9]{2}$',
+    description:
+      "The visitor's ISO 3166-1 alpha-2 country code, any case (e.g. the CDN's CF-IPCountry); a code that names no country (XX, T1, EU) gets only the global variant",
+  }),
+});
+
 export type WireBrand = Static<typeof BrandSchema>;
 export type WireToplist = Static<typeof ToplistSchema>;
 export type WireItem = Static<typeof ItemSchema>;

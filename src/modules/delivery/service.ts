@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { ChangeBus } from '../../db/changes.ts';
 import type { Db } from '../../db/index.ts';
+import { isCountryCode } from '../../lib/geo.ts';
 import { pageMeta } from '../../lib/paging.ts';
 import { DeliveryRepository } from './repository.ts';
 import type { WireBrand, WireToplist } from './schemas.ts';
@@ -12,6 +13,8 @@ interface LiveEntry {
   templateId: number;
   geoType: string;
   geoCode: string;
+  /** Countries a market covers (empty for country and global rows). */
+  covered: ReadonlySet<string>;
   updatedAtMs: number;
   liveFromMs: number | null;
   liveUntilMs: number | null;
@@ -37,6 +40,13 @@ export interface Rendered {
   body: Buffer | Buffer[];
   etag: string;
 }
+
+/** Why the visitor cascade picked nothing (the `details.reason` of the 404). */
+export type NoVariant = {
+  reason: 'ambiguous' | 'no_variant' | 'unknown_country';
+  /** Ids of the rows that tie, for `ambiguous`. */
+  candidates: number[];
+};
 
 export interface ListParams {
   templateId?: number | undefined;
@@ -126,6 +136,7 @@ export class DeliveryService {
           templateId: r.templateId,
           geoType: r.geoType,
           geoCode: r.geoCode,
+          covered: new Set(r.coveredCountries ?? []),
           updatedAtMs: r.updatedAt.getTime(),
           liveFromMs: r.liveFrom ? r.liveFrom.getTime() : null,
           liveUntilMs: r.liveUntil ? r.liveUntil.getTime() : null,
@@ -160,6 +171,32 @@ export class DeliveryService {
 
   async bySlug(siteId: number, slug: string): Promise<Rendered | undefined> {
     return this.single((await this.siteSet(siteId)).bySlug.get(slug));
+  }
+
+  /**
+   * The variant of a geo family a visitor from `country` gets (DESIGN, "Geo"): the exact country
+   * row, else the one market covering the country (two or more: ambiguous, nothing), else the
+   * global row. A code that names no country (`XX`, `EU`) only gets the global row. Serves the
+   * same stored bytes and ETag as by-id.
+   */
+  async resolve(siteId: number, templateId: number, country: string): Promise<Rendered | NoVariant> {
+    const nowMs = this.now().getTime();
+    const family = (await this.siteSet(siteId)).ordered.filter(
+      (e) => e.templateId === templateId && this.visible(e, nowMs),
+    );
+    const code = country.trim().toUpperCase();
+    const known = isCountryCode(code);
+    const pick = (rows: LiveEntry[]): Rendered | NoVariant | undefined =>
+      rows.length === 1
+        ? { body: rows[0]!.single, etag: rows[0]!.etag }
+        : rows.length > 1
+          ? { reason: 'ambiguous', candidates: rows.map((e) => e.id).sort((a, b) => a - b) }
+          : undefined;
+    const found =
+      (known ? pick(family.filter((e) => e.geoType === 'country' && e.geoCode === code)) : undefined) ??
+      (known ? pick(family.filter((e) => e.geoType === 'market' && e.covered.has(code))) : undefined) ??
+      pick(family.filter((e) => e.geoType === 'global'));
+    return found ?? { reason: known ? 'no_variant' : 'unknown_country', candidates: [] };
   }
 
   /** One page of the site's visible toplists with `links` and `meta`. */
