@@ -49,5 +49,7 @@ export async function sendDelivery(
   // Receivers owe us no JSON: a 2xx with any body (or none) is accepted.
   if (outcome.kind === 'ok' || (outcome.kind === 'invalid_json' && status !== null && status < 300))
     return { succeeded: true, httpStatus: status, latencyMs, error: null };
-  return { succeeded: false, httpStatus: status, latencyMs, error: outcome.message.slice(0, MAX_ERROR) };
+  // The client prefixes "METHOD path:"; a webhook has no path of its own, so the prefix says nothing.
+  const error = outcome.message.replace(/^POST\s*:\s*/, '').slice(0, MAX_ERROR);
+  return { succeeded: false, httpStatus: status, latencyMs, error };
 }
