@@ -5,6 +5,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { AccessService } from '../src/modules/access/service.ts';
 import type { CatalogService } from '../src/modules/catalog/service.ts';
 import { closeBench, freshBench, openBench } from './bench-db.ts';
 
@@ -38,7 +39,10 @@ const codes = [
   'IN',
 ];
 
-async function dataset(catalog: CatalogService, log: (m: string) => void) {
+async function dataset(
+  { catalog, access }: { catalog: CatalogService; access: AccessService },
+  log: (m: string) => void,
+) {
   const owner = await catalog.createOwner({ name: 'Bench', externalId: 'bench-owner' });
   const site = await catalog.createSite({ domain: 'bench.example', name: 'Bench' });
   const pt = await catalog.createNamedType('product_types', 'Casino');
@@ -110,7 +114,7 @@ async function dataset(catalog: CatalogService, log: (m: string) => void) {
     ids.push(t.id);
     if ((i + 1) % 50 === 0) log(`bench: published ${i + 1}/${TOPLISTS} toplists`);
   }
-  const token = (await catalog.createSiteToken(site.id, 'bench')).token;
+  const token = (await access.createSiteToken(site.id, 'bench')).token;
   return { slugs, ids, token };
 }
 
@@ -121,7 +125,7 @@ const send = (m: Record<string, unknown>) => process.send?.(m);
 /** Mode `build`: a fresh dataset in the data directory (or schema); exits when written. */
 async function build() {
   const opened = await freshBench(SCHEMA);
-  const out = await dataset(opened.app.services.catalog, log);
+  const out = await dataset(opened.app.services, log);
   await closeBench(opened, SCHEMA, false);
   send({ built: true, ...out });
 }

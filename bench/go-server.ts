@@ -17,7 +17,7 @@ const send = (m: Record<string, unknown>) => process.send?.(m);
 async function build() {
   const opened = await freshBench(SCHEMA);
   const { db, app } = opened;
-  const fx = await trackingFixture(app.services.catalog, db);
+  const fx = await trackingFixture(app.services, db);
   const program = await app.services.tracking.createProgram({
     slug: 'bench',
     name: 'Bench Partners',

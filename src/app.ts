@@ -2,19 +2,24 @@ import fastifyCookie from '@fastify/cookie';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import type { Config } from './config.ts';
 import type { ChangeBus } from './db/changes.ts';
-import type { Db } from './db/index.ts';
+import type { Db, Queryable } from './db/index.ts';
 import { pendingMigrations } from './db/migrate.ts';
+import { openReadDb } from './db/read-replica.ts';
 import { Scheduler } from './lib/jobs.ts';
 import { loggerOptions } from './lib/logger.ts';
 import { OutboundClient, type OutboundOptions, outboundOptionsFrom } from './lib/outbound.ts';
 import type { Redis } from './lib/redis.ts';
 import { sealerFromConfig } from './lib/seal.ts';
+import { registerAccess } from './modules/access/routes.ts';
+import { AccessService } from './modules/access/service.ts';
+import { registerSessionRoutes } from './modules/access/session-routes.ts';
 import { registerAdserverAdmin } from './modules/adserver/routes.ts';
 import { AdserverService } from './modules/adserver/service.ts';
 import { auditAdminWrites, registerAuditRoutes } from './modules/audit/routes.ts';
 import { AuditLog } from './modules/audit/service.ts';
 import { registerCatalog } from './modules/catalog/routes.ts';
 import { CatalogService } from './modules/catalog/service.ts';
+import { registerConsole } from './modules/console/static.ts';
 import { registerDelivery } from './modules/delivery/routes.ts';
 import { DeliveryService } from './modules/delivery/service.ts';
 import { loadPages } from './modules/docs/pages.ts';
@@ -23,14 +28,11 @@ import { DocsService } from './modules/docs/service.ts';
 import { Metrics } from './modules/ops/metrics.ts';
 import { Readiness } from './modules/ops/readiness.ts';
 import { registerOps } from './modules/ops/routes.ts';
-import { registerConsole } from './modules/session/console-static.ts';
-import { SessionRepository } from './modules/session/repository.ts';
-import { registerSessionRoutes } from './modules/session/routes.ts';
-import { SessionService } from './modules/session/service.ts';
 import { registerAggregateJob } from './modules/tracking/aggregate-job.ts';
 import { AggregateRepository } from './modules/tracking/aggregate-repository.ts';
 import { registerAggregateAdmin } from './modules/tracking/aggregate-routes.ts';
 import { OperatorAggregates } from './modules/tracking/aggregates.ts';
+import { registerPartitionJob } from './modules/tracking/partitions.ts';
 import {
   registerPostback,
   registerTrackingAdmin,
@@ -48,6 +50,8 @@ import { registerValidation } from './plugins/validation.ts';
 export interface AppDeps {
   config: Config;
   db: Db;
+  /** Where report queries go; default: a replica pool on DATABASE_READ_URL, or `db` itself. */
+  readDb?: Queryable;
   bus: ChangeBus;
   /** Wall clock; injectable so publish windows can be tested. */
   now?: () => Date;
@@ -60,6 +64,7 @@ export interface AppDeps {
 }
 
 export interface Services {
+  access: AccessService;
   catalog: CatalogService;
   delivery: DeliveryService;
   readiness: Readiness;
@@ -110,6 +115,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   const now = deps.now ?? (() => new Date());
   const catalog = new CatalogService(deps.db, deps.bus, config, now);
+  const access = new AccessService(deps.db, deps.bus, catalog, now);
   const delivery = new DeliveryService(deps.db, deps.bus, now, `${config.publicUrl}/api/v1`);
   const docs = new DocsService(loadPages(), config.docsBase, config.publicUrl);
   const audit = new AuditLog(deps.db, (err) => app.log.error({ err }, 'audit write failed'));
@@ -118,13 +124,21 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Modules register their periodic work here; `startServer` starts it, app.close() drains it.
   const scheduler = new Scheduler(deps.db, now, (msg, err) => app.log.warn({ err }, msg));
   app.addHook('onClose', () => scheduler.stop());
+  let reads = deps.readDb;
+  if (!reads) {
+    const replica = await openReadDb(deps.db, config.databaseReadUrl);
+    app.addHook('onClose', () => replica.close());
+    reads = replica;
+  }
   const tracking: TrackingService = new TrackingService(
     deps.db,
     catalog,
     config,
     now,
     metrics.tracking((): number => tracking.pendingHits),
+    reads,
   );
+  registerPartitionJob(scheduler, tracking.partitions);
   const outbound = new OutboundClient(
     outboundOptionsFrom(config, deps.outboundTestOnly, (r) =>
       metrics.outbound.labels(r.target, r.kind).observe(r.seconds),
@@ -145,7 +159,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await adserver.reports.pullAll(signal, Math.min(reportEveryMs * 0.8, 600_000));
     },
   });
-  const aggregates = new OperatorAggregates(new AggregateRepository(deps.db), sealer, outbound, config, now);
+  const aggregates = new OperatorAggregates(
+    new AggregateRepository(deps.db, reads),
+    sealer,
+    outbound,
+    config,
+    now,
+  );
   registerAggregateJob(scheduler, aggregates, config);
   const webhooks = new WebhookService(deps.db, sealer, outbound, now, {
     pollMs: WEBHOOK_POLL_MS,
@@ -160,6 +180,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     run: async () => void (await webhooks.prune()),
   });
   app.decorate('services', {
+    access,
     catalog,
     delivery,
     readiness,
@@ -209,8 +230,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     );
   // Console sign-in: the admin hook also accepts the session cookie (with CSRF header on writes).
   await app.register(fastifyCookie);
-  const sessions = new SessionService(new SessionRepository(deps.db), catalog.tokens, now);
-  catalog.tokens.sessions = sessions;
   await registerConsole(app);
 
   await registerOps(app, { readiness, metrics, metricsToken: config.metricsToken });
@@ -218,17 +237,18 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(
     async (admin) => {
       auditAdminWrites(admin, audit, ADMIN_PREFIX);
-      await registerCatalog(admin, catalog);
-      await registerAuditRoutes(admin, audit, catalog.tokens);
-      await registerTrackingAdmin(admin, { tracking, tokens: catalog.tokens });
-      await registerAggregateAdmin(admin, { aggregates, tokens: catalog.tokens });
-      await registerSessionRoutes(admin, sessions, ADMIN_PREFIX);
-      await registerAdserverAdmin(admin, { adserver, tokens: catalog.tokens });
-      await registerWebhookAdmin(admin, { webhooks, tokens: catalog.tokens });
+      await registerAccess(admin, access);
+      await registerCatalog(admin, catalog, access);
+      await registerAuditRoutes(admin, audit, access);
+      await registerTrackingAdmin(admin, { tracking, tokens: access });
+      await registerAggregateAdmin(admin, { aggregates, tokens: access });
+      await registerSessionRoutes(admin, access.sessions, ADMIN_PREFIX);
+      await registerAdserverAdmin(admin, { adserver, tokens: access });
+      await registerWebhookAdmin(admin, { webhooks, tokens: access });
     },
     { prefix: ADMIN_PREFIX },
   );
-  await app.register(async (scope) => registerDelivery(scope, { catalog, delivery, config }), {
+  await app.register(async (scope) => registerDelivery(scope, { tokens: access, delivery, config }), {
     prefix: '/api/v1',
   });
   await app.register(async (scope) => registerTrackingPublic(scope, { tracking, config }));

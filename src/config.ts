@@ -50,6 +50,14 @@ export interface Config {
   /** Ad-server delivery pulls: minutes between runs, and trailing days pulled again on each run. */
   readonly adserverReportMinutes: number;
   readonly adserverTrailingDays: number;
+  /** PostgreSQL read replica for report queries; unset or unreachable: the primary answers them. */
+  readonly databaseReadUrl: string | undefined;
+  /** Days of raw clicks/impressions, postback log and conversions kept; 0 keeps them forever. */
+  readonly retentionClicksDays: number;
+  readonly retentionPostbacksDays: number;
+  readonly retentionConversionsDays: number;
+  /** Directory receiving each expired partition as gzip CSV with a manifest before it is dropped. */
+  readonly trackingArchiveDir: string | undefined;
 }
 
 /** One key of the secret-sealing key ring: `version` is stored beside every ciphertext it made. */
@@ -365,6 +373,46 @@ export const SETTINGS = [
     default: () => 3,
     parse: int(0, 60),
   } satisfies Setting<'adserverTrailingDays'>,
+  {
+    key: 'databaseReadUrl',
+    env: 'DATABASE_READ_URL',
+    description:
+      'PostgreSQL read replica that report queries (stats, reconciliation, CSV, delivery counts) go to. Unset, or while it is unreachable: the primary answers them. Reports from a replica lag by its replication delay.',
+    secret: true,
+    default: () => undefined,
+    parse: postgresUrl,
+  } satisfies Setting<'databaseReadUrl'>,
+  {
+    key: 'retentionClicksDays',
+    env: 'PODIUM_RETENTION_CLICKS_DAYS',
+    description:
+      'Days of raw clicks and impressions kept: a monthly partition wholly older than this is exported (with PODIUM_TRACKING_ARCHIVE_DIR) then dropped. Reports keep reading the rollups. 0 keeps everything.',
+    default: () => 0,
+    parse: int(0, 36_500),
+  } satisfies Setting<'retentionClicksDays'>,
+  {
+    key: 'retentionPostbacksDays',
+    env: 'PODIUM_RETENTION_POSTBACKS_DAYS',
+    description: 'Days of the raw postback log and its outcomes kept, as for clicks. 0 keeps everything.',
+    default: () => 0,
+    parse: int(0, 36_500),
+  } satisfies Setting<'retentionPostbacksDays'>,
+  {
+    key: 'retentionConversionsDays',
+    env: 'PODIUM_RETENTION_CONVERSIONS_DAYS',
+    description:
+      'Days of conversions kept, as for clicks (the per-programme transaction-id keys stay, so a late duplicate is still recognised). 0 keeps everything.',
+    default: () => 0,
+    parse: int(0, 36_500),
+  } satisfies Setting<'retentionConversionsDays'>,
+  {
+    key: 'trackingArchiveDir',
+    env: 'PODIUM_TRACKING_ARCHIVE_DIR',
+    description:
+      'Directory each expired tracking partition is exported to before it is dropped (`<partition>.csv.gz` and `<partition>.manifest.json`). Unset: expired partitions are dropped without export.',
+    default: () => undefined,
+    parse: (raw: string) => path.resolve(raw),
+  } satisfies Setting<'trackingArchiveDir'>,
 ] as const;
 
 /** Raised when the environment or flags hold invalid values; lists every bad key at once. */
@@ -411,6 +459,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     problems.push(
       'PODIUM_WORKERS: more than one worker needs DATABASE_URL (the embedded database is single-process)',
     );
+  if (out.databaseReadUrl && !out.databaseUrl)
+    problems.push('DATABASE_READ_URL: a read replica needs DATABASE_URL (the embedded database has none)');
   if (problems.length) throw new ConfigError(problems);
   for (const s of SETTINGS) {
     if (!(s.key in out)) out[s.key] = s.default(out as Partial<Config>);

@@ -39,7 +39,7 @@ export async function startServer(
     ? openRedis(config.redisUrl, (err) => log(`redis: ${scrub(err.message)}`))
     : undefined;
   const app = await buildApp({ config, db, bus, redis });
-  const demo = config.demoOnEmpty ? await ensureDemo(app.services.catalog, opts.log) : null;
+  const demo = config.demoOnEmpty ? await ensureDemo(app.services, opts.log) : null;
   const address = await app.listen({ host: config.host, port: config.port });
   app.services.scheduler.start();
   app.services.webhooks.worker.start();

@@ -48,7 +48,7 @@ describe(`editorial admin API (${DB_KIND})`, () => {
 
   beforeAll(async () => {
     t = await testApp();
-    demo = await loadDemo(t.app.services.catalog);
+    demo = await loadDemo(t.app.services);
   });
   afterAll(() => t.close());
 

@@ -124,7 +124,7 @@ describe('connections against the reference ad server', () => {
   });
 
   it('admin scopes: a read-only token cannot create or verify', async () => {
-    const { token } = await t.app.services.catalog.createAdminToken('ro', ['adserver:read'], null);
+    const { token } = await t.app.services.access.createAdminToken('ro', ['adserver:read'], null);
     const res = await t.app.inject({
       method: 'POST',
       url: '/api/admin/v1/adserver/connections',
@@ -288,7 +288,7 @@ describe('verify probe: the /health failure table against a hostile server', () 
 describe('https and key rotation', () => {
   it('a production app refuses a base URL that is not https://', async () => {
     const prod = await testApp({ secretKeys: [{ version: 1, key: randomBytes(32) }] });
-    const { token } = await prod.app.services.catalog.createAdminToken('a', ['adserver:write'], null);
+    const { token } = await prod.app.services.access.createAdminToken('a', ['adserver:write'], null);
     const res = await prod.app.inject({
       method: 'POST',
       url: '/api/admin/v1/adserver/connections',

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FAILING_PULLS } from '../src/modules/adserver/reports.ts';
 import {
   admin,
   adserverApp,
@@ -36,7 +37,7 @@ afterAll(async () => {
 
 describe('end to end against the reference ad server', () => {
   it('connect → verify → inventory → forecast → push → activate there → report pull → matched delivery beside Podium counts', async () => {
-    const tracking = await trackingFixture(t.app.services.catalog, t.db);
+    const tracking = await trackingFixture(t.app.services, t.db);
     const code = tracking.slugs[0]!;
 
     // connect (verify probe inside) and inventory
@@ -274,6 +275,30 @@ describe('report pulls against a hostile ad server', () => {
     expect(Date.now() - started).toBeLessThan(30_000);
     expect(r).toMatchObject({ state: 'unreachable', calls: 1 });
     expect(r.error).toMatch(/rate limited until/);
+  });
+
+  it('pulls that keep failing put the connection in error as unreachable until the operator re-verifies', async () => {
+    const down = await pushedLine('flaky', () => [500, { code: 'server_error', message: 'db down' }]);
+    const conn = await t.app.services.adserver.connections.get(down.conn);
+    const status = async () => (await admin(t, 'GET', `/adserver/connections/${down.conn}`)).body.data;
+    // A deadline already near: each pull makes one call and records the failure.
+    for (let i = 1; i < FAILING_PULLS; i++) {
+      expect((await t.app.services.adserver.reports.pull(conn, Date.now() + 50)).state).toBe('unreachable');
+      expect(await status()).toMatchObject({ status: 'connected', state: 'connected' });
+    }
+    await t.app.services.adserver.reports.pull(conn, Date.now() + 50);
+    const shown = await status();
+    expect(shown).toMatchObject({ status: 'error', state: 'unreachable' });
+    expect(shown.last_error).toMatch(
+      new RegExp(`report pulls failed ${FAILING_PULLS} times in a row: .*500`),
+    );
+    const before = down.calls();
+    await t.app.services.adserver.reports.pullAll(new AbortController().signal, 5000);
+    expect(down.calls()).toBe(before);
+    expect((await admin(t, 'POST', `/adserver/connections/${down.conn}/verify`)).body.data).toMatchObject({
+      status: 'connected',
+      state: 'connected',
+    });
   });
 
   it('401 on a pull puts the connection in error and the job skips it afterwards', async () => {

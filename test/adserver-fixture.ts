@@ -29,7 +29,7 @@ export function adserverAppOptions(fast = true): Parameters<typeof testApp> {
 /** A Podium app set up by `adserverAppOptions`, with an adserver-scoped admin token. */
 export async function adserverApp(): Promise<TestApp & { admin: string }> {
   const t = await testApp(...adserverAppOptions());
-  const { token } = await t.app.services.catalog.createAdminToken(
+  const { token } = await t.app.services.access.createAdminToken(
     'adserver',
     ['adserver:read', 'adserver:write'],
     null,

@@ -20,7 +20,7 @@ describe(`audit log of admin writes (${DB_KIND})`, () => {
 
   beforeAll(async () => {
     t = await testApp();
-    demo = await loadDemo(t.app.services.catalog);
+    demo = await loadDemo(t.app.services);
     const [row] = await t.db.query<{ id: number }>("SELECT id FROM admin_tokens WHERE name = 'demo'");
     adminId = row!.id;
   });

@@ -33,7 +33,7 @@ describe('console: webhooks screen in headless Chromium', { timeout: 300_000 }, 
     receiver = await loopbackServer();
     receiver.handle((_req, res) => json(res, 200, { ok: true }));
     await t.app.services.catalog.createSite({ domain: 'hooks-site.example', name: 'Hooks site' });
-    adminToken = (await t.app.services.catalog.createAdminToken('e2e', ['admin'], null)).token;
+    adminToken = (await t.app.services.access.createAdminToken('e2e', ['admin'], null)).token;
     await t.app.listen({ host: '127.0.0.1', port: 0 });
     const addr = t.app.server.address();
     if (!addr || typeof addr === 'string') throw new Error('no address');

@@ -62,7 +62,7 @@ describe('operator console in headless Chromium', { timeout: 300_000 }, () => {
         .writeHead(up.status, { 'content-type': up.headers.get('content-type') ?? 'application/json' })
         .end(await up.text());
     });
-    demo = await loadDemo(t.app.services.catalog);
+    demo = await loadDemo(t.app.services);
     await t.app.listen({ host: '127.0.0.1', port: 0 });
     const addr = t.app.server.address();
     if (!addr || typeof addr === 'string') throw new Error('no address');

@@ -43,7 +43,7 @@ describe(`toplist delivery API (${DB_KIND})`, () => {
 
   beforeAll(async () => {
     t = await testApp();
-    demo = await loadDemo(t.app.services.catalog);
+    demo = await loadDemo(t.app.services);
     site1 = demo.siteTokens[0]!.token;
     site2 = demo.siteTokens[1]!.token;
   });

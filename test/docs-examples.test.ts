@@ -14,7 +14,7 @@ describe(`documentation examples (${DB_KIND})`, () => {
 
   beforeAll(async () => {
     t = await testApp();
-    demo = await loadDemo(t.app.services.catalog);
+    demo = await loadDemo(t.app.services);
   }, 180_000);
   afterAll(() => t.close());
 

@@ -6,6 +6,7 @@ import { ChangeBus } from '../src/db/changes.ts';
 import { type Db, openDb } from '../src/db/index.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { loggerOptions } from '../src/lib/logger.ts';
+import { AccessService } from '../src/modules/access/service.ts';
 import { CatalogService } from '../src/modules/catalog/service.ts';
 import { suiteLogStream } from './log-capture.ts';
 
@@ -70,9 +71,11 @@ export async function testApp(
   };
 }
 
-/** A catalog service straight on a database (no HTTP), as another process would have. */
-export function catalogOn(db: Db): CatalogService {
-  return new CatalogService(db, new ChangeBus(db), { publicUrl: 'https://podium.test' }, () => new Date());
+/** Catalog and access services straight on a database (no HTTP), as another process would have. */
+export function servicesOn(db: Db): { catalog: CatalogService; access: AccessService } {
+  const bus = new ChangeBus(db);
+  const catalog = new CatalogService(db, bus, { publicUrl: 'https://podium.test' }, () => new Date());
+  return { catalog, access: new AccessService(db, bus, catalog, () => new Date()) };
 }
 
 /** The schema a test database works in (the throwaway one on PostgreSQL). */

@@ -8,7 +8,7 @@ import { type DemoTokens, loadDemo } from '../src/modules/catalog/demo.ts';
 import { AggregateRepository } from '../src/modules/tracking/aggregate-repository.ts';
 import { OperatorAggregates } from '../src/modules/tracking/aggregates.ts';
 import { TrackingService } from '../src/modules/tracking/service.ts';
-import { catalogOn, eventually, schemaOf, type TestDb, testDb } from './helpers.ts';
+import { eventually, schemaOf, servicesOn, type TestDb, testDb } from './helpers.ts';
 import { serve } from './serve-process.ts';
 
 interface Body {
@@ -31,7 +31,7 @@ function childPids(pid: number): string[] {
 /** A programme whose operator report host is not public: every scheduled pull is a refused, failed pull. */
 async function programWithReport(db: TestDb['db']): Promise<void> {
   const config = loadConfig({ PODIUM_SECRET_KEYS: SECRET_KEYS, DATABASE_URL: process.env.DATABASE_URL });
-  const tracking = new TrackingService(db, catalogOn(db), config, () => new Date());
+  const tracking = new TrackingService(db, servicesOn(db).catalog, config, () => new Date());
   const program = await tracking.createProgram({ slug: 'fleet-op', name: 'Fleet operator' });
   const http = new OutboundClient();
   const aggregates = new OperatorAggregates(
@@ -58,7 +58,7 @@ describe.runIf(process.env.DATABASE_URL)('two podium processes on one PostgreSQL
 
   beforeAll(async () => {
     t = await testDb();
-    demo = await loadDemo(catalogOn(t.db));
+    demo = await loadDemo(servicesOn(t.db));
     await programWithReport(t.db);
     const schema = await schemaOf(t.db);
     const url = new URL(process.env.DATABASE_URL!);

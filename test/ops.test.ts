@@ -37,7 +37,7 @@ describe(`operations: health, readiness, metrics, request logs (${DB_KIND})`, ()
     });
     app = await buildApp({ config, db: t.db, bus, logger: { ...loggerOptions(config), stream } });
     await app.ready();
-    demo = await loadDemo(app.services.catalog);
+    demo = await loadDemo(app.services);
   });
   afterAll(async () => {
     await app.close();

@@ -8,7 +8,7 @@ import { ChangeBus } from '../src/db/changes.ts';
 import { type Db, openDb } from '../src/db/index.ts';
 import { type DemoTokens, loadDemo } from '../src/modules/catalog/demo.ts';
 import { expectContract } from './contract.ts';
-import { catalogOn, eventually, schemaOf, type TestDb, testDb } from './helpers.ts';
+import { eventually, schemaOf, servicesOn, type TestDb, testDb } from './helpers.ts';
 
 /** A loopback TCP proxy in front of PostgreSQL that the test can cut and restore. */
 class CuttableProxy {
@@ -54,7 +54,7 @@ describe.runIf(process.env.DATABASE_URL)('database outage and recovery', () => {
 
   beforeAll(async () => {
     t = await testDb();
-    demo = await loadDemo(catalogOn(t.db));
+    demo = await loadDemo(servicesOn(t.db));
     const schema = await schemaOf(t.db);
     const target = new URL(process.env.DATABASE_URL!);
     proxy = new CuttableProxy(target.hostname, Number(target.port || 5432));
@@ -112,7 +112,7 @@ describe.runIf(process.env.DATABASE_URL)('database outage and recovery', () => {
     const site = { authorization: `Bearer ${demo.siteTokens[0]!.token}` };
     const slug = '/api/v1/toplists/by-slug/best-casinos-fi';
     const before = (await app.inject({ url: slug, headers: site })).json().data;
-    const elsewhere = catalogOn(t.db);
+    const elsewhere = servicesOn(t.db).catalog;
     await elsewhere.publish(before.id);
     const seen = await eventually(
       async () => (await app.inject({ url: slug, headers: site })).json().data.version !== before.version,

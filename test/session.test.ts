@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SESSION_TTL_MS } from '../src/modules/access/sessions.ts';
 import { type DemoTokens, loadDemo } from '../src/modules/catalog/demo.ts';
-import { SESSION_TTL_MS } from '../src/modules/session/service.ts';
 import { type TestApp, testApp } from './helpers.ts';
 
 const P = '/api/admin/v1';
@@ -10,7 +10,7 @@ describe('console sessions', () => {
   let demo: DemoTokens;
   beforeAll(async () => {
     t = await testApp();
-    demo = await loadDemo(t.app.services.catalog);
+    demo = await loadDemo(t.app.services);
   });
   afterAll(() => t.close());
 
@@ -40,7 +40,7 @@ describe('console sessions', () => {
   it('marks the cookie Secure behind https', async () => {
     const https = await testApp({ trustProxy: true });
     try {
-      const tokens = await https.app.services.catalog.createAdminToken('x', ['admin'], null);
+      const tokens = await https.app.services.access.createAdminToken('x', ['admin'], null);
       const res = await https.app.inject({
         method: 'POST',
         url: `${P}/session`,
@@ -128,7 +128,7 @@ describe('console sessions', () => {
     } finally {
       t.clock.now = started;
     }
-    const extra = await t.app.services.catalog.createAdminToken('short', ['catalog:read'], null);
+    const extra = await t.app.services.access.createAdminToken('short', ['catalog:read'], null);
     const s = await signIn(extra.token);
     expect(
       (await t.app.inject({ method: 'GET', url: `${P}/sites`, headers: { cookie: s.cookie } })).statusCode,
@@ -137,7 +137,7 @@ describe('console sessions', () => {
       (await t.app.inject({ method: 'POST', url: `${P}/brands`, headers: { cookie: s.cookie }, payload: {} }))
         .statusCode,
     ).toBe(403);
-    await t.app.services.catalog.revokeAdminToken(extra.id);
+    await t.app.services.access.revokeAdminToken(extra.id);
     expect(
       (await t.app.inject({ method: 'GET', url: `${P}/sites`, headers: { cookie: s.cookie } })).statusCode,
     ).toBe(401);

@@ -49,7 +49,7 @@ describe(`operator daily aggregates (${DB_KIND})`, () => {
 
   beforeAll(async () => {
     t = await testApp({ secretKeys: SECRET_KEYS });
-    fx = await trackingFixture(t.app.services.catalog, t.db);
+    fx = await trackingFixture(t.app.services, t.db);
     const created = await t.app.services.tracking.createProgram({
       slug: 'op',
       name: 'Operator',

@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { Queryable } from '../src/db/index.ts';
+import type { AccessService } from '../src/modules/access/service.ts';
 import type { CatalogService } from '../src/modules/catalog/service.ts';
 
 export interface TrackingFixture {
@@ -14,8 +15,12 @@ export interface TrackingFixture {
 }
 
 /** One site with a published two-item toplist whose trackers land on operator.example. */
-export async function trackingFixture(catalog: CatalogService, db: Queryable): Promise<TrackingFixture> {
-  const admin = await catalog.createAdminToken('tracking-test', ['admin'], null);
+export async function trackingFixture(
+  services: { catalog: CatalogService; access: AccessService },
+  db: Queryable,
+): Promise<TrackingFixture> {
+  const { catalog } = services;
+  const admin = await services.access.createAdminToken('tracking-test', ['admin'], null);
   const owner = await catalog.createOwner({ name: 'Editorial' });
   const site = await catalog.createSite({ domain: 'casinos.example', name: 'Casinos' });
   const type = await catalog.createNamedType('product_types', 'Casino');

@@ -32,7 +32,7 @@ describe(`tracking metrics and click buffer readiness (${DB_KIND})`, () => {
 
   beforeAll(async () => {
     t = await testApp({ clickBufferMax: BOUND });
-    fx = await trackingFixture(t.app.services.catalog, t.db);
+    fx = await trackingFixture(t.app.services, t.db);
     const created = await t.app.inject({
       method: 'POST',
       url: '/api/admin/v1/tracking/programs',

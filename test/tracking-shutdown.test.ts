@@ -6,7 +6,7 @@ import { loadConfig } from '../src/config.ts';
 import { type Db, openDb } from '../src/db/index.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { TrackingService } from '../src/modules/tracking/service.ts';
-import { catalogOn, DB_KIND, schemaOf, type TestDb, testDb } from './helpers.ts';
+import { DB_KIND, schemaOf, servicesOn, type TestDb, testDb } from './helpers.ts';
 import { serve } from './serve-process.ts';
 import { redirectedClickIds, storm, trackingFixture } from './tracking-fixture.ts';
 
@@ -38,10 +38,10 @@ describe(`SIGTERM during a click storm (${DB_KIND})`, () => {
       await migrate(db);
       env.PODIUM_DATA_DIR = dir;
     }
-    const catalog = catalogOn(db);
-    const fx = await trackingFixture(catalog, db);
+    const services = servicesOn(db);
+    const fx = await trackingFixture(services, db);
     const config = loadConfig({}, { logLevel: 'silent' });
-    await new TrackingService(db, catalog, config, () => new Date()).createProgram({
+    await new TrackingService(db, services.catalog, config, () => new Date()).createProgram({
       slug: 'drain',
       name: 'Drain',
       landingParams: 'btag=a_{click_id}',

@@ -35,7 +35,7 @@ describe(`stats by day and dimension (${DB_KIND})`, () => {
 
   beforeAll(async () => {
     t = await testApp();
-    fx = await trackingFixture(t.app.services.catalog, t.db);
+    fx = await trackingFixture(t.app.services, t.db);
     const auth = { authorization: `Bearer ${fx.adminToken}` };
     const created = await t.app.inject({
       method: 'POST',
@@ -189,7 +189,7 @@ describe(`stats by day and dimension (${DB_KIND})`, () => {
       expect(res.statusCode, q).toBe(422);
       expect(JSON.stringify(res.json()), q).toContain(field);
     }
-    const reader = await t.app.services.catalog.createAdminToken('reader', ['catalog:read'], null);
+    const reader = await t.app.services.access.createAdminToken('reader', ['catalog:read'], null);
     const res = await t.app.inject({
       method: 'GET',
       url: `/api/admin/v1/tracking/stats?${range}`,

@@ -27,7 +27,7 @@ describe(`affiliate tracking (${DB_KIND})`, () => {
 
   beforeAll(async () => {
     t = await testApp();
-    fx = await trackingFixture(t.app.services.catalog, t.db);
+    fx = await trackingFixture(t.app.services, t.db);
     const res = await admin('POST', '/tracking/programs', {
       slug: 'lucky-partners',
       name: 'Lucky Partners',
@@ -82,7 +82,7 @@ describe(`affiliate tracking (${DB_KIND})`, () => {
     });
 
     it('needs tracking scopes', async () => {
-      const reader = await t.app.services.catalog.createAdminToken('reader', ['catalog:read'], null);
+      const reader = await t.app.services.access.createAdminToken('reader', ['catalog:read'], null);
       expect((await admin('GET', '/tracking/programs', undefined, reader.token)).status).toBe(403);
       const noAuth = await t.app.inject({ method: 'GET', url: '/api/admin/v1/tracking/programs' });
       expect(noAuth.statusCode).toBe(401);

@@ -74,7 +74,7 @@ describe(`change webhooks (${DB_KIND})`, () => {
     const catalog = t.app.services.catalog;
     siteA = (await catalog.createSite({ domain: 'a.example' })).id;
     siteB = (await catalog.createSite({ domain: 'b.example' })).id;
-    adminToken = (await catalog.createAdminToken('root', ['admin'], null)).token;
+    adminToken = (await t.app.services.access.createAdminToken('root', ['admin'], null)).token;
   });
   afterAll(async () => {
     await t.close();
@@ -141,7 +141,7 @@ describe(`change webhooks (${DB_KIND})`, () => {
     expect((await call('GET', '/webhooks/whk_nope')).status).toBe(422);
     expect((await call('GET', '/webhooks/whk_01ARZ3NDEKTSV4RRFFQ69G5FAV')).status).toBe(404);
 
-    const reader = await t.app.services.catalog.createAdminToken('reader', ['webhooks:read'], null);
+    const reader = await t.app.services.access.createAdminToken('reader', ['webhooks:read'], null);
     expect((await call('GET', '/webhooks', undefined, reader.token)).status).toBe(200);
     const denied = await call(
       'POST',

@@ -3,6 +3,7 @@ import { ChangeBus } from '../db/changes.ts';
 import type { Db } from '../db/index.ts';
 import { OutboundClient, outboundOptionsFrom } from '../lib/outbound.ts';
 import { type Sealer, sealerFromConfig } from '../lib/seal.ts';
+import { AccessService } from '../modules/access/service.ts';
 import { AdserverService } from '../modules/adserver/service.ts';
 import { CatalogService } from '../modules/catalog/service.ts';
 import { AggregateRepository } from '../modules/tracking/aggregate-repository.ts';
@@ -12,11 +13,13 @@ import { openConfiguredDb } from '../server.ts';
 
 async function withServices<T>(
   config: Config,
-  fn: (db: Db, catalog: CatalogService) => Promise<T>,
+  fn: (db: Db, catalog: CatalogService, access: AccessService) => Promise<T>,
 ): Promise<T> {
   const db = await openConfiguredDb(config);
   try {
-    return await fn(db, new CatalogService(db, new ChangeBus(db), config, () => new Date()));
+    const bus = new ChangeBus(db);
+    const catalog = new CatalogService(db, bus, config, () => new Date());
+    return await fn(db, catalog, new AccessService(db, bus, catalog, () => new Date()));
   } finally {
     await db.close();
   }
@@ -28,6 +31,14 @@ async function withServices<T>(
  */
 export function withCatalog<T>(config: Config, fn: (catalog: CatalogService) => Promise<T>): Promise<T> {
   return withServices(config, (_db, catalog) => fn(catalog));
+}
+
+/** Runs a CLI command with the catalog and access services (demo data and its tokens). */
+export function withCatalogAndAccess<T>(
+  config: Config,
+  fn: (services: { catalog: CatalogService; access: AccessService }) => Promise<T>,
+): Promise<T> {
+  return withServices(config, (_db, catalog, access) => fn({ catalog, access }));
 }
 
 /** Runs a CLI command with the tracking service (programmes) against the configured database. */

@@ -4,12 +4,12 @@ import { Value } from '@sinclair/typebox/value';
 import { Command, InvalidArgumentError } from 'commander';
 import { runPrimary } from '../cluster.ts';
 import { type Config, ConfigError, loadConfig } from '../config.ts';
+import { SCOPES, type Scope } from '../modules/access/scopes.ts';
 import { ensureDemo } from '../modules/catalog/demo.ts';
 import { parseImportDocument } from '../modules/catalog/import-schema.ts';
-import { SCOPES, type Scope } from '../modules/catalog/scopes.ts';
 import { ProgramInput } from '../modules/tracking/schemas.ts';
 import { installShutdown, openConfiguredDb, startServer } from '../server.ts';
-import { withAdserver, withAggregates, withCatalog, withTracking } from './context.ts';
+import { withAdserver, withAggregates, withCatalog, withCatalogAndAccess, withTracking } from './context.ts';
 import { demoText, progressBar, readImportFile, startBanner } from './output.ts';
 
 const program = new Command('podium')
@@ -113,7 +113,7 @@ common(
 )
   .option('--json', 'print the tokens as JSON')
   .action(async (opts: CommonOpts & { json?: boolean }) => {
-    const tokens = await withCatalog(configFrom(opts), (catalog) => ensureDemo(catalog, err));
+    const tokens = await withCatalogAndAccess(configFrom(opts), (services) => ensureDemo(services, err));
     if (!tokens) throw new Error('the database holds other data; the demo loads only into an empty database');
     out(opts.json ? JSON.stringify(tokens) : demoText(tokens));
   });
@@ -139,12 +139,12 @@ common(token.command('create').description('mint a site read token (--site) or a
   .action(async (opts: CommonOpts & { site?: number; admin?: boolean; scopes: string; name: string }) => {
     const kind = tokenKind(opts);
     const scopes = parseScopes(opts.scopes);
-    const minted = await withCatalog(
+    const minted = await withCatalogAndAccess(
       configFrom(opts),
-      (catalog): Promise<{ id: number; token: string }> =>
+      ({ access }): Promise<{ id: number; token: string }> =>
         kind === 'site'
-          ? catalog.createSiteToken(opts.site!, opts.name)
-          : catalog.createAdminToken(opts.name || 'cli', scopes, null),
+          ? access.createSiteToken(opts.site!, opts.name)
+          : access.createAdminToken(opts.name || 'cli', scopes, null),
     );
     err(`token id ${minted.id} created; it is shown only now:`);
     out(minted.token);
@@ -159,10 +159,10 @@ common(
   .requiredOption('--id <tokenId>', 'token id (from the admin API token list)', positiveInt)
   .action(async (opts: CommonOpts & { site?: number; admin?: boolean; id: number }) => {
     const kind = tokenKind(opts);
-    await withCatalog(
+    await withCatalogAndAccess(
       configFrom(opts),
-      (catalog): Promise<unknown> =>
-        kind === 'site' ? catalog.revokeSiteToken(opts.site!, opts.id) : catalog.revokeAdminToken(opts.id),
+      ({ access }): Promise<unknown> =>
+        kind === 'site' ? access.revokeSiteToken(opts.site!, opts.id) : access.revokeAdminToken(opts.id),
     );
     out(`token ${opts.id} revoked`);
   });

@@ -31,6 +31,11 @@ export interface DbOptions {
   /** PostgreSQL only: schema to use as search_path (test isolation). */
   schema?: string | undefined;
   poolSize?: number;
+  /**
+   * PostgreSQL only: a read replica. The schema is neither created nor checked, and the pool is
+   * not probed at open (an unreachable replica is found out by its first query).
+   */
+  replica?: boolean;
 }
 
 // int8 (COUNT, bigint ids) as JS numbers: every id and count Podium handles stays below 2^53.
@@ -89,7 +94,7 @@ function quoteIdent(name: string): string {
 
 async function openPostgres(opts: DbOptions): Promise<Db> {
   const clientConfig: pg.ClientConfig = { connectionString: opts.url };
-  if (opts.schema) {
+  if (opts.schema && !opts.replica) {
     const bootstrap = new pg.Client(clientConfig);
     await bootstrap.connect();
     try {
@@ -97,14 +102,14 @@ async function openPostgres(opts: DbOptions): Promise<Db> {
     } finally {
       await bootstrap.end();
     }
-    clientConfig.options = `-c search_path=${opts.schema}`;
   }
+  if (opts.schema) clientConfig.options = `-c search_path=${quoteIdent(opts.schema).slice(1, -1)}`;
   // A database that stops answering must fail requests quickly (503), never hang them.
   clientConfig.connectionTimeoutMillis = 3000;
   const pool = new pg.Pool({ ...clientConfig, max: opts.poolSize ?? 10, idleTimeoutMillis: 30_000 });
   // An idle client losing its connection must not crash the process; the pool replaces it.
   pool.on('error', () => {});
-  await pool.query('SELECT 1');
+  if (!opts.replica) await pool.query('SELECT 1');
 
   const wrap = (q: pg.Pool | pg.PoolClient): Queryable => ({
     async query<T>(sql: string, params?: readonly unknown[]) {

@@ -1,8 +1,39 @@
 import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import { AppError } from '../lib/errors.ts';
 import { parseBearer } from '../lib/tokens.ts';
-import { hasScope, type Scope } from '../modules/catalog/scopes.ts';
-import type { AdminPrincipal, SitePrincipal, TokenVerifier } from '../modules/catalog/token-verifier.ts';
+
+/** A live site read token: the site it reads. */
+export interface SitePrincipal {
+  kind: 'site';
+  tokenId: number;
+  siteId: number;
+}
+
+/** A live admin token (or a console session acting for one) with its scopes. */
+export interface AdminPrincipal {
+  kind: 'admin';
+  tokenId: number;
+  scopes: readonly string[];
+}
+
+/** A console session: the admin it acts for and a check of the CSRF token sent with a write. */
+export interface SessionPrincipal {
+  admin: AdminPrincipal;
+  csrfMatches(header: string | undefined): boolean;
+}
+
+/**
+ * What the auth hooks need to know about tokens and sessions. The access module implements it
+ * and the app hands it to each module's routes, so this plugin imports no module.
+ */
+export interface Authenticator<S extends string = string> {
+  verifySite(token: string): Promise<SitePrincipal | null>;
+  verifyAdmin(token: string): Promise<AdminPrincipal | null>;
+  /** The live console session a cookie value names, or null. */
+  resolveSession(sessionToken: string): Promise<SessionPrincipal | null>;
+  /** Whether an admin holding `held` may act with `needed`. */
+  permits(held: readonly string[], needed: S): boolean;
+}
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -26,7 +57,7 @@ function bearerOf(request: FastifyRequest, reply: FastifyReply): string {
 }
 
 /** onRequest hook (before body parsing and validation, so nobody unauthenticated learns the schema): requires a live site read token (`pds_…`) and sets `request.site`. */
-export function requireSite(verifier: TokenVerifier): onRequestAsyncHookHandler {
+export function requireSite(verifier: Authenticator): onRequestAsyncHookHandler {
   return async (request, reply) => {
     const site = await verifier.verifySite(bearerOf(request, reply));
     if (!site) throw unauthorized(reply, 'Invalid or revoked site token');
@@ -41,10 +72,10 @@ export const CSRF_HEADER = 'x-csrf-token';
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /** The admin behind a bearer token or, without one, behind a console session cookie (writes also need the CSRF header). */
-async function adminOf(verifier: TokenVerifier, request: FastifyRequest, reply: FastifyReply) {
+async function adminOf(verifier: Authenticator, request: FastifyRequest, reply: FastifyReply) {
   const cookie = request.headers.authorization ? undefined : request.cookies?.[SESSION_COOKIE];
-  if (cookie && verifier.sessions) {
-    const session = await verifier.sessions.resolve(cookie);
+  if (cookie) {
+    const session = await verifier.resolveSession(cookie);
     if (!session) throw new AppError('unauthorized', 'Session expired or signed out: sign in again');
     const csrf = request.headers[CSRF_HEADER];
     if (
@@ -61,10 +92,13 @@ async function adminOf(verifier: TokenVerifier, request: FastifyRequest, reply: 
 }
 
 /** onRequest hook (before body parsing and validation, so nobody unauthenticated learns the schema): requires a live admin token (`pda_…`) or console session holding `scope`; sets `request.admin`. */
-export function requireAdmin(verifier: TokenVerifier, scope: Scope): onRequestAsyncHookHandler {
+export function requireAdmin<S extends string>(
+  verifier: Authenticator<S>,
+  scope: NoInfer<S>,
+): onRequestAsyncHookHandler {
   return async (request, reply) => {
     const admin = await adminOf(verifier, request, reply);
-    if (!hasScope(admin.scopes, scope)) {
+    if (!verifier.permits(admin.scopes, scope)) {
       throw new AppError('forbidden', `This token lacks the ${scope} scope`, { requiredScope: scope });
     }
     request.admin = admin;

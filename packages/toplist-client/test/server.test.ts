@@ -69,7 +69,7 @@ describe(`toplist client against the real server (${DB_KIND})`, () => {
 
   beforeAll(async () => {
     t = await testApp();
-    demo = await loadDemo(t.app.services.catalog);
+    demo = await loadDemo(t.app.services);
     token = demo.siteTokens[0]!.token;
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     baseUrl = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;

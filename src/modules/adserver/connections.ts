@@ -108,7 +108,7 @@ export class Connections {
   async call(conn: StoredConnection, req: ContractCall): Promise<Outcome> {
     const outcome = await this.send(conn, req);
     if (outcome.kind === 'http_status' && (outcome.status === 401 || outcome.status === 403))
-      await this.repo.markAuthFailure(
+      await this.repo.markError(
         conn.id,
         outcome.status === 401 ? 'auth_error' : 'forbidden',
         outcome.message,

@@ -9,6 +9,11 @@ import type { StoredConnection } from './types.ts';
 const BATCH = 200;
 /** Most pages one batch follows before the pull stops (a cursor that never ends). */
 const PAGE_CAP = 1000;
+/**
+ * Pulls failing in a row (each already retried with backoff) before the connection shows the
+ * failure in its status: the contract's "persistent failure shows as unreachable".
+ */
+export const FAILING_PULLS = 3;
 
 export interface ReportOptions {
   /** Days before today (account zone) pulled again on every run: ad servers revise recent figures. */
@@ -128,6 +133,7 @@ export class Reports {
       );
     }
     await this.repo.recordPull(record);
+    await this.flagPersistentFailure(record);
     return record;
   }
 
@@ -203,6 +209,22 @@ export class Reports {
             ? 'invalid_response'
             : 'unreachable';
     this.stop(record, state, outcome.message);
+  }
+
+  /**
+   * A connection whose pulls keep failing goes to `error` with the pull's state (`unreachable`,
+   * or `invalid_response` for answers that break the contract); 401/403 already did on the call.
+   * Like any error it stays until the operator re-verifies; pulls skip it meanwhile.
+   */
+  private async flagPersistentFailure(record: PullRecord): Promise<void> {
+    if (record.state !== 'unreachable' && record.state !== 'invalid_response') return;
+    const streak = await this.repo.failedPullStreak(record.connection_id, FAILING_PULLS);
+    if (streak < FAILING_PULLS) return;
+    await this.repo.markError(
+      record.connection_id,
+      record.state,
+      `report pulls failed ${streak} times in a row: ${record.error ?? record.state}`.slice(0, 2000),
+    );
   }
 
   private stop(record: PullRecord, state: PullState, message: string): void {

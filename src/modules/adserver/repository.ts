@@ -184,7 +184,8 @@ export class AdserverRepository {
   }
 
   /** A later call was refused (401/403): the connection is in error until re-verified. */
-  async markAuthFailure(id: string, state: ProbeState, lastError: string): Promise<void> {
+  /** Puts the connection in error with the state the operator sees (auth failures, failing pulls). */
+  async markError(id: string, state: ProbeState, lastError: string): Promise<void> {
     await this.db.query(
       `UPDATE adserver_connections SET status = 'error', state = $2, last_error = $3, updated_at = now() WHERE id = $1`,
       [id, state, lastError],
@@ -548,6 +549,16 @@ export class AdserverRepository {
         p.error,
       ],
     );
+  }
+
+  /** How many of the connection's latest pulls failed in a row (up to `window`). */
+  async failedPullStreak(connectionId: string, window: number): Promise<number> {
+    const rows = await this.db.query<{ state: string }>(
+      'SELECT state FROM adserver_report_pulls WHERE connection_id = $1 ORDER BY id DESC LIMIT $2',
+      [connectionId, window],
+    );
+    const ok = rows.findIndex((r) => r.state === 'ok');
+    return ok < 0 ? rows.length : ok;
   }
 
   async listPulls(connectionId: string, limit = 20): Promise<PullRecord[]> {

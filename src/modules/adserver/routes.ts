@@ -1,7 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { requireAdmin } from '../../plugins/auth.ts';
-import type { TokenVerifier } from '../catalog/token-verifier.ts';
+import { type Authenticator, requireAdmin } from '../../plugins/auth.ts';
+import type { Scope } from '../access/scopes.ts';
 import { publicConnection } from './connections.ts';
 import {
   BookingInput,
@@ -25,7 +25,7 @@ import type { AdserverService } from './service.ts';
 /** Connections, inventory and placements, mounted under /api/admin/v1/adserver. */
 export async function registerAdserverAdmin(
   scope: FastifyInstance,
-  deps: { adserver: AdserverService; tokens: TokenVerifier },
+  deps: { adserver: AdserverService; tokens: Authenticator<Scope> },
 ): Promise<void> {
   const app = scope.withTypeProvider<TypeBoxTypeProvider>();
   const { adserver, tokens } = deps;

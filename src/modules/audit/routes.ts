@@ -1,8 +1,8 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type as T } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { requireAdmin } from '../../plugins/auth.ts';
-import type { TokenVerifier } from '../catalog/token-verifier.ts';
+import { type Authenticator, requireAdmin } from '../../plugins/auth.ts';
+import type { Scope } from '../access/scopes.ts';
 import type { AuditLog } from './service.ts';
 
 /** What a handler adds to its audit row: the target when the URL does not name it, before/after. */
@@ -64,7 +64,11 @@ export function auditAdminWrites(scope: FastifyInstance, audit: AuditLog, prefix
 }
 
 /** `GET /audit`: newest first, keyset-paged with `before_id`. */
-export async function registerAuditRoutes(scope: FastifyInstance, audit: AuditLog, tokens: TokenVerifier) {
+export async function registerAuditRoutes(
+  scope: FastifyInstance,
+  audit: AuditLog,
+  tokens: Authenticator<Scope>,
+) {
   const app = scope.withTypeProvider<TypeBoxTypeProvider>();
   app.get(
     '/audit',

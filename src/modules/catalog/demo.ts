@@ -1,6 +1,13 @@
 import { countries, countryName } from '../../lib/geo.ts';
+import type { AccessService } from '../access/service.ts';
 import type { OfferInputT } from './schemas.ts';
 import type { CatalogService } from './service.ts';
+
+/** The demo writes through the catalog (content) and access (tokens) services. */
+export interface DemoServices {
+  catalog: CatalogService;
+  access: AccessService;
+}
 
 /** What `podium demo --json` prints: the tokens to try the API with. */
 export interface DemoTokens {
@@ -92,9 +99,10 @@ const money = (r: () => number, max: number) => (Math.floor(r() * max) + 1).toFi
  * unpublished one. Returns freshly minted tokens.
  */
 export async function loadDemo(
-  catalog: CatalogService,
+  services: DemoServices,
   log: (msg: string) => void = () => {},
 ): Promise<DemoTokens> {
+  const { catalog } = services;
   const r = rng(20261123);
   const owner = await catalog.createOwner({ name: 'Podium Editorial', externalId: 'owner-editorial' });
   const sites = [];
@@ -358,21 +366,21 @@ export async function loadDemo(
   await catalog.publish(pk.id);
   log('demo: sportsbook and poker toplists published');
 
-  return mintDemoTokens(catalog, sites);
+  return mintDemoTokens(services.access, sites);
 }
 
 /** Fresh tokens for the demo sites and an all-scopes admin token (tokens are shown once, so each start mints its own). */
 export async function mintDemoTokens(
-  catalog: CatalogService,
+  access: AccessService,
   sites: { id: number; domain: string }[],
 ): Promise<DemoTokens> {
-  const admin = await catalog.createAdminToken('demo', ['admin'], null);
+  const admin = await access.createAdminToken('demo', ['admin'], null);
   const siteTokens = [];
   for (const s of sites) {
     siteTokens.push({
       siteId: s.id,
       domain: s.domain,
-      token: (await catalog.createSiteToken(s.id, 'demo')).token,
+      token: (await access.createSiteToken(s.id, 'demo')).token,
     });
   }
   return { adminToken: admin.token, siteTokens };
@@ -384,18 +392,19 @@ export async function mintDemoTokens(
  * data, which the demo never touches.
  */
 export async function ensureDemo(
-  catalog: CatalogService,
+  services: DemoServices,
   log: (msg: string) => void = () => {},
 ): Promise<DemoTokens | null> {
+  const { catalog } = services;
   const { meta } = await catalog.listSites(1, 1);
   if (meta.total === 0) {
     log('demo: empty database, loading the demo dataset');
-    return loadDemo(catalog, log);
+    return loadDemo(services, log);
   }
   const sites = [];
   for (const s of DEMO_SITES) {
     const found = await catalog.repo.findSiteByDomain(s.domain);
     if (found) sites.push(found);
   }
-  return sites.length ? mintDemoTokens(catalog, sites) : null;
+  return sites.length ? mintDemoTokens(services.access, sites) : null;
 }

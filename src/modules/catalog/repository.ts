@@ -1,6 +1,5 @@
 import type { Queryable } from '../../db/index.ts';
 import type {
-  AdminToken,
   Brand,
   EditionMeta,
   EditionSnapshot,
@@ -9,7 +8,6 @@ import type {
   Owner,
   ResolvedTrackingLink,
   Site,
-  SiteToken,
   Template,
   Toplist,
   ToplistItem,
@@ -126,25 +124,6 @@ const site = (r: Row): Site => ({
   name: r.name as string,
   createdAt: iso(r.created_at as Date)!,
   updatedAt: iso(r.updated_at as Date)!,
-});
-
-const siteToken = (r: Row): SiteToken => ({
-  id: r.id as number,
-  siteId: r.site_id as number,
-  name: r.name as string,
-  hint: r.hint as string,
-  createdAt: iso(r.created_at as Date)!,
-  revokedAt: iso(r.revoked_at as Date | null),
-});
-
-const adminToken = (r: Row): AdminToken => ({
-  id: r.id as number,
-  name: r.name as string,
-  scopes: r.scopes as string[],
-  hint: r.hint as string,
-  createdBy: r.created_by as number | null,
-  createdAt: iso(r.created_at as Date)!,
-  revokedAt: iso(r.revoked_at as Date | null),
 });
 
 const template = (r: Row): Template => ({
@@ -344,7 +323,7 @@ export class CatalogRepository {
     return r?.id;
   }
 
-  /* Sites and tokens */
+  /* Sites */
 
   async insertSite(v: { domain: string; name: string }): Promise<number> {
     const [r] = await this.db.query<{ id: number }>(
@@ -366,86 +345,6 @@ export class CatalogRepository {
 
   async listSites(p: PageArgs): Promise<Paged<Site>> {
     return this.paged('SELECT * FROM sites', 'ORDER BY id', [], p, site);
-  }
-
-  async insertSiteToken(v: { siteId: number; name: string; hash: Buffer; hint: string }): Promise<SiteToken> {
-    const [r] = await this.db.query(
-      'INSERT INTO site_tokens (site_id, name, token_hash, hint) VALUES ($1, $2, $3, $4) RETURNING *',
-      [v.siteId, v.name, v.hash, v.hint],
-    );
-    return siteToken(r!);
-  }
-
-  async listSiteTokens(siteId: number): Promise<SiteToken[]> {
-    const rows = await this.db.query('SELECT * FROM site_tokens WHERE site_id = $1 ORDER BY id', [siteId]);
-    return rows.map(siteToken);
-  }
-
-  /** Marks a token revoked; returns it (also when it was revoked before) or undefined. */
-  async revokeSiteToken(siteId: number, tokenId: number): Promise<SiteToken | undefined> {
-    const [r] = await this.db.query(
-      'UPDATE site_tokens SET revoked_at = COALESCE(revoked_at, now()) WHERE id = $1 AND site_id = $2 RETURNING *',
-      [tokenId, siteId],
-    );
-    return r && siteToken(r);
-  }
-
-  async insertAdminToken(v: {
-    name: string;
-    scopes: string[];
-    hash: Buffer;
-    hint: string;
-    createdBy: number | null;
-  }): Promise<AdminToken> {
-    const [r] = await this.db.query(
-      'INSERT INTO admin_tokens (name, scopes, token_hash, hint, created_by) VALUES ($1, $2, $3, $4, $5) RETURNING *',
-      [v.name, v.scopes, v.hash, v.hint, v.createdBy],
-    );
-    return adminToken(r!);
-  }
-
-  async listAdminTokens(): Promise<AdminToken[]> {
-    const rows = await this.db.query('SELECT * FROM admin_tokens ORDER BY id');
-    return rows.map(adminToken);
-  }
-
-  async revokeAdminToken(id: number): Promise<AdminToken | undefined> {
-    const [r] = await this.db.query(
-      'UPDATE admin_tokens SET revoked_at = COALESCE(revoked_at, now()) WHERE id = $1 RETURNING *',
-      [id],
-    );
-    return r && adminToken(r);
-  }
-
-  async countAdminTokens(): Promise<number> {
-    const [r] = await this.db.query<{ n: number }>('SELECT count(*)::int AS n FROM admin_tokens');
-    return r!.n;
-  }
-
-  /** The live (unrevoked) token with this hash, site or admin, with what it grants. */
-  async findLiveTokenByHash(hash: Buffer): Promise<
-    | {
-        kind: 'site' | 'admin';
-        id: number;
-        tokenHash: Uint8Array;
-        siteId?: number;
-        domain?: string;
-        scopes?: string[];
-      }
-    | undefined
-  > {
-    const [s] = await this.db.query<{ id: number; token_hash: Uint8Array; site_id: number; domain: string }>(
-      `SELECT st.id, st.token_hash, st.site_id, s.domain FROM site_tokens st JOIN sites s ON s.id = st.site_id
-       WHERE st.token_hash = $1 AND st.revoked_at IS NULL`,
-      [hash],
-    );
-    if (s) return { kind: 'site', id: s.id, tokenHash: s.token_hash, siteId: s.site_id, domain: s.domain };
-    const [a] = await this.db.query<{ id: number; token_hash: Uint8Array; scopes: string[] }>(
-      'SELECT id, token_hash, scopes FROM admin_tokens WHERE token_hash = $1 AND revoked_at IS NULL',
-      [hash],
-    );
-    if (a) return { kind: 'admin', id: a.id, tokenHash: a.token_hash, scopes: a.scopes };
-    return undefined;
   }
 
   /* Named types (product, classification, offer) */

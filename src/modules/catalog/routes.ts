@@ -1,8 +1,8 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { requireAdmin } from '../../plugins/auth.ts';
+import { type Authenticator, requireAdmin } from '../../plugins/auth.ts';
+import type { Scope } from '../access/scopes.ts';
 import {
-  AdminTokenInput,
   BrandInput,
   BrandPatch,
   IdParams,
@@ -20,7 +20,6 @@ import {
   SubIdParams,
   TemplateInput,
   TemplatePatch,
-  TokenInput,
   ToplistInput,
   ToplistPatch,
   ToplistQuery,
@@ -30,12 +29,15 @@ import {
 import type { CatalogService } from './service.ts';
 
 /** The editorial admin API, mounted under /api/admin/v1. */
-export async function registerCatalog(scope: FastifyInstance, catalog: CatalogService): Promise<void> {
+export async function registerCatalog(
+  scope: FastifyInstance,
+  catalog: CatalogService,
+  auth: Authenticator<Scope>,
+): Promise<void> {
   const app = scope.withTypeProvider<TypeBoxTypeProvider>();
-  const read = { onRequest: requireAdmin(catalog.tokens, 'catalog:read') };
-  const write = { onRequest: requireAdmin(catalog.tokens, 'catalog:write') };
-  const tokens = { onRequest: requireAdmin(catalog.tokens, 'tokens:write') };
-  const publish = { onRequest: requireAdmin(catalog.tokens, 'publish') };
+  const read = { onRequest: requireAdmin(auth, 'catalog:read') };
+  const write = { onRequest: requireAdmin(auth, 'catalog:write') };
+  const publish = { onRequest: requireAdmin(auth, 'publish') };
 
   /* Owners */
   app.get('/owners', { ...read, schema: { querystring: PageQuery } }, (req) =>
@@ -51,7 +53,7 @@ export async function registerCatalog(scope: FastifyInstance, catalog: CatalogSe
     data: await catalog.updateOwner(req.params.id, req.body),
   }));
 
-  /* Sites and their read tokens */
+  /* Sites (their read tokens are in the access module) */
   app.get('/sites', { ...read, schema: { querystring: PageQuery } }, (req) =>
     catalog.listSites(req.query.page, req.query.per_page),
   );
@@ -64,46 +66,6 @@ export async function registerCatalog(scope: FastifyInstance, catalog: CatalogSe
   app.patch('/sites/:id', { ...write, schema: { params: IdParams, body: SitePatch } }, async (req) => ({
     data: await catalog.updateSite(req.params.id, req.body),
   }));
-  app.get('/sites/:id/tokens', { ...tokens, schema: { params: IdParams } }, async (req) => ({
-    data: await catalog.listSiteTokens(req.params.id),
-  }));
-  app.post(
-    '/sites/:id/tokens',
-    { ...tokens, schema: { params: IdParams, body: TokenInput } },
-    async (req, reply) => {
-      const created = await catalog.createSiteToken(req.params.id, req.body?.name ?? '');
-      req.audit = { before: null, after: { tokenId: created.id, name: created.name, hint: created.hint } };
-      return reply.status(201).header('cache-control', 'no-store').send({ data: created });
-    },
-  );
-  app.delete('/sites/:id/tokens/:subId', { ...tokens, schema: { params: SubIdParams } }, async (req) => {
-    const data = await catalog.revokeSiteToken(req.params.id, req.params.subId);
-    req.audit = {
-      before: { tokenId: data.id, revokedAt: null },
-      after: { tokenId: data.id, revokedAt: data.revokedAt },
-    };
-    return { data };
-  });
-
-  /* Admin tokens */
-  const adminOnly = { onRequest: requireAdmin(catalog.tokens, 'admin') };
-  app.get('/admin-tokens', adminOnly, async () => ({ data: await catalog.listAdminTokens() }));
-  app.post('/admin-tokens', { ...adminOnly, schema: { body: AdminTokenInput } }, async (req, reply) => {
-    const created = await catalog.createAdminToken(req.body.name, req.body.scopes, req.admin!.tokenId);
-    req.audit = {
-      before: null,
-      after: { tokenId: created.id, name: created.name, scopes: created.scopes, hint: created.hint },
-    };
-    return reply.status(201).header('cache-control', 'no-store').send({ data: created });
-  });
-  app.delete('/admin-tokens/:id', { ...adminOnly, schema: { params: IdParams } }, async (req) => {
-    const data = await catalog.revokeAdminToken(req.params.id);
-    req.audit = {
-      before: { tokenId: data.id, revokedAt: null },
-      after: { tokenId: data.id, revokedAt: data.revokedAt },
-    };
-    return { data };
-  });
 
   /* Product, classification and offer types */
   for (const [path, table] of [

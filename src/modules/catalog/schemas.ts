@@ -1,5 +1,4 @@
 import { type Static, Type as T, type TObject, type TProperties } from '@sinclair/typebox';
-import { SCOPES } from './scopes.ts';
 
 /** Request schemas of the editorial admin API. Unknown fields are rejected, not ignored. */
 
@@ -50,20 +49,6 @@ export const SiteInput = T.Object(
   strict,
 );
 export const SitePatch = patchOf(SiteInput);
-
-export const TokenInput = T.Object({ name: T.Optional(Text(200)) }, strict);
-
-export const AdminTokenInput = T.Object(
-  {
-    name: Name,
-    scopes: T.Array(T.Union(SCOPES.map((s) => T.Literal(s))), {
-      minItems: 1,
-      maxItems: SCOPES.length,
-      uniqueItems: true,
-    }),
-  },
-  strict,
-);
 
 export const NamedTypeInput = T.Object({ name: Name }, strict);
 

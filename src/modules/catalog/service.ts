@@ -6,7 +6,6 @@ import { fromDbError } from '../../lib/db-errors.ts';
 import { AppError, conflict, invalidField, notFound } from '../../lib/errors.ts';
 import { countryName, GLOBAL_CODE, isCountryCode, MARKET_CODE } from '../../lib/geo.ts';
 import { type PageMeta, pageMeta, pageWindow } from '../../lib/paging.ts';
-import { hashToken, mintToken, tokenHint } from '../../lib/tokens.ts';
 import { renderEdition } from './edition-render.ts';
 import type { ImportDocumentT } from './import-schema.ts';
 import { CatalogRepository, type ColumnValues } from './repository.ts';
@@ -21,17 +20,13 @@ import type {
   ToplistInputT,
   TrackerInputT,
 } from './schemas.ts';
-import type { Scope } from './scopes.ts';
-import { TokenVerifier } from './token-verifier.ts';
 import type {
-  AdminToken,
   Brand,
   EditionMeta,
   Offer,
   Owner,
   ResolvedTrackingLink,
   Site,
-  SiteToken,
   Template,
   Toplist,
 } from './types.ts';
@@ -64,12 +59,11 @@ const FIELD_BY_CONSTRAINT: Record<string, string> = {
 const newLinkSlug = () => randomBytes(9).toString('base64url');
 
 /**
- * The editorial catalog: sites and tokens, owners, templates, brands, offers, trackers,
+ * The editorial catalog: sites, owners, templates, brands, offers, trackers,
  * toplists with their drafts, and publishing drafts into immutable editions.
  */
 export class CatalogService {
   readonly repo: CatalogRepository;
-  readonly tokens: TokenVerifier;
 
   constructor(
     private readonly db: Db,
@@ -78,7 +72,6 @@ export class CatalogService {
     private readonly now: () => Date,
   ) {
     this.repo = new CatalogRepository(db);
-    this.tokens = new TokenVerifier(this.repo, bus);
   }
 
   /** Runs `fn` in a transaction, turning constraint violations into client errors. */
@@ -131,7 +124,7 @@ export class CatalogService {
     return this.page(page, perPage, (w) => this.repo.listOwners(w));
   }
 
-  /* Sites and site tokens */
+  /* Sites */
 
   async createSite(input: SiteInputT): Promise<Site> {
     const id = await this.guard(this.repo.insertSite({ domain: input.domain, name: input.name ?? '' }));
@@ -141,7 +134,6 @@ export class CatalogService {
   async updateSite(id: number, patch: Partial<SiteInputT>): Promise<Site> {
     if (!(await this.guard(this.repo.update('sites', id, patch)))) throw notFound('Site');
     await this.bus.publish({ kind: 'site', siteId: id });
-    await this.bus.publish({ kind: 'tokens' });
     return (await this.repo.getSite(id))!;
   }
 
@@ -153,62 +145,9 @@ export class CatalogService {
     return this.page(page, perPage, (w) => this.repo.listSites(w));
   }
 
-  /** Mints a site read token. The plaintext is returned once and stored only as a hash. */
-  async createSiteToken(siteId: number, name = ''): Promise<SiteToken & { token: string }> {
-    if (!(await this.repo.getSite(siteId))) throw notFound('Site');
-    const token = mintToken('site');
-    const row = await this.repo.insertSiteToken({
-      siteId,
-      name,
-      hash: hashToken(token),
-      hint: tokenHint(token),
-    });
-    await this.bus.publish({ kind: 'tokens' });
-    return { ...row, token };
-  }
-
-  async listSiteTokens(siteId: number): Promise<SiteToken[]> {
-    if (!(await this.repo.getSite(siteId))) throw notFound('Site');
-    return this.repo.listSiteTokens(siteId);
-  }
-
-  /** Revokes a site token; every process refuses it from the next request on. */
-  async revokeSiteToken(siteId: number, tokenId: number): Promise<SiteToken> {
-    const row = await this.repo.revokeSiteToken(siteId, tokenId);
-    if (!row) throw notFound('Site token');
-    await this.bus.publish({ kind: 'tokens' });
-    return row;
-  }
-
-  /* Admin tokens */
-
-  /** Mints an admin token with scopes; returned once, stored hashed. */
-  async createAdminToken(
-    name: string,
-    scopes: Scope[],
-    createdBy: number | null,
-  ): Promise<AdminToken & { token: string }> {
-    const token = mintToken('admin');
-    const row = await this.repo.insertAdminToken({
-      name,
-      scopes,
-      hash: hashToken(token),
-      hint: tokenHint(token),
-      createdBy,
-    });
-    await this.bus.publish({ kind: 'tokens' });
-    return { ...row, token };
-  }
-
-  listAdminTokens(): Promise<AdminToken[]> {
-    return this.repo.listAdminTokens();
-  }
-
-  async revokeAdminToken(id: number): Promise<AdminToken> {
-    const row = await this.repo.revokeAdminToken(id);
-    if (!row) throw notFound('Admin token');
-    await this.bus.publish({ kind: 'tokens' });
-    return row;
+  /** Whether a site with this id exists (tokens and tracking settings belong to sites). */
+  siteExists(id: number): Promise<boolean> {
+    return this.repo.exists('sites', id);
   }
 
   /* Named types */

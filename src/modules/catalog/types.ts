@@ -18,26 +18,6 @@ export interface Site {
   updatedAt: string;
 }
 
-export interface SiteToken {
-  id: number;
-  siteId: number;
-  name: string;
-  /** First characters of the token, for recognising it in lists; never the secret. */
-  hint: string;
-  createdAt: string;
-  revokedAt: string | null;
-}
-
-export interface AdminToken {
-  id: number;
-  name: string;
-  scopes: string[];
-  hint: string;
-  createdBy: number | null;
-  createdAt: string;
-  revokedAt: string | null;
-}
-
 export interface NamedType {
   id: number;
   name: string;

@@ -5,8 +5,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../config.ts';
 import { AppError, invalidField, notFound } from '../../lib/errors.ts';
 import { DEFAULT_PER_PAGE } from '../../lib/paging.ts';
-import { requireSite } from '../../plugins/auth.ts';
-import type { CatalogService } from '../catalog/service.ts';
+import { type Authenticator, requireSite } from '../../plugins/auth.ts';
 import { toplistOpenApi } from './openapi.ts';
 import { ListQuerySchema, PageQuerySchema, ResolveQuerySchema } from './schemas.ts';
 import type { DeliveryService, Rendered } from './service.ts';
@@ -31,11 +30,11 @@ function send(request: FastifyRequest, reply: FastifyReply, r: Rendered): Fastif
 /** The public read API, mounted under /api/v1. */
 export async function registerDelivery(
   scope: FastifyInstance,
-  deps: { catalog: CatalogService; delivery: DeliveryService; config: Config },
+  deps: { tokens: Authenticator; delivery: DeliveryService; config: Config },
 ): Promise<void> {
   const app = scope.withTypeProvider<TypeBoxTypeProvider>();
   const { delivery } = deps;
-  const auth = { onRequest: requireSite(deps.catalog.tokens) };
+  const auth = { onRequest: requireSite(deps.tokens) };
   const openapi = JSON.stringify(toplistOpenApi(deps.config.publicUrl));
 
   app.get('/openapi.json', (_req, reply) => reply.type('application/json; charset=utf-8').send(openapi));

@@ -58,7 +58,11 @@ const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOS
 
 /** SQL of operator aggregates, pulls and reconciliation. */
 export class AggregateRepository {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    /** Reconciliation reads here: the read replica when there is one. */
+    private readonly reads: Queryable = db,
+  ) {}
 
   async report(programId: number): Promise<StoredReport | undefined> {
     const [r] = await this.db.query<StoredReport>(
@@ -182,25 +186,25 @@ export class AggregateRepository {
 
   /**
    * Per day of [from, to]: our counted clicks and postback registrations/FTDs of the programme
-   * (days cut in `tz`), the operator's totals from the latest ok pull, and the last pull's outcome.
+   * (days cut in `tz`, read from the 15-minute rollups), the operator's totals from the latest ok pull, and the last pull's outcome.
    */
   async reconcile(programId: number, from: string, to: string, tz: string): Promise<ReconcileDbRow[]> {
-    const rows = await this.db.query<ReconcileDbRow>(
+    const rows = await this.reads.query<ReconcileDbRow>(
       `WITH days AS (
          SELECT d::date AS day FROM generate_series($2::date, $3::date, interval '1 day') d
        ), bounds AS (
          SELECT ($2::date)::timestamp AT TIME ZONE $4 AS lo, ($3::date + 1)::timestamp AT TIME ZONE $4 AS hi
        ), our_clicks AS (
-         SELECT (c.at AT TIME ZONE $4)::date AS day, count(*)::int AS n
-         FROM clicks c, bounds b
-         WHERE c.program_id = $1 AND c.kind = 'click' AND c.flag IS NULL AND c.at >= b.lo AND c.at < b.hi
+         SELECT (c.bucket AT TIME ZONE $4)::date AS day, sum(c.n)::int AS n
+         FROM click_rollups c, bounds b
+         WHERE c.program_id = $1 AND c.kind = 'click' AND c.bucket >= b.lo AND c.bucket < b.hi
          GROUP BY 1
        ), our_conv AS (
-         SELECT (v.received_at AT TIME ZONE $4)::date AS day,
-                count(*) FILTER (WHERE v.event = 'registration')::int AS registrations,
-                count(*) FILTER (WHERE v.event = 'ftd')::int AS ftds
-         FROM conversions v, bounds b
-         WHERE v.program_id = $1 AND v.received_at >= b.lo AND v.received_at < b.hi
+         SELECT (v.bucket AT TIME ZONE $4)::date AS day,
+                coalesce(sum(v.n) FILTER (WHERE v.event = 'registration'), 0)::int AS registrations,
+                coalesce(sum(v.n) FILTER (WHERE v.event = 'ftd'), 0)::int AS ftds
+         FROM conversion_rollups v, bounds b
+         WHERE v.program_id = $1 AND v.bucket >= b.lo AND v.bucket < b.hi
          GROUP BY 1
        ), theirs AS (
          SELECT day, sum(clicks)::int AS clicks, sum(registrations)::int AS registrations, sum(ftds)::int AS ftds

@@ -1,14 +1,14 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { requireAdmin } from '../../plugins/auth.ts';
-import type { TokenVerifier } from '../catalog/token-verifier.ts';
+import { type Authenticator, requireAdmin } from '../../plugins/auth.ts';
+import type { Scope } from '../access/scopes.ts';
 import type { OperatorAggregates } from './aggregates.ts';
 import { DayRangeQuery, IdParams, ReconcileQuery, ReportInput } from './schemas.ts';
 
 /** Report endpoints, pulls, stored operator rows and reconciliation, under /api/admin/v1. */
 export async function registerAggregateAdmin(
   scope: FastifyInstance,
-  deps: { aggregates: OperatorAggregates; tokens: TokenVerifier },
+  deps: { aggregates: OperatorAggregates; tokens: Authenticator<Scope> },
 ): Promise<void> {
   const app = scope.withTypeProvider<TypeBoxTypeProvider>();
   const { aggregates, tokens } = deps;

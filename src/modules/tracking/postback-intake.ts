@@ -6,6 +6,7 @@ import { AppError, notFound } from '../../lib/errors.ts';
 import { hashToken, sameBytes } from '../../lib/tokens.ts';
 import type { TrackingMetrics } from '../ops/metrics.ts';
 import { GroupCommit } from './group-commit.ts';
+import type { TrackingPartitions } from './partitions.ts';
 import { mergeFields, parseBody, rawBodyForLog, readPostback, redactForLog, storable } from './postback.ts';
 import type { PostbackJob, StoredProgram, TrackingRepository } from './repository.ts';
 
@@ -54,12 +55,17 @@ export class PostbackIntake {
     private readonly now: () => Date,
     private readonly metrics: TrackingMetrics | undefined,
     concurrency: number,
+    partitions: TrackingPartitions,
   ) {
-    this.batches = new GroupCommit((jobs) => db.tx((q) => repo.with(q).writePostbacks(jobs)), {
-      maxWaitMs: 2,
-      maxBatch: 200,
-      maxInFlight: concurrency,
-    });
+    const write = (jobs: PostbackJob[]) => db.tx((q) => repo.with(q).writePostbacks(jobs));
+    this.batches = new GroupCommit(
+      (jobs) =>
+        partitions.writing(
+          () => jobs.map((j) => j.receivedAt),
+          () => write(jobs),
+        ),
+      { maxWaitMs: 2, maxBatch: 200, maxInFlight: concurrency },
+    );
   }
 
   /** Drops cached programmes (after a create, change or token rotation). */

@@ -77,6 +77,12 @@ const PROGRAM_COLUMNS = {
 
 export type ProgramFields = Partial<Record<keyof typeof PROGRAM_COLUMNS, unknown>>;
 
+/** The 15-minute bucket of a time column (UTC-aligned, as the rollups key it). */
+export const BUCKET = (column: string) =>
+  `date_bin('15 minutes', ${column}, timestamptz '2000-01-01 00:00:00+00')`;
+// Rollup rows are upserted in key order so concurrent batches lock them in the same order.
+const ROLLUP_ORDER = 'ORDER BY 1, 2, 3, 4, 5, 6, 7, 8';
+
 /** The only place with tracking SQL. */
 export class TrackingRepository {
   constructor(private readonly db: Queryable) {}
@@ -185,15 +191,27 @@ export class TrackingRepository {
 
   /* Clicks and impressions */
 
-  /** One multi-row INSERT for a whole group-commit batch. */
+  /**
+   * One statement for a whole group-commit batch: the rows, and their counted ones added to the
+   * 15-minute rollups, so reports never see a batch half-counted.
+   */
   async insertClicks(rows: readonly ClickRow[]): Promise<void> {
     const col = <K extends keyof ClickRow>(k: K) => rows.map((r) => r[k]);
     await this.db.query(
-      `INSERT INTO clicks (id, kind, at, link_id, tracker_id, offer_id, brand_id, site_id, toplist_id, position,
-                           program_id, sub_id, referrer, user_agent, country, flag)
-       SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::int[], $5::int[], $6::int[], $7::int[],
-                            $8::int[], $9::int[], $10::int[], $11::int[], $12::text[], $13::text[], $14::text[],
-                            $15::text[], $16::text[])`,
+      `WITH ins AS (
+         INSERT INTO clicks (id, kind, at, link_id, tracker_id, offer_id, brand_id, site_id, toplist_id, position,
+                             program_id, sub_id, referrer, user_agent, country, flag)
+         SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::int[], $5::int[], $6::int[], $7::int[],
+                              $8::int[], $9::int[], $10::int[], $11::int[], $12::text[], $13::text[], $14::text[],
+                              $15::text[], $16::text[])
+         RETURNING kind, at, site_id, toplist_id, position, brand_id, program_id, link_id, flag
+       )
+       INSERT INTO click_rollups (bucket, kind, site_id, toplist_id, position, brand_id, program_id, link_id, n)
+       SELECT ${BUCKET('at')}, kind, site_id, toplist_id, position, brand_id, program_id, link_id, count(*)
+       FROM ins WHERE flag IS NULL
+       GROUP BY 1, 2, 3, 4, 5, 6, 7, 8
+       ${ROLLUP_ORDER}
+       ON CONFLICT ON CONSTRAINT click_rollups_key DO UPDATE SET n = click_rollups.n + EXCLUDED.n`,
       [
         col('id'),
         col('kind'),
@@ -239,35 +257,61 @@ export class TrackingRepository {
       return click && (click.programId === null || click.programId === c.programId) ? click : undefined;
     });
     const col = <T>(f: (a: (typeof accepted)[number], i: number) => T) => accepted.map(f);
-    const inserted = await q.query<{ id: string }>(
-      `INSERT INTO conversions (id, program_id, transaction_id, event, amount, currency, player_ref, click_id,
-                                attributed, tracker_id, offer_id, brand_id, site_id, toplist_id, position, log_id,
-                                received_at)
-       SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::numeric[], $6::text[], $7::text[],
-                            $8::text[], $9::bool[], $10::int[], $11::int[], $12::int[], $13::int[], $14::int[],
-                            $15::int[], $16::bigint[], $17::timestamptz[])
-       ON CONFLICT (program_id, transaction_id) DO NOTHING RETURNING id`,
+    // The key table decides which postback holds each transaction id (a repeat in this batch or
+    // a concurrent one waits on the first writer's key and then finds it taken).
+    const keyed = await q.query<{ conversion_id: string }>(
+      `INSERT INTO conversion_keys (program_id, transaction_id, conversion_id, attributed, received_at)
+       SELECT * FROM unnest($1::int[], $2::text[], $3::text[], $4::bool[], $5::timestamptz[])
+       ON CONFLICT (program_id, transaction_id) DO NOTHING RETURNING conversion_id`,
       [
-        col(({ c }) => c.id),
         col(({ c }) => c.programId),
         col(({ c }) => c.transactionId),
-        col(({ c }) => c.event),
-        col(({ c }) => c.amount),
-        col(({ c }) => c.currency),
-        col(({ c }) => c.playerRef),
-        col(({ c }) => c.clickId),
+        col(({ c }) => c.id),
         col((_, i) => attributedTo[i] !== undefined),
-        col((_, i) => attributedTo[i]?.trackerId ?? null),
-        col((_, i) => attributedTo[i]?.offerId ?? null),
-        col((_, i) => attributedTo[i]?.brandId ?? null),
-        col((_, i) => attributedTo[i]?.siteId ?? null),
-        col((_, i) => attributedTo[i]?.toplistId ?? null),
-        col((_, i) => attributedTo[i]?.position ?? null),
-        col(({ logId }) => logId),
         col(({ job }) => job.receivedAt.toISOString()),
       ],
     );
-    const created = new Set(inserted.map((r) => r.id));
+    const created = new Set(keyed.map((r) => r.conversion_id));
+    const fresh = accepted.flatMap((a, i) => (created.has(a.c.id) ? [{ ...a, click: attributedTo[i] }] : []));
+    const put = <T>(f: (a: (typeof fresh)[number]) => T) => fresh.map(f);
+    if (fresh.length)
+      await q.query(
+        `WITH ins AS (
+           INSERT INTO conversions (id, program_id, transaction_id, event, amount, currency, player_ref, click_id,
+                                    attributed, tracker_id, offer_id, brand_id, site_id, toplist_id, position, log_id,
+                                    received_at)
+           SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::numeric[], $6::text[], $7::text[],
+                                $8::text[], $9::bool[], $10::int[], $11::int[], $12::int[], $13::int[], $14::int[],
+                                $15::int[], $16::bigint[], $17::timestamptz[])
+           RETURNING received_at, event, currency, site_id, toplist_id, position, brand_id, program_id
+         )
+         INSERT INTO conversion_rollups (bucket, event, currency, site_id, toplist_id, position, brand_id,
+                                         program_id, n)
+         SELECT ${BUCKET('received_at')}, event, currency, site_id, toplist_id, position, brand_id, program_id,
+                count(*)
+         FROM ins GROUP BY 1, 2, 3, 4, 5, 6, 7, 8
+         ${ROLLUP_ORDER}
+         ON CONFLICT ON CONSTRAINT conversion_rollups_key DO UPDATE SET n = conversion_rollups.n + EXCLUDED.n`,
+        [
+          put(({ c }) => c.id),
+          put(({ c }) => c.programId),
+          put(({ c }) => c.transactionId),
+          put(({ c }) => c.event),
+          put(({ c }) => c.amount),
+          put(({ c }) => c.currency),
+          put(({ c }) => c.playerRef),
+          put(({ c }) => c.clickId),
+          put(({ click }) => click !== undefined),
+          put(({ click }) => click?.trackerId ?? null),
+          put(({ click }) => click?.offerId ?? null),
+          put(({ click }) => click?.brandId ?? null),
+          put(({ click }) => click?.siteId ?? null),
+          put(({ click }) => click?.toplistId ?? null),
+          put(({ click }) => click?.position ?? null),
+          put(({ logId }) => logId),
+          put(({ job }) => job.receivedAt.toISOString()),
+        ],
+      );
     const holders = await this.conversionHolders(
       q,
       accepted.filter(({ c }) => !created.has(c.id)).map(({ c }) => c),
@@ -340,8 +384,8 @@ export class TrackingRepository {
       transaction_id: string;
       attributed: boolean;
     }>(
-      `SELECT v.id, v.program_id, v.transaction_id, v.attributed
-       FROM conversions v JOIN unnest($1::int[], $2::text[]) AS k(program_id, transaction_id)
+      `SELECT v.conversion_id AS id, v.program_id, v.transaction_id, v.attributed
+       FROM conversion_keys v JOIN unnest($1::int[], $2::text[]) AS k(program_id, transaction_id)
          ON v.program_id = k.program_id AND v.transaction_id = k.transaction_id`,
       [repeats.map((c) => c.programId), repeats.map((c) => c.transactionId)],
     );
@@ -363,27 +407,28 @@ export class TrackingRepository {
     const where = (t: string) =>
       `($5::int IS NULL OR ${t}.program_id = $5) AND ($6::int IS NULL OR ${t}.site_id = $6)
        AND ($7::int IS NULL OR ${t}.toplist_id = $7) AND ($8::int IS NULL OR ${t}.brand_id = $8)`;
-    // Days are cut per row, so the scan takes a day either side (every zone is within ±14 h of UTC).
+    // Read from the 15-minute rollups. Days are cut per row, so the scan takes a day either side
+    // (every zone is within ±14 h of UTC).
     const rows = await this.db.query<StatsRow & { total: number }>(
       `WITH facts AS (
          SELECT c.site_id, c.toplist_id, c.position, c.brand_id, c.program_id, c.kind, NULL::text AS event,
-                ${zone('ts', 'p')} AS tz, c.at
-         FROM clicks c
+                ${zone('ts', 'p')} AS tz, c.bucket, c.n
+         FROM click_rollups c
          LEFT JOIN tracking_sites ts ON ts.site_id = c.site_id
          LEFT JOIN affiliate_programs p ON p.id = c.program_id
-         WHERE c.at >= ($1::date - 1)::timestamp AT TIME ZONE 'UTC' AND c.at < ($2::date + 2)::timestamp AT TIME ZONE 'UTC'
-           AND c.flag IS NULL AND ${where('c')}
+         WHERE c.bucket >= ($1::date - 1)::timestamp AT TIME ZONE 'UTC'
+           AND c.bucket < ($2::date + 2)::timestamp AT TIME ZONE 'UTC' AND ${where('c')}
          UNION ALL
          SELECT v.site_id, v.toplist_id, v.position, v.brand_id, v.program_id, 'conversion', v.event,
-                ${zone('ts', 'p')}, v.received_at
-         FROM conversions v
+                ${zone('ts', 'p')}, v.bucket, v.n
+         FROM conversion_rollups v
          LEFT JOIN tracking_sites ts ON ts.site_id = v.site_id
          LEFT JOIN affiliate_programs p ON p.id = v.program_id
-         WHERE v.received_at >= ($1::date - 1)::timestamp AT TIME ZONE 'UTC'
-           AND v.received_at < ($2::date + 2)::timestamp AT TIME ZONE 'UTC' AND ${where('v')}
+         WHERE v.bucket >= ($1::date - 1)::timestamp AT TIME ZONE 'UTC'
+           AND v.bucket < ($2::date + 2)::timestamp AT TIME ZONE 'UTC' AND ${where('v')}
        ), per_event AS (
-         SELECT (at AT TIME ZONE tz)::date AS day, tz, site_id, toplist_id, position, brand_id, program_id, kind,
-                event, count(*)::int AS n
+         SELECT (bucket AT TIME ZONE tz)::date AS day, tz, site_id, toplist_id, position, brand_id, program_id, kind,
+                event, sum(n)::int AS n
          FROM facts
          GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9
        )
@@ -445,12 +490,12 @@ export class TrackingRepository {
     timezone: string,
   ): Promise<{ slug: string; day: string; clicks: number; impressions: number }[]> {
     return this.db.query(
-      `SELECT l.slug, to_char((c.at AT TIME ZONE $4)::date, 'YYYY-MM-DD') AS day,
-              count(*) FILTER (WHERE c.kind = 'click')::int AS clicks,
-              count(*) FILTER (WHERE c.kind = 'impression')::int AS impressions
-       FROM clicks c JOIN tracking_links l ON l.id = c.link_id
-       WHERE l.slug = ANY($1::text[]) AND c.flag IS NULL
-         AND c.at >= ($2::date)::timestamp AT TIME ZONE $4 AND c.at < ($3::date + 1)::timestamp AT TIME ZONE $4
+      `SELECT l.slug, to_char((c.bucket AT TIME ZONE $4)::date, 'YYYY-MM-DD') AS day,
+              coalesce(sum(c.n) FILTER (WHERE c.kind = 'click'), 0)::int AS clicks,
+              coalesce(sum(c.n) FILTER (WHERE c.kind = 'impression'), 0)::int AS impressions
+       FROM click_rollups c JOIN tracking_links l ON l.id = c.link_id
+       WHERE l.slug = ANY($1::text[])
+         AND c.bucket >= ($2::date)::timestamp AT TIME ZONE $4 AND c.bucket < ($3::date + 1)::timestamp AT TIME ZONE $4
        GROUP BY 1, 2 ORDER BY 1, 2`,
       [slugs, from, to, timezone],
     );

@@ -1,8 +1,8 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Config } from '../../config.ts';
-import { requireAdmin } from '../../plugins/auth.ts';
-import type { TokenVerifier } from '../catalog/token-verifier.ts';
+import { type Authenticator, requireAdmin } from '../../plugins/auth.ts';
+import type { Scope } from '../access/scopes.ts';
 import {
   GoQuery,
   IdParams,
@@ -100,7 +100,7 @@ export async function registerPostback(scope: FastifyInstance, tracking: Trackin
 /** Programmes and stats, mounted under /api/admin/v1. */
 export async function registerTrackingAdmin(
   scope: FastifyInstance,
-  deps: { tracking: TrackingService; tokens: TokenVerifier },
+  deps: { tracking: TrackingService; tokens: Authenticator<Scope> },
 ): Promise<void> {
   const app = scope.withTypeProvider<TypeBoxTypeProvider>();
   const { tracking, tokens } = deps;

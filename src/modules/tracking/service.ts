@@ -1,7 +1,7 @@
 import { isbot } from 'isbot';
 import { ulid } from 'ulid';
 import type { Config } from '../../config.ts';
-import type { Db } from '../../db/index.ts';
+import type { Db, Queryable } from '../../db/index.ts';
 import { fromDbError } from '../../lib/db-errors.ts';
 import { AppError, invalidField, notFound } from '../../lib/errors.ts';
 import { DEFAULT_PER_PAGE, type PageMeta, pageMeta, pageWindow } from '../../lib/paging.ts';
@@ -12,6 +12,7 @@ import type { ResolvedTrackingLink } from '../catalog/types.ts';
 import type { TrackingMetrics } from '../ops/metrics.ts';
 import { GroupCommit } from './group-commit.ts';
 import { landingUrl, MACROS, unknownMacros } from './landing.ts';
+import { TrackingPartitions } from './partitions.ts';
 import { POSTBACK_FIELDS } from './postback.ts';
 import { PostbackIntake, type PostbackResult, type RawPostback } from './postback-intake.ts';
 import { type ProgramFields, type StoredProgram, TrackingRepository } from './repository.ts';
@@ -59,11 +60,15 @@ const trunc = (v: string | undefined, n: number) => (v ? v.slice(0, n) : null);
  */
 export class TrackingService {
   private readonly repo: TrackingRepository;
+  /** Report queries: on the read replica when there is one. */
+  private readonly reports: TrackingRepository;
   private readonly hits: GroupCommit<ClickRow>;
   private readonly links = new Map<string, CachedLink>();
   private readonly intake: PostbackIntake;
   /** Stats by day and dimension, and sites' reporting zones. */
   readonly stats: TrackingStats;
+  /** Monthly partitions of the raw tables: created ahead, retained, exported. */
+  readonly partitions: TrackingPartitions;
 
   constructor(
     private readonly db: Db,
@@ -71,21 +76,39 @@ export class TrackingService {
     private readonly config: Config,
     private readonly now: () => Date,
     private readonly metrics?: TrackingMetrics,
+    reads: Queryable = db,
   ) {
     this.repo = new TrackingRepository(db);
-    this.stats = new TrackingStats(this.repo, catalog);
-    this.intake = new PostbackIntake(db, this.repo, config, now, metrics, db.kind === 'pglite' ? 1 : 4);
-    this.hits = new GroupCommit((rows) => this.repo.insertClicks(rows), {
-      maxWaitMs: 2,
-      maxBatch: 500,
-      maxInFlight: db.kind === 'pglite' ? 1 : 4,
-      maxPending: config.clickBufferMax,
-      onBatch: (rows, seconds, ok) => {
-        const kinds = { click: 0, impression: 0 };
-        for (const r of rows) kinds[r.kind]++;
-        this.metrics?.batch(kinds, seconds, ok);
+    this.reports = new TrackingRepository(reads);
+    this.partitions = new TrackingPartitions(db, config, now);
+    this.stats = new TrackingStats(this.repo, this.reports, catalog);
+    this.intake = new PostbackIntake(
+      db,
+      this.repo,
+      config,
+      now,
+      metrics,
+      db.kind === 'pglite' ? 1 : 4,
+      this.partitions,
+    );
+    this.hits = new GroupCommit(
+      (rows) =>
+        this.partitions.writing(
+          () => rows.map((r) => r.at),
+          () => this.repo.insertClicks(rows),
+        ),
+      {
+        maxWaitMs: 2,
+        maxBatch: 500,
+        maxInFlight: db.kind === 'pglite' ? 1 : 4,
+        maxPending: config.clickBufferMax,
+        onBatch: (rows, seconds, ok) => {
+          const kinds = { click: 0, impression: 0 };
+          for (const r of rows) kinds[r.kind]++;
+          this.metrics?.batch(kinds, seconds, ok);
+        },
       },
-    });
+    );
   }
 
   /** Clicks and impressions waiting for or in their group commit. */
@@ -294,6 +317,6 @@ export class TrackingService {
   /** Podium's own counted /go clicks and /imp impressions per code and day, for comparing with an ad server. */
   async countsByCode(codes: readonly string[], from: string, to: string, timezone: string) {
     if (!codes.length) return [];
-    return this.repo.countsBySlug(codes, from, to, timezone);
+    return this.reports.countsBySlug(codes, from, to, timezone);
   }
 }

@@ -92,6 +92,8 @@ const CSV_COLUMNS: [string, (r: StatsLine) => CsvCell][] = [
 export class TrackingStats {
   constructor(
     private readonly repo: TrackingRepository,
+    /** The same queries on the read replica (when configured): stats pages and CSV. */
+    private readonly reports: TrackingRepository,
     private readonly catalog: CatalogService,
   ) {}
 
@@ -121,14 +123,14 @@ export class TrackingStats {
     const page = q.page ?? 1;
     const perPage = q.perPage ?? STATS_DEFAULT_PER_PAGE;
     const f = this.filter(q);
-    const { rows, total } = await this.repo.stats({ ...f, limit: perPage, offset: (page - 1) * perPage });
+    const { rows, total } = await this.reports.stats({ ...f, limit: perPage, offset: (page - 1) * perPage });
     return { data: rows.map(line), meta: { ...pageMeta(total, page, perPage), tz: f.zone ?? f.tz } };
   }
 
   /** Every row of the query as CSV; 422 when there are more than the export limit. */
   async csv(q: StatsQuery): Promise<string> {
     this.check(q);
-    const { rows } = await this.repo.stats({
+    const { rows } = await this.reports.stats({
       ...this.filter(q),
       limit: STATS_MAX_EXPORT_ROWS + 1,
       offset: 0,

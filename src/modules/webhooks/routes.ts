@@ -1,7 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { requireAdmin } from '../../plugins/auth.ts';
-import type { TokenVerifier } from '../catalog/token-verifier.ts';
+import { type Authenticator, requireAdmin } from '../../plugins/auth.ts';
+import type { Scope } from '../access/scopes.ts';
 import {
   DeliveryList,
   DeliveryOne,
@@ -22,7 +22,7 @@ const tags = ['webhooks'];
 /** The webhooks admin API, mounted under /api/admin/v1. */
 export async function registerWebhookAdmin(
   scope: FastifyInstance,
-  deps: { webhooks: WebhookService; tokens: TokenVerifier },
+  deps: { webhooks: WebhookService; tokens: Authenticator<Scope> },
 ): Promise<void> {
   const app = scope.withTypeProvider<TypeBoxTypeProvider>();
   const { webhooks, tokens } = deps;

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError } from 'commander';
 import { openStore, type Store } from '../db.ts';
 import { SCOPES, type Scope } from '../schemas.ts';
-import { issueKey } from './admin.ts';
+import { type ConsoleOps, remoteOps, startLocalAdmin, storeOps } from './local-admin.ts';
 import * as repo from './repository.ts';
 import { startReferenceServer } from './server.ts';
 
@@ -24,12 +24,19 @@ function storeOptions(): { url?: string; dataDir?: string } {
   return url ? { url } : { dataDir: program.opts<{ dataDir: string }>().dataDir };
 }
 
-async function withAccount<T>(fn: (store: Store, account: repo.Account) => Promise<T>): Promise<T> {
-  const store = await openStore(storeOptions());
+/**
+ * Runs a console command: through the running server's loopback admin listener when `serve` runs
+ * on the PGlite directory, else on the store itself (PostgreSQL is shared safely with a server).
+ */
+async function withConsole<T>(fn: (ops: ConsoleOps) => Promise<T>): Promise<T> {
+  const opts = storeOptions();
+  const remote = opts.dataDir ? await remoteOps(opts.dataDir) : undefined;
+  if (remote) return fn(remote);
+  const store: Store = await openStore(opts);
   try {
     const account = (await repo.listAccounts(store))[0];
     if (!account) throw new Error('no account yet: run `adserver-reference serve` once to create it');
-    return await fn(store, account);
+    return await fn(storeOps(store, account.id));
   } finally {
     await store.close();
   }
@@ -64,6 +71,10 @@ program
       rateLimit: { max: o.rateMax, windowMs: o.rateWindowMs },
       logger: false,
     });
+    const dataDir = storeOptions().dataDir;
+    const admin = dataDir
+      ? await startLocalAdmin(storeOps(server.store, server.accountId), dataDir)
+      : undefined;
     process.stdout.write(
       `base URL: ${server.url}\naccount:  ${server.accountId}\nAPI key:  ${server.apiKey}\n`,
     );
@@ -71,7 +82,11 @@ program
       process.stdout.write(
         'plain HTTP: put a TLS-terminating proxy in front (the contract requires https://)\n',
       );
-    const stop = () => void server.close().then(() => process.exit(0));
+    const stop = async () => {
+      await admin?.close();
+      await server.close();
+      process.exit(0);
+    };
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
   });
@@ -83,8 +98,8 @@ keys
   .option('--scopes <list>', `comma-separated scopes (${SCOPES.join(', ')})`, SCOPES.join(','))
   .option('--label <text>', 'note shown in the list', '')
   .action((o) =>
-    withAccount(async (store, a) => {
-      const k = await issueKey(store, a.id, { scopes: o.scopes.split(',') as Scope[], label: o.label });
+    withConsole(async (c) => {
+      const k = await c.createKey(o.scopes.split(',') as Scope[], o.label);
       process.stdout.write(`${k.id}\t${k.scopes.join(',')}\n${k.key}\n`);
     }),
   );
@@ -92,10 +107,10 @@ keys
   .command('list')
   .description('list keys (hints only)')
   .action(() =>
-    withAccount(async (store, a) => {
-      for (const k of await repo.listKeys(store, a.id))
+    withConsole(async (c) => {
+      for (const k of await c.listKeys())
         process.stdout.write(
-          `${k.id}\t${k.hint}\t${k.scopes.join(',')}\t${k.revoked_at ? 'revoked' : 'live'}\t${k.label}\n`,
+          `${k.id}\t${k.hint}\t${k.scopes.join(',')}\t${k.revoked ? 'revoked' : 'live'}\t${k.label}\n`,
         );
     }),
   );
@@ -103,8 +118,8 @@ keys
   .command('revoke <id>')
   .description('revoke a key at once')
   .action((id: string) =>
-    withAccount(async (store) => {
-      if (!(await repo.revokeKey(store, id, new Date()))) throw new Error(`no live key ${id}`);
+    withConsole(async (c) => {
+      if (!(await c.revokeKey(id))) throw new Error(`no live key ${id}`);
       process.stdout.write(`revoked ${id}\n`);
     }),
   );
@@ -113,8 +128,8 @@ program
   .command('activate <orderId>')
   .description('console action: take a draft order live (its lines start delivering in reports)')
   .action((orderId: string) =>
-    withAccount(async (store) => {
-      if (!(await store.tx((q) => repo.activateOrder(q, orderId)))) throw new Error(`no order ${orderId}`);
+    withConsole(async (c) => {
+      if (!(await c.activate(orderId))) throw new Error(`no order ${orderId}`);
       process.stdout.write(`order ${orderId} is live\n`);
     }),
   );

@@ -1,17 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { hashToken, sameBytes } from '../../lib/tokens.ts';
-import type { AdminPrincipal, TokenVerifier } from '../catalog/token-verifier.ts';
-import type { SessionRepository } from './repository.ts';
+import type { AdminPrincipal, SessionPrincipal } from '../../plugins/auth.ts';
+import type { AccessRepository } from './repository.ts';
+import type { TokenVerifier } from './token-verifier.ts';
 
 /** How long a console session lasts from sign-in (absolute, not sliding). */
 export const SESSION_TTL_MS = 8 * 60 * 60 * 1000;
 
 /** A resolved session: the admin it acts for and a check of the CSRF token sent with a write. */
-export interface ResolvedSession {
+export interface ResolvedSession extends SessionPrincipal {
   id: number;
-  admin: AdminPrincipal;
   expiresAt: Date;
-  csrfMatches(header: string | undefined): boolean;
 }
 
 /** A freshly created session: the two secrets go to the browser once and are stored only hashed. */
@@ -25,7 +24,7 @@ export interface NewSession {
 /** Console sign-in: exchanges an admin token for a cookie session with a CSRF token. */
 export class SessionService {
   constructor(
-    private readonly repo: SessionRepository,
+    private readonly repo: AccessRepository,
     private readonly tokens: TokenVerifier,
     private readonly now: () => Date,
   ) {}
@@ -35,11 +34,11 @@ export class SessionService {
     const admin = await this.tokens.verifyAdmin(adminToken);
     if (!admin) return null;
     const now = this.now();
-    await this.repo.purgeExpired(now);
+    await this.repo.purgeExpiredSessions(now);
     const sessionToken = randomBytes(32).toString('base64url');
     const csrfToken = randomBytes(32).toString('base64url');
     const expiresAt = new Date(now.getTime() + SESSION_TTL_MS);
-    await this.repo.insert(hashToken(sessionToken), hashToken(csrfToken), admin.tokenId, expiresAt);
+    await this.repo.insertSession(hashToken(sessionToken), hashToken(csrfToken), admin.tokenId, expiresAt);
     return { sessionToken, csrfToken, admin, expiresAt };
   }
 
@@ -47,7 +46,7 @@ export class SessionService {
   async resolve(sessionToken: string): Promise<ResolvedSession | null> {
     if (sessionToken.length > 100) return null;
     const hash = hashToken(sessionToken);
-    const row = await this.repo.findLive(hash, this.now());
+    const row = await this.repo.findLiveSession(hash, this.now());
     if (!row || !sameBytes(row.sessionHash, hash)) return null;
     return {
       id: row.id,
@@ -59,6 +58,6 @@ export class SessionService {
   }
 
   async signOut(id: number): Promise<void> {
-    await this.repo.revoke(id, this.now());
+    await this.repo.revokeSession(id, this.now());
   }
 }

@@ -1,26 +1,7 @@
 import type { Change, ChangeBus } from '../../db/changes.ts';
 import { hashToken, sameBytes, TOKEN_PREFIX } from '../../lib/tokens.ts';
-import type { CatalogRepository } from './repository.ts';
-
-export interface SitePrincipal {
-  kind: 'site';
-  tokenId: number;
-  siteId: number;
-  domain: string;
-}
-
-export interface AdminPrincipal {
-  kind: 'admin';
-  tokenId: number;
-  scopes: readonly string[];
-}
-
-/** Resolves a console session cookie value to its admin and CSRF check. */
-export interface SessionResolver {
-  resolve(
-    sessionToken: string,
-  ): Promise<{ admin: AdminPrincipal; csrfMatches(header: string | undefined): boolean } | null>;
-}
+import type { AdminPrincipal, SitePrincipal } from '../../plugins/auth.ts';
+import type { AccessRepository } from './repository.ts';
 
 type Entry = { principal: SitePrincipal | AdminPrincipal | null; hash: Buffer };
 
@@ -33,13 +14,11 @@ const MAX_ENTRIES = 50_000;
  * so a revoked token is refused by the next request.
  */
 export class TokenVerifier {
-  /** Console sessions, once the session module is registered: requireAdmin then also accepts its cookie. */
-  sessions: SessionResolver | null = null;
   private cache = new Map<string, Entry>();
   private generation = 0;
 
   constructor(
-    private readonly repo: CatalogRepository,
+    private readonly repo: AccessRepository,
     bus: ChangeBus,
   ) {
     bus.subscribe((c: Change) => {
@@ -75,7 +54,7 @@ export class TokenVerifier {
     if (found && sameBytes(found.tokenHash, hash)) {
       principal =
         found.kind === 'site'
-          ? { kind: 'site', tokenId: found.id, siteId: found.siteId!, domain: found.domain! }
+          ? { kind: 'site', tokenId: found.id, siteId: found.siteId! }
           : { kind: 'admin', tokenId: found.id, scopes: found.scopes! };
     }
     // A change that raced this lookup must not be overwritten by a stale answer.

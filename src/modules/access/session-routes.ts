@@ -4,7 +4,7 @@ import { Type as T } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../../lib/errors.ts';
 import { CSRF_HEADER, SESSION_COOKIE } from '../../plugins/auth.ts';
-import type { SessionService } from './service.ts';
+import type { SessionService } from './sessions.ts';
 
 /** Readable (not HttpOnly) cookie holding the CSRF token the console echoes in a header. */
 export const CSRF_COOKIE = 'podium_csrf';

@@ -1,0 +1,24 @@
+import { Type as T } from '@sinclair/typebox';
+import { SCOPES } from './scopes.ts';
+
+/** Request schemas of the token admin API. Unknown fields are rejected, not ignored. */
+
+const strict = { additionalProperties: false } as const;
+const Id = T.Integer({ minimum: 1, maximum: 2147483647 });
+
+export const IdParams = T.Object({ id: Id });
+export const SubIdParams = T.Object({ id: Id, subId: Id });
+
+export const TokenInput = T.Object({ name: T.Optional(T.String({ maxLength: 200 })) }, strict);
+
+export const AdminTokenInput = T.Object(
+  {
+    name: T.String({ minLength: 1, maxLength: 200 }),
+    scopes: T.Array(T.Union(SCOPES.map((s) => T.Literal(s))), {
+      minItems: 1,
+      maxItems: SCOPES.length,
+      uniqueItems: true,
+    }),
+  },
+  strict,
+);
