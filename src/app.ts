@@ -81,6 +81,9 @@ export interface Services {
 const ADMIN_PREFIX = '/api/admin/v1';
 /** How often each process looks for due webhook deliveries (other processes' events, retries). */
 const WEBHOOK_POLL_MS = 1000;
+/** How often publish-window boundaries are looked for, and how far back (a longer outage sends nothing late). */
+const WINDOW_CHECK_MS = 60_000;
+const WINDOW_LOOKBACK_MS = 86_400_000;
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -114,13 +117,27 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   const now = deps.now ?? (() => new Date());
-  const catalog = new CatalogService(deps.db, deps.bus, config, now);
+  const metrics = new Metrics();
+  const outbound = new OutboundClient(
+    outboundOptionsFrom(config, deps.outboundTestOnly, (r) =>
+      metrics.outbound.labels(r.target, r.kind).observe(r.seconds),
+    ),
+  );
+  app.addHook('onClose', () => outbound.close());
+  const sealer = sealerFromConfig(config, (msg) => app.log.warn(msg));
+  const webhooks = new WebhookService(deps.db, sealer, outbound, now, {
+    pollMs: WEBHOOK_POLL_MS,
+    sendTimeoutMs: config.outboundTimeoutMs,
+    log: (msg, err) => app.log.warn({ err }, msg),
+  });
+  // Before the outbound client closes: sends in flight finish (or leave their lease to another process).
+  app.addHook('onClose', () => webhooks.worker.stop());
+  const catalog = new CatalogService(deps.db, deps.bus, config, now, webhooks);
   const access = new AccessService(deps.db, deps.bus, catalog, now);
   const delivery = new DeliveryService(deps.db, deps.bus, now, `${config.publicUrl}/api/v1`);
   const docs = new DocsService(loadPages(), config.docsBase, config.publicUrl);
   const audit = new AuditLog(deps.db, (err) => app.log.error({ err }, 'audit write failed'));
   const readiness = new Readiness();
-  const metrics = new Metrics();
   // Modules register their periodic work here; `startServer` starts it, app.close() drains it.
   const scheduler = new Scheduler(deps.db, now, (msg, err) => app.log.warn({ err }, msg));
   app.addHook('onClose', () => scheduler.stop());
@@ -139,13 +156,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     reads,
   );
   registerPartitionJob(scheduler, tracking.partitions);
-  const outbound = new OutboundClient(
-    outboundOptionsFrom(config, deps.outboundTestOnly, (r) =>
-      metrics.outbound.labels(r.target, r.kind).observe(r.seconds),
-    ),
-  );
-  app.addHook('onClose', () => outbound.close());
-  const sealer = sealerFromConfig(config, (msg) => app.log.warn(msg));
   const adserver = new AdserverService(deps.db, sealer, outbound, now, {
     trailingDays: config.adserverTrailingDays,
     counts: (codes, from, to, timezone) => tracking.countsByCode(codes, from, to, timezone),
@@ -167,13 +177,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     now,
   );
   registerAggregateJob(scheduler, aggregates, config);
-  const webhooks = new WebhookService(deps.db, sealer, outbound, now, {
-    pollMs: WEBHOOK_POLL_MS,
-    sendTimeoutMs: config.outboundTimeoutMs,
-    log: (msg, err) => app.log.warn({ err }, msg),
+  // Publish windows are evaluated at read time; this job tells webhooks when a boundary passed.
+  scheduler.register({
+    name: 'webhook-windows',
+    everyMs: WINDOW_CHECK_MS,
+    run: async () => {
+      const at = now();
+      await webhooks.recordAll(await catalog.windowChanges(new Date(at.getTime() - WINDOW_LOOKBACK_MS), at));
+    },
   });
-  // Before the outbound client closes: sends in flight finish (or leave their lease to another process).
-  app.addHook('onClose', () => webhooks.worker.stop());
   scheduler.register({
     name: 'webhook-retention',
     everyMs: 3_600_000,

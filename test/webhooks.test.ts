@@ -49,6 +49,7 @@ describe(`change webhooks (${DB_KIND})`, () => {
     return { status: res.statusCode, body: res.body ? res.json() : undefined, headers: res.headers };
   };
 
+  let versions = 100;
   const change = (over: Partial<ToplistChange> = {}): ToplistChange => ({
     type: 'toplist.published',
     toplistId: 7,
@@ -56,8 +57,8 @@ describe(`change webhooks (${DB_KIND})`, () => {
     slug: 'best-casinos-se',
     templateId: 3,
     geo: { geo_type: 'country', code: 'SE' },
-    version: '4',
-    editionId: Math.floor(Math.random() * 1e9),
+    // A fresh version per call: the same (toplist, version) twice is one event by design.
+    version: String(++versions),
     liveFrom: null,
     liveUntil: null,
     occurredAt: t.clock.now,
@@ -161,7 +162,7 @@ describe(`change webhooks (${DB_KIND})`, () => {
     await mk('/other-site', { events: ['toplist.published'], siteId: siteB });
     await mk('/other-event', { events: ['toplist.unpublished'], siteId: siteA });
 
-    const c = change();
+    const c = change({ version: '4' });
     await t.app.services.webhooks.recordAll([c, c]); // the same change twice is one event
     await t.app.services.webhooks.worker.kick();
 
@@ -355,5 +356,138 @@ describe(`change webhooks (${DB_KIND})`, () => {
     } finally {
       await other.close();
     }
+  });
+
+  describe('events from the catalog and the job runner', () => {
+    let toplistId: number;
+    let ep: { data: { id: string }; secret: string };
+
+    beforeAll(async () => {
+      const catalog = t.app.services.catalog;
+      const owner = await catalog.createOwner({ name: 'Editorial' });
+      const product = await catalog.createNamedType('product_types', 'Casino');
+      const kind = await catalog.createNamedType('classification_types', 'Online Casino');
+      const offerType = await catalog.createNamedType('offer_types', 'Welcome Bonus');
+      const template = await catalog.createTemplate({
+        name: 'Best casinos',
+        productTypeId: product.id,
+        classificationTypeId: kind.id,
+      });
+      const brand = await catalog.createBrand({
+        externalId: 'b-hooks',
+        name: 'Hooks Casino',
+        slug: 'hooks-casino',
+        rating: 8,
+        logo: {
+          rectangular: 'https://cdn.example/r.png',
+          square: 'https://cdn.example/s.png',
+          backgroundColor: '#112233',
+        },
+      });
+      const offer = await catalog.createOffer({
+        externalId: 'o-hooks',
+        brandId: brand.id,
+        offerTypeId: offerType.id,
+        offerText: '100% up to 100',
+        bonusExpiryDate: '2027-01-01',
+        trackers: [{ campaignName: 'main', landingUrl: 'https://operator.example/land' }],
+      });
+      const toplist = await catalog.createToplist({
+        siteId: siteA,
+        templateId: template.id,
+        ownerId: owner.id,
+        name: 'Best casinos SE',
+        slug: 'hooks-se',
+        geo: { type: 'country', code: 'SE' },
+      });
+      await catalog.replaceItems(toplist.id, [{ position: 1, brandId: brand.id, offerId: offer.id }]);
+      toplistId = toplist.id;
+      ep = (
+        await call('POST', '/webhooks', {
+          url: `${receiver.origin}/catalog`,
+          events: [
+            'toplist.published',
+            'toplist.unpublished',
+            'toplist.window_opened',
+            'toplist.window_closed',
+          ],
+          siteId: siteA,
+        })
+      ).body;
+    });
+
+    it('a publish through the admin API reaches the receiver within 2 s, once, verifiable', async () => {
+      const published = await call('POST', `/toplists/${toplistId}/publish`);
+      expect(published.status).toBe(200);
+      expect(await eventually(async () => hitsTo('/catalog').length >= 1, 2000)).toBe(true);
+      await t.app.services.webhooks.worker.kick();
+      expect(hitsTo('/catalog')).toHaveLength(1);
+      const event = verify(ep.secret, hitsTo('/catalog')[0]!) as {
+        type: string;
+        data: Record<string, unknown>;
+      };
+      expect(event).toMatchObject({
+        type: 'toplist.published',
+        data: {
+          toplistId,
+          siteId: siteA,
+          slug: 'hooks-se',
+          geo: { geo_type: 'country', code: 'SE' },
+          version: published.body.data.version,
+        },
+      });
+      // The body names the toplist; it never carries it.
+      expect(JSON.stringify(event)).not.toContain('Hooks Casino');
+
+      expect((await call('POST', `/toplists/${toplistId}/unpublish`)).status).toBe(200);
+      expect((await call('POST', `/toplists/${toplistId}/unpublish`)).status).toBe(200); // already down: no event
+      await t.app.services.webhooks.worker.kick();
+      const unpublished = hitsTo('/catalog').slice(1);
+      expect(unpublished).toHaveLength(1);
+      expect(verify(ep.secret, unpublished[0]!)).toMatchObject({
+        type: 'toplist.unpublished',
+        data: { toplistId, version: published.body.data.version },
+      });
+    });
+
+    it('the job runner sends window_opened and window_closed when liveFrom and liveUntil pass, once each', async () => {
+      const start = t.clock.now.getTime();
+      const from = new Date(start + 3_600_000);
+      const until = new Date(start + 7_200_000);
+      const before = hitsTo('/catalog').length;
+      const published = await call('POST', `/toplists/${toplistId}/publish`, {
+        liveFrom: from.toISOString(),
+        liveUntil: until.toISOString(),
+      });
+      expect(published.status).toBe(200);
+      await t.app.services.webhooks.worker.kick();
+      expect(hitsTo('/catalog')).toHaveLength(before + 1); // toplist.published, window not open yet
+
+      const tickAt = async (ms: number) => {
+        t.clock.now = new Date(ms);
+        await t.app.services.scheduler.tick();
+        await t.app.services.webhooks.worker.kick();
+      };
+      await tickAt(start + 1_800_000);
+      expect(hitsTo('/catalog')).toHaveLength(before + 1);
+      await tickAt(from.getTime() + 30_000);
+      await tickAt(from.getTime() + 90_000); // a later run finds the same boundary: still one event
+      const opened = hitsTo('/catalog').slice(before + 1);
+      expect(opened).toHaveLength(1);
+      // Signatures are checked at the receiver's clock; the library verifies against real time.
+      expect(JSON.parse(opened[0]!.body)).toMatchObject({
+        type: 'toplist.window_opened',
+        timestamp: `${from.toISOString().slice(0, 19)}+00:00`,
+        data: {
+          toplistId,
+          version: published.body.data.version,
+          liveFrom: `${from.toISOString().slice(0, 19)}+00:00`,
+        },
+      });
+      await tickAt(until.getTime() + 30_000);
+      const closed = hitsTo('/catalog').slice(before + 2);
+      expect(closed.map((h) => JSON.parse(h.body).type)).toEqual(['toplist.window_closed']);
+      t.clock.now = new Date();
+    });
   });
 });

@@ -9,6 +9,7 @@ import { CatalogService } from '../modules/catalog/service.ts';
 import { AggregateRepository } from '../modules/tracking/aggregate-repository.ts';
 import { OperatorAggregates } from '../modules/tracking/aggregates.ts';
 import { TrackingService } from '../modules/tracking/service.ts';
+import { EventOutbox } from '../modules/webhooks/service.ts';
 import { openConfiguredDb } from '../server.ts';
 
 async function withServices<T>(
@@ -18,7 +19,7 @@ async function withServices<T>(
   const db = await openConfiguredDb(config);
   try {
     const bus = new ChangeBus(db);
-    const catalog = new CatalogService(db, bus, config, () => new Date());
+    const catalog = new CatalogService(db, bus, config, () => new Date(), new EventOutbox(() => new Date()));
     return await fn(db, catalog, new AccessService(db, bus, catalog, () => new Date()));
   } finally {
     await db.close();

@@ -497,6 +497,22 @@ export class CatalogRepository {
     return toplist(r, await this.itemsOf(id));
   }
 
+  /**
+   * Live toplists whose publish window opened or closed in (since, until], counting only
+   * boundaries later than the live edition's publish (items are not loaded).
+   */
+  async windowBoundaries(since: Date, until: Date, limit: number): Promise<Toplist[]> {
+    const rows = await this.db.query(
+      `${TOPLIST_SELECT}
+       WHERE e.id IS NOT NULL AND (
+         (t.live_from > $1 AND t.live_from <= $2 AND t.live_from > e.published_at) OR
+         (t.live_until > $1 AND t.live_until <= $2 AND t.live_until > e.published_at))
+       ORDER BY t.id LIMIT $3`,
+      [since, until, limit],
+    );
+    return rows.map((r) => toplist(r, []));
+  }
+
   /** Locks the toplist row for the rest of the transaction (publish, item edits). */
   async lockToplist(id: number): Promise<boolean> {
     const rows = await this.db.query('SELECT id FROM toplists WHERE id = $1 FOR UPDATE', [id]);

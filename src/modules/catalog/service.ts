@@ -6,6 +6,8 @@ import { fromDbError } from '../../lib/db-errors.ts';
 import { AppError, conflict, invalidField, notFound } from '../../lib/errors.ts';
 import { countryName, GLOBAL_CODE, isCountryCode, MARKET_CODE } from '../../lib/geo.ts';
 import { type PageMeta, pageMeta, pageWindow } from '../../lib/paging.ts';
+import type { ChangeEvents } from '../webhooks/service.ts';
+import type { ToplistChange } from '../webhooks/types.ts';
 import { renderEdition } from './edition-render.ts';
 import type { ImportDocumentT } from './import-schema.ts';
 import { CatalogRepository, type ColumnValues } from './repository.ts';
@@ -70,6 +72,8 @@ export class CatalogService {
     private readonly bus: ChangeBus,
     private readonly config: Pick<Config, 'publicUrl'>,
     private readonly now: () => Date,
+    /** Told of publishes and unpublishes inside their transaction (the webhooks outbox). */
+    private readonly events?: ChangeEvents,
   ) {
     this.repo = new CatalogRepository(db);
   }
@@ -367,7 +371,7 @@ export class CatalogService {
     opts: { by?: number | null; liveFrom?: string | null; liveUntil?: string | null } = {},
   ): Promise<{ toplist: Toplist; version: string; publishedAt: string }> {
     const publishedAt = this.now();
-    const result = await this.tx(async (repo) => {
+    const result = await this.tx(async (repo, q) => {
       if (!(await repo.lockToplist(toplistId))) throw notFound('Toplist');
       if (opts.liveFrom !== undefined || opts.liveUntil !== undefined) {
         const current = (await repo.getToplist(toplistId))!;
@@ -398,8 +402,10 @@ export class CatalogService {
         publishedBy: opts.by ?? null,
       });
       await repo.setLiveEdition(toplistId, editionId, publishedAt);
+      await this.events?.record(q, toplistChange('toplist.published', t, String(version), publishedAt));
       return { siteId: t.siteId, version };
     });
+    this.events?.committed();
     await this.bus.publish({ kind: 'site', siteId: result.siteId });
     return {
       toplist: await this.getToplist(toplistId),
@@ -422,10 +428,36 @@ export class CatalogService {
 
   /** Takes the live edition down: the toplist disappears from the list and 404s. Idempotent. */
   async unpublish(toplistId: number): Promise<Toplist> {
-    const t = await this.getToplist(toplistId);
-    await this.repo.setLiveEdition(toplistId, null, null);
+    const t = await this.tx(async (repo, q) => {
+      if (!(await repo.lockToplist(toplistId))) throw notFound('Toplist');
+      const current = (await repo.getToplist(toplistId))!;
+      if (current.liveVersion === null) return current;
+      await repo.setLiveEdition(toplistId, null, null);
+      await this.events?.record(
+        q,
+        toplistChange('toplist.unpublished', current, current.liveVersion, this.now()),
+      );
+      return current;
+    });
+    this.events?.committed();
     await this.bus.publish({ kind: 'site', siteId: t.siteId });
     return this.getToplist(toplistId);
+  }
+
+  /** Publish windows of live editions that opened or closed in (since, until], as change events. */
+  async windowChanges(since: Date, until: Date): Promise<ToplistChange[]> {
+    const out: ToplistChange[] = [];
+    for (const t of await this.repo.windowBoundaries(since, until, 1000)) {
+      for (const [type, at] of [
+        ['toplist.window_opened', t.liveFrom],
+        ['toplist.window_closed', t.liveUntil],
+      ] as const) {
+        const ms = at ? Date.parse(at) : Number.NaN;
+        if (ms > since.getTime() && ms <= until.getTime())
+          out.push(toplistChange(type, t, t.liveVersion!, new Date(ms)));
+      }
+    }
+    return out;
   }
 
   async listEditions(toplistId: number): Promise<EditionMeta[]> {
@@ -554,6 +586,22 @@ export class CatalogService {
     });
     return summary;
   }
+}
+
+/** A toplist change as the webhooks outbox records it (names the toplist, never its content). */
+function toplistChange(type: ToplistChange['type'], t: Toplist, version: string, at: Date): ToplistChange {
+  return {
+    type,
+    toplistId: t.id,
+    siteId: t.siteId,
+    slug: t.slug,
+    templateId: t.templateId,
+    geo: { geo_type: t.geo.type, code: t.geo.code },
+    version,
+    liveFrom: t.liveFrom ? new Date(t.liveFrom) : null,
+    liveUntil: t.liveUntil ? new Date(t.liveUntil) : null,
+    occurredAt: at,
+  };
 }
 
 /* Input → column mapping and validation that JSON schema cannot express. */

@@ -85,7 +85,48 @@ function eventKey(c: ToplistChange): string {
         : c.type === 'toplist.unpublished'
           ? c.occurredAt.getTime()
           : '';
-  return `${c.type}:${c.toplistId}:${c.editionId ?? 'none'}:${at}`;
+  return `${c.type}:${c.toplistId}:${c.version ?? 'none'}:${at}`;
+}
+
+/**
+ * The event outbox: records a change, with one delivery per subscribed endpoint, inside the
+ * caller's transaction. Processes that only record (the CLI) leave the sending to the servers'
+ * delivery workers; a server kicks its own worker after the commit.
+ */
+export class EventOutbox implements ChangeEvents {
+  constructor(
+    private readonly now: () => Date,
+    private readonly onCommitted: () => void = () => {},
+  ) {}
+
+  async record(q: Queryable, change: ToplistChange): Promise<void> {
+    const repo = new WebhookRepository(q);
+    const eventId = `evt_${ulid()}`;
+    const now = this.now();
+    const inserted = await repo.insertEvent({
+      id: eventId,
+      key: eventKey(change),
+      type: change.type,
+      siteId: change.siteId,
+      payload: eventPayload(change),
+      now,
+    });
+    if (!inserted) return;
+    for (const endpointId of await repo.subscribers(change.type, change.siteId)) {
+      await repo.insertDelivery({
+        id: `msg_${ulid()}`,
+        eventId,
+        endpointId,
+        maxAttempts: MAX_ATTEMPTS,
+        dueAt: now,
+        now,
+      });
+    }
+  }
+
+  committed(): void {
+    this.onCommitted();
+  }
 }
 
 /**
@@ -95,6 +136,7 @@ function eventKey(c: ToplistChange): string {
 export class WebhookService implements ChangeEvents {
   readonly repo: WebhookRepository;
   readonly worker: DeliveryWorker;
+  private readonly outbox: EventOutbox;
 
   constructor(
     private readonly db: Db,
@@ -105,6 +147,7 @@ export class WebhookService implements ChangeEvents {
   ) {
     this.repo = new WebhookRepository(db);
     this.worker = new DeliveryWorker(this.repo, sealer, http, now, options);
+    this.outbox = new EventOutbox(now, () => void this.worker.kick());
   }
 
   /* Endpoints */
@@ -228,33 +271,12 @@ export class WebhookService implements ChangeEvents {
 
   /* Events */
 
-  async record(q: Queryable, change: ToplistChange): Promise<void> {
-    const repo = this.repo.with(q);
-    const eventId = `evt_${ulid()}`;
-    const now = this.now();
-    const inserted = await repo.insertEvent({
-      id: eventId,
-      key: eventKey(change),
-      type: change.type,
-      siteId: change.siteId,
-      payload: eventPayload(change),
-      now,
-    });
-    if (!inserted) return;
-    for (const endpointId of await repo.subscribers(change.type, change.siteId)) {
-      await repo.insertDelivery({
-        id: `msg_${ulid()}`,
-        eventId,
-        endpointId,
-        maxAttempts: MAX_ATTEMPTS,
-        dueAt: now,
-        now,
-      });
-    }
+  record(q: Queryable, change: ToplistChange): Promise<void> {
+    return this.outbox.record(q, change);
   }
 
   committed(): void {
-    void this.worker.kick();
+    this.outbox.committed();
   }
 
   /** Records changes that happened outside a request (publish windows passing), each in its own transaction. */

@@ -24,7 +24,6 @@ export interface ToplistChange {
   geo: { geo_type: string; code: string };
   /** Version of the edition concerned (the new one, the one taken down, the one whose window moved). */
   version: string | null;
-  editionId: number | null;
   liveFrom: Date | null;
   liveUntil: Date | null;
   /** When it happened: the publish time, or the window boundary that passed. */
