@@ -28,7 +28,7 @@ export interface PageArgs {
 /** Columns a PATCH may set, per table: API field name → column. The only way a column name reaches SQL. */
 export const UPDATABLE = {
   owners: { name: 'name', externalId: 'external_id' },
-  sites: { domain: 'domain', name: 'name' },
+  sites: { domain: 'domain', name: 'name', trackingBaseUrl: 'tracking_base_url' },
   list_templates: {
     name: 'name',
     externalId: 'external_id',
@@ -122,6 +122,7 @@ const site = (r: Row): Site => ({
   id: r.id as number,
   domain: r.domain as string,
   name: r.name as string,
+  trackingBaseUrl: (r.tracking_base_url as string | null) ?? null,
   createdAt: iso(r.created_at as Date)!,
   updatedAt: iso(r.updated_at as Date)!,
 });
@@ -513,6 +514,34 @@ export class CatalogRepository {
     return rows.map((r) => toplist(r, []));
   }
 
+  /** Live editions of a site (or of every site) whose links were rendered with another base than the site's effective one. */
+  async staleLiveEditions(
+    siteId: number | undefined,
+    defaultBase: string,
+  ): Promise<{ editionId: number; siteId: number; document: string; base: string }[]> {
+    const rows = await this.db.query(
+      `SELECT e.id, t.site_id, e.document, COALESCE(s.tracking_base_url, $1) AS base
+       FROM toplists t JOIN editions e ON e.id = t.live_edition_id JOIN sites s ON s.id = t.site_id
+       WHERE ($2::int IS NULL OR t.site_id = $2) AND e.tracking_base IS DISTINCT FROM COALESCE(s.tracking_base_url, $1)
+       ORDER BY e.id FOR UPDATE OF e`,
+      [defaultBase, siteId ?? null],
+    );
+    return rows.map((r) => ({
+      editionId: r.id as number,
+      siteId: r.site_id as number,
+      document: r.document as string,
+      base: r.base as string,
+    }));
+  }
+
+  /** Replaces an edition's stored document after its links were re-rendered; its ETag changes with the revision. */
+  async rerenderEdition(editionId: number, document: string, base: string): Promise<void> {
+    await this.db.query(
+      'UPDATE editions SET document = $2, tracking_base = $3, render_rev = render_rev + 1 WHERE id = $1',
+      [editionId, document, base],
+    );
+  }
+
   /** Locks the toplist row for the rest of the transaction (publish, item edits). */
   async lockToplist(id: number): Promise<boolean> {
     const rows = await this.db.query('SELECT id FROM toplists WHERE id = $1 FOR UPDATE', [id]);
@@ -593,7 +622,7 @@ export class CatalogRepository {
    */
   async editionSnapshot(toplistId: number): Promise<EditionSnapshot | undefined> {
     const [t] = await this.db.query(
-      `SELECT t.*, o.name AS owner_name, s.domain AS site_domain,
+      `SELECT t.*, o.name AS owner_name, s.domain AS site_domain, s.tracking_base_url AS site_tracking_base,
               lt.name AS template_name, lt.product_type_id, pt.name AS product_type,
               lt.classification_type_id, ct.name AS classification_type
        FROM toplists t
@@ -622,6 +651,7 @@ export class CatalogRepository {
       toplist: toplist(t, items),
       ownerName: t.owner_name as string,
       siteDomain: t.site_domain as string,
+      siteTrackingBase: (t.site_tracking_base as string | null) ?? null,
       template: {
         id: t.template_id as number,
         name: t.template_name as string,
@@ -649,10 +679,11 @@ export class CatalogRepository {
     document: string;
     publishedAt: Date;
     publishedBy: number | null;
+    trackingBase: string;
   }): Promise<number> {
     const [r] = await this.db.query<{ id: number }>(
-      'INSERT INTO editions (toplist_id, version, document, published_at, published_by) VALUES ($1, $2, $3, $4, $5) RETURNING id',
-      [v.toplistId, v.version, v.document, v.publishedAt, v.publishedBy],
+      'INSERT INTO editions (toplist_id, version, document, published_at, published_by, tracking_base) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id',
+      [v.toplistId, v.version, v.document, v.publishedAt, v.publishedBy, v.trackingBase],
     );
     return r!.id;
   }

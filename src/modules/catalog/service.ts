@@ -8,7 +8,7 @@ import { countryName, GLOBAL_CODE, isCountryCode, MARKET_CODE } from '../../lib/
 import { type PageMeta, pageMeta, pageWindow } from '../../lib/paging.ts';
 import type { ChangeEvents } from '../webhooks/service.ts';
 import type { ToplistChange } from '../webhooks/types.ts';
-import { renderEdition } from './edition-render.ts';
+import { renderEdition, retargetLinks } from './edition-render.ts';
 import type { ImportDocumentT } from './import-schema.ts';
 import { CatalogRepository, type ColumnValues } from './repository.ts';
 import type {
@@ -137,6 +137,7 @@ export class CatalogService {
 
   async updateSite(id: number, patch: Partial<SiteInputT>): Promise<Site> {
     if (!(await this.guard(this.repo.update('sites', id, patch)))) throw notFound('Site');
+    if (patch.trackingBaseUrl !== undefined) await this.retargetTrackingLinks(id);
     await this.bus.publish({ kind: 'site', siteId: id });
     return (await this.repo.getSite(id))!;
   }
@@ -391,8 +392,9 @@ export class CatalogService {
       );
       const linkSlugs = await repo.ensureTrackingLinks(t.siteId, t.id, wanted);
       const version = await repo.nextVersion(toplistId);
+      const trackingBase = snapshot.siteTrackingBase ?? this.config.publicUrl;
       const document = JSON.stringify(
-        renderEdition({ snapshot, version, publishedAt, linkSlugs, publicUrl: this.config.publicUrl }),
+        renderEdition({ snapshot, version, publishedAt, linkSlugs, publicUrl: trackingBase }),
       );
       const editionId = await repo.insertEdition({
         toplistId,
@@ -400,6 +402,7 @@ export class CatalogService {
         document,
         publishedAt,
         publishedBy: opts.by ?? null,
+        trackingBase,
       });
       await repo.setLiveEdition(toplistId, editionId, publishedAt);
       await this.events?.record(q, toplistChange('toplist.published', t, String(version), publishedAt));
@@ -412,6 +415,26 @@ export class CatalogService {
       version: String(result.version),
       publishedAt: publishedAt.toISOString(),
     };
+  }
+
+  /**
+   * Re-renders the tracker links of live editions whose stored document was rendered with another
+   * base than their site's tracking base (the site setting, else this server's public URL): the
+   * stored bytes change, reads keep serving stored bytes, and every process drops its cache of
+   * the sites touched. Runs on a site's setting change and at every start (a server moved to
+   * another host or port). Returns the number of sites touched.
+   */
+  async retargetTrackingLinks(siteId?: number): Promise<number> {
+    const touched = await this.tx(async (repo) => {
+      const sites = new Set<number>();
+      for (const e of await repo.staleLiveEditions(siteId, this.config.publicUrl)) {
+        await repo.rerenderEdition(e.editionId, retargetLinks(e.document, e.base), e.base);
+        sites.add(e.siteId);
+      }
+      return sites;
+    });
+    for (const s of touched) await this.bus.publish({ kind: 'site', siteId: s });
+    return touched.size;
   }
 
   /** The tracking link behind a `/go/{slug}`; undefined when no such link is registered. */

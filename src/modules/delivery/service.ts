@@ -4,7 +4,7 @@ import type { Db } from '../../db/index.ts';
 import { isCountryCode } from '../../lib/geo.ts';
 import { pageMeta } from '../../lib/paging.ts';
 import { DeliveryRepository } from './repository.ts';
-import type { WireBrand, WireToplist } from './schemas.ts';
+import type { WireBrand, WireOffer, WireSiteBrand, WireToplist } from './schemas.ts';
 
 /** One live edition of a site, held in memory with its stored wire bytes. */
 interface LiveEntry {
@@ -24,8 +24,8 @@ interface LiveEntry {
   /** The stored wire document: a view into `single`, no copy. */
   doc: Buffer;
   etag: string;
-  /** The edition's brands, parsed from `doc` on first use by `GET /brands`. */
-  brands?: WireBrand[];
+  /** The parsed document, on first use by `GET /brands`. */
+  parsed?: WireToplist;
 }
 
 /** A site's live editions, newest-updated first (`updated_at DESC, id DESC`). */
@@ -143,7 +143,9 @@ export class DeliveryService {
           editionId: r.editionId,
           single,
           doc: single.subarray(DATA_OPEN.length, single.length - 1),
-          etag: `"t${r.toplistId}e${r.editionId}"`,
+          etag: r.renderRev
+            ? `"t${r.toplistId}e${r.editionId}r${r.renderRev}"`
+            : `"t${r.toplistId}e${r.editionId}"`,
         };
       })
       .sort((a, b) => b.updatedAtMs - a.updatedAtMs || b.id - a.id);
@@ -221,21 +223,66 @@ export class DeliveryService {
       parts.push(e.doc);
     });
     parts.push(tail);
-    const etag = strongTag(`${onPage.map((e) => e.editionId).join('.')}|${tail.toString('latin1')}`);
+    const etag = strongTag(`${onPage.map((e) => e.etag).join('.')}|${tail.toString('latin1')}`);
     return { body: parts, etag };
   }
 
-  /** One page of the brands in the site's visible toplists, A–Z; a brand's newest edition wins. */
+  /**
+   * One page of the brands in the site's visible toplists, A–Z, in the shape the WordPress
+   * plugins sync: the brand of its newest edition, `brandStatus: "Active"`, the product types and
+   * top geos of the toplists that rank it, and its offers there (newest edition wins) with trackers.
+   */
   async brands(siteId: number, p: { page: number; perPage: number }): Promise<Rendered> {
     const set = await this.siteSet(siteId);
     const nowMs = this.now().getTime();
-    const byId = new Map<number, WireBrand>();
+    const acc = new Map<
+      number,
+      {
+        brand: WireBrand;
+        products: Set<string>;
+        countries: Set<string>;
+        markets: Set<string>;
+        offers: Map<number, WireOffer>;
+      }
+    >();
     for (const e of set.ordered) {
       if (!this.visible(e, nowMs)) continue;
-      e.brands ??= (JSON.parse(e.doc.toString('utf8')) as WireToplist).items.map((i) => i.brand);
-      for (const b of e.brands) if (!byId.has(b.id)) byId.set(b.id, b);
+      e.parsed ??= JSON.parse(e.doc.toString('utf8')) as WireToplist;
+      const t = e.parsed;
+      for (const item of t.items) {
+        let b = acc.get(item.brand.id);
+        if (!b) {
+          b = {
+            brand: item.brand,
+            products: new Set(),
+            countries: new Set(),
+            markets: new Set(),
+            offers: new Map(),
+          };
+          acc.set(item.brand.id, b);
+        }
+        b.products.add(t.template.productType);
+        if (t.geo.geo_type === 'country') b.countries.add(t.geo.code);
+        else if (t.geo.geo_type === 'market') b.markets.add(t.geo.code);
+        if (!b.offers.has(item.offer.id)) b.offers.set(item.offer.id, item.offer);
+      }
     }
-    const all = [...byId.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.id - b.id));
+    const sorted = (xs: Set<string>) => [...xs].sort();
+    const all: WireSiteBrand[] = [...acc.values()]
+      .sort((a, b) =>
+        a.brand.name < b.brand.name ? -1 : a.brand.name > b.brand.name ? 1 : a.brand.id - b.brand.id,
+      )
+      .map((b) => {
+        const offers = [...b.offers.values()].sort((x, y) => x.id - y.id);
+        return {
+          ...b.brand,
+          brandStatus: 'Active',
+          productTypes: sorted(b.products),
+          topGeos: { countries: sorted(b.countries), markets: sorted(b.markets) },
+          offers,
+          offersCount: offers.length,
+        };
+      });
     const meta = pageMeta(all.length, p.page, p.perPage);
     const start = (p.page - 1) * p.perPage;
     const body = Buffer.from(
