@@ -41,8 +41,11 @@ import {
 import { TrackingService } from './modules/tracking/service.ts';
 import { registerWebhookAdmin } from './modules/webhooks/routes.ts';
 import { WebhookService } from './modules/webhooks/service.ts';
-import { frameworkErrors, registerErrorHandling } from './plugins/errors.ts';
+import { requireAuthFirst } from './plugins/auth.ts';
+import { clientErrorHandler, frameworkErrors, registerErrorHandling } from './plugins/errors.ts';
+import { registerOpenApi } from './plugins/openapi.ts';
 import { registerRequestLog, requestId } from './plugins/request-log.ts';
+import { registerRouteTable } from './plugins/route-table.ts';
 import { registerStrictQuery } from './plugins/strict-query.ts';
 import { registerValidation } from './plugins/validation.ts';
 
@@ -105,7 +108,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // Registration does real work (static file scan, MCP server); a busy machine must not fail start.
     pluginTimeout: 60_000,
     frameworkErrors,
+    clientErrorHandler,
   });
+  registerRouteTable(app);
   registerRequestLog(app);
   registerErrorHandling(app);
   registerStrictQuery(app);
@@ -248,6 +253,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Every admin module registers inside this scope, so each of its writes is audited.
   await app.register(
     async (admin) => {
+      requireAuthFirst(admin);
       auditAdminWrites(admin, audit, ADMIN_PREFIX);
       await registerAccess(admin, access);
       await registerCatalog(admin, catalog, access);
@@ -257,12 +263,22 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await registerSessionRoutes(admin, access.sessions, ADMIN_PREFIX);
       await registerAdserverAdmin(admin, { adserver, tokens: access });
       await registerWebhookAdmin(admin, { webhooks, tokens: access });
+      registerOpenApi(admin, {
+        title: 'Podium admin API',
+        description:
+          'Editorial catalog, tokens, tracking programmes and stats, ad-server connections and bookings, the audit log. Errors carry {code, message, details?} at the root.',
+        publicUrl: config.publicUrl,
+      });
     },
     { prefix: ADMIN_PREFIX },
   );
-  await app.register(async (scope) => registerDelivery(scope, { tokens: access, delivery, config }), {
-    prefix: '/api/v1',
-  });
+  await app.register(
+    async (scope) => {
+      requireAuthFirst(scope);
+      await registerDelivery(scope, { tokens: access, delivery, config });
+    },
+    { prefix: '/api/v1' },
+  );
   await app.register(async (scope) => registerTrackingPublic(scope, { tracking, config }));
   await app.register(async (scope) => registerPostback(scope, tracking));
   if (!config.docsPort) await app.register(async (scope) => registerDocs(scope, docsOptions(deps, docs)));
@@ -284,6 +300,7 @@ export async function buildDocsApp(
     logger: deps.logger ?? { level: config.logLevel },
     trustProxy: config.trustProxy,
     frameworkErrors,
+    clientErrorHandler,
   });
   registerErrorHandling(app);
   const docs = new DocsService(loadPages(), config.docsBase, config.publicUrl);

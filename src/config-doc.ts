@@ -18,6 +18,7 @@ title: Configuration reference
 direction: ""
 summary: Every environment variable Podium reads, with its meaning and default, generated from the code.
 section: Operations
+order: 11
 ---
 
 # Configuration reference

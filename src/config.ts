@@ -196,7 +196,8 @@ export const SETTINGS = [
   {
     key: 'trustProxy',
     env: 'PODIUM_TRUST_PROXY',
-    description: 'Trust X-Forwarded-* headers (set when running behind a reverse proxy).',
+    description:
+      'Trust X-Forwarded-* headers from the reverse proxy in front. Set it behind the recommended TLS proxy: otherwise every visitor has the proxy address and shares one docs rate-limit bucket.',
     default: () => false,
     parse: bool,
   } satisfies Setting<'trustProxy'>,

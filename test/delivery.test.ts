@@ -628,6 +628,7 @@ describe(`toplist delivery API (${DB_KIND})`, () => {
     expect(doc.openapi).toBe('3.1.0');
     expect(Object.keys(doc.paths).sort()).toEqual([
       '/brands',
+      '/openapi.json',
       '/toplists',
       '/toplists/by-slug/{slug}',
       '/toplists/resolve',

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildDocsApp } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
 import { loadPages } from '../src/modules/docs/pages.ts';
+import { splitSections } from '../src/modules/docs/sections.ts';
 
 const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 const rpc = (method: string, params: object = {}, id: number | string = 1) => ({
@@ -59,15 +60,27 @@ describe('documentation server', () => {
       }
     });
 
-    it('every relative link between pages resolves', async () => {
+    it('every relative link between pages resolves, anchors included', async () => {
       for (const page of pages) {
         const from = new URL(page.route === '/' ? '/docs/' : `/docs${page.route}`, 'https://podium.test');
         for (const [, target] of page.body.matchAll(/\]\(([^)\s]+)\)/g)) {
-          if (/^[a-z]+:/.test(target!) || target!.startsWith('#')) continue;
-          const path = new URL(target!, from).pathname;
-          expect((await walk(path)).statusCode, `${page.slug}: ${target}`).toBe(200);
+          if (/^[a-z]+:/.test(target!)) continue;
+          const url = new URL(target!, from);
+          const res = await walk(url.pathname);
+          expect(res.statusCode, `${page.slug}: ${target}`).toBe(200);
+          if (url.hash) expect(res.body, `${page.slug}: ${target}`).toContain(`id="${url.hash.slice(1)}"`);
         }
       }
+    });
+
+    it('every search section is an anchor of its HTML page', async () => {
+      for (const page of pages) {
+        const html = (await walk(page.route === '/' ? '/docs/' : `/docs${page.route}`)).body;
+        for (const s of splitSections(page))
+          if (s.anchor) expect(html, `${page.slug}#${s.anchor}`).toContain(`id="${s.anchor}"`);
+      }
+      const res = await t.app.inject({ url: '/docs/search?q=forecast_unsupported' });
+      expect(res.body).toContain('href="/docs/adserver-contract#post-forecast"');
     });
 
     it('redirects the bare base to the index and 404s unknown pages', async () => {
@@ -105,6 +118,52 @@ describe('documentation server', () => {
     });
   });
 
+  describe('CORS: public content', () => {
+    const origin = { origin: 'https://agent.example' };
+    it('GET pages, .md, llms*.txt and the search page carry Access-Control-Allow-Origin: *', async () => {
+      for (const url of [
+        '/docs/',
+        '/docs/toplist-api',
+        '/docs/toplist-api.md',
+        '/docs/llms.txt',
+        '/docs/llms-full.txt',
+        '/docs/search?q=etag',
+        '/docs/nope',
+      ]) {
+        const res = await walk(url);
+        expect(res.headers['access-control-allow-origin'], url).toBe('*');
+      }
+    });
+
+    it('answers the MCP preflight and the MCP POST (over HTTP, as a browser would)', async () => {
+      const pre = await fetch(`${url}/docs/mcp`, {
+        method: 'OPTIONS',
+        headers: {
+          ...origin,
+          'access-control-request-method': 'POST',
+          'access-control-request-headers': 'content-type',
+        },
+      });
+      expect(pre.status).toBe(204);
+      expect(pre.headers.get('access-control-allow-origin')).toBe('*');
+      expect(pre.headers.get('access-control-allow-methods')).toContain('POST');
+      expect(pre.headers.get('access-control-allow-headers')).toContain('content-type');
+      const res = await fetch(`${url}/docs/mcp`, {
+        method: 'POST',
+        headers: { ...origin, ...MCP_HEADERS },
+        body: JSON.stringify(
+          rpc('tools/call', { name: 'search_docs', arguments: { query: 'Idempotency-Key' } }),
+        ),
+      });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('access-control-allow-origin')).toBe('*');
+      const hits = JSON.parse(
+        ((await res.json()) as { result: { content: { text: string }[] } }).result.content[0]!.text,
+      ).results;
+      expect(hits[0].snippet.toLowerCase()).toContain('idempotency-key');
+    });
+  });
+
   describe('MCP endpoint', () => {
     it('the official SDK client connects, lists tools and calls all three', async () => {
       const client = new Client({ name: 'docs-test', version: '1.0.0' });
@@ -131,9 +190,24 @@ describe('documentation server', () => {
         snippet: expect.any(String),
       });
 
-      const page = await client.callTool({ name: 'get_page', arguments: { path: found[0].path } });
+      // A result names a section; get_page returns that section, and the page path the whole page.
+      expect(found[0].path).toMatch(/^\/docs\/[a-z-]+#[a-z0-9-]+$/);
+      const section = await client.callTool({ name: 'get_page', arguments: { path: found[0].path } });
+      expect(section.isError).toBeFalsy();
+      expect(textOf(section)).toMatch(/^<!-- .+ › .+ -->\n\n#{2,3} /);
+      const page = await client.callTool({ name: 'get_page', arguments: { path: found[0].page } });
       expect(page.isError).toBeFalsy();
       expect(textOf(page)).toMatch(/^---\n/);
+
+      // The query limit is 200 characters, not 200 UTF-16 units: 150 emoji pass, 201 characters do not.
+      const emoji = await client.callTool({ name: 'search_docs', arguments: { query: '🎰'.repeat(150) } });
+      expect(emoji.isError).toBeFalsy();
+      const over = await client.callTool({
+        name: 'search_docs',
+        arguments: { query: `${'🎰'.repeat(200)}x` },
+      });
+      expect(over.isError).toBe(true);
+      expect(textOf(over)).toContain('at most 200 characters');
 
       const missing = await client.callTool({ name: 'get_page', arguments: { path: '/docs/secrets' } });
       expect(missing.isError).toBe(true);
@@ -227,6 +301,9 @@ describe('documentation server', () => {
       expect(blocked.statusCode).toBe(429);
       expect(blocked.headers['retry-after']).toBe('10');
       expect(blocked.json().code).toBe('rate_limited');
+      // A browser script can read the refusal and its Retry-After.
+      expect(blocked.headers['access-control-allow-origin']).toBe('*');
+      expect(blocked.headers['access-control-expose-headers']).toContain('retry-after');
       // The original window would have ended at 10 s; the block lasts 10 s from the 61st request.
       at(15_999);
       expect((await hit()).statusCode).toBe(429);

@@ -1,6 +1,8 @@
 import { mkdirSync } from 'node:fs';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
+import { AppError } from '../lib/errors.ts';
+import { findUnstorable } from '../lib/text.ts';
 import { lockDir } from './dir-lock.ts';
 
 /** Anything that runs SQL: the database itself or an open transaction. */
@@ -41,6 +43,20 @@ export interface DbOptions {
 // int8 (COUNT, bigint ids) as JS numbers: every id and count Podium handles stays below 2^53.
 pg.types.setTypeParser(20, (v) => Number.parseInt(v, 10));
 
+/**
+ * The one gate before PostgreSQL: a bound value holding text the server cannot store (NUL, an
+ * unpaired surrogate) is refused as a 422 instead of failing inside the database as a 500.
+ * Request fields are refused earlier, by name, in validation; this covers every other way in
+ * (imports, answers of remote servers, code paths without a schema).
+ */
+function checkParams(params: readonly unknown[] | undefined): void {
+  if (!params) return;
+  for (const value of params) {
+    const found = findUnstorable(value);
+    if (found) throw new AppError('validation_failed', `A value to be stored ${found.problem}`);
+  }
+}
+
 /** Opens the database named by the options. */
 export async function openDb(opts: DbOptions): Promise<Db> {
   return opts.url ? openPostgres(opts) : openPglite(opts.dataDir);
@@ -61,6 +77,7 @@ async function openPglite(dataDir: string | undefined): Promise<Db> {
   }
   const wrap = (q: Pick<PGlite, 'query' | 'exec'>): Queryable => ({
     async query<T>(sql: string, params?: readonly unknown[]) {
+      checkParams(params);
       const res = await q.query<T>(sql, params as unknown[] | undefined);
       return res.rows;
     },
@@ -113,6 +130,7 @@ async function openPostgres(opts: DbOptions): Promise<Db> {
 
   const wrap = (q: pg.Pool | pg.PoolClient): Queryable => ({
     async query<T>(sql: string, params?: readonly unknown[]) {
+      checkParams(params);
       const res = await q.query(sql, params as unknown[] | undefined);
       return res.rows as T[];
     },

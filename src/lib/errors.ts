@@ -9,12 +9,15 @@ export const ERRORS = {
   forbidden: 403,
   not_found: 404,
   method_not_allowed: 405,
+  request_timeout: 408,
   conflict: 409,
   payload_too_large: 413,
   uri_too_long: 414,
   unsupported_media_type: 415,
   validation_failed: 422,
   rate_limited: 429,
+  /** The request line and headers together are larger than the server reads (Node's limit). */
+  headers_too_large: 431,
   internal_error: 500,
   /** A server Podium called (a publisher's ad server, an operator) failed or broke its contract. */
   bad_gateway: 502,

@@ -1,4 +1,10 @@
-import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
+import type {
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+  onRequestAsyncHookHandler,
+  RouteOptions,
+} from 'fastify';
 import { AppError } from '../lib/errors.ts';
 import { parseBearer } from '../lib/tokens.ts';
 
@@ -42,6 +48,49 @@ declare module 'fastify' {
   }
 }
 
+/** What a route's onRequest hook demands: a site read token, or an admin token with a scope. */
+export type AuthRequirement = { kind: 'site' } | { kind: 'admin'; scope: string };
+
+const AUTH = Symbol('podium.auth');
+type Tagged = onRequestAsyncHookHandler & { [AUTH]?: AuthRequirement };
+
+const tag = (hook: onRequestAsyncHookHandler, auth: AuthRequirement): onRequestAsyncHookHandler =>
+  Object.assign(hook, { [AUTH]: auth });
+
+/** The authentication a route runs in its own onRequest hooks (from requireSite/requireAdmin), if any. */
+export function authOf(route: Pick<RouteOptions, 'onRequest'>): AuthRequirement | undefined {
+  const hooks = [route.onRequest ?? []].flat() as Tagged[];
+  return hooks.find((h) => h[AUTH])?.[AUTH];
+}
+
+/**
+ * How a route under an authenticated prefix may go without requireSite/requireAdmin:
+ * `none` (public by design, such as the OpenAPI document) or `self` (it authenticates in its
+ * handler and takes no input before that, such as the console sign-in).
+ */
+export type AuthException = 'none' | 'self';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    auth?: AuthException;
+  }
+}
+
+/**
+ * Refuses to register a route of this scope that would validate input before authenticating:
+ * Fastify validates before preHandler, so the token check must be an onRequest hook, or a
+ * client without a token learns the schema from 422s. New routes cannot forget it.
+ */
+export function requireAuthFirst(scope: FastifyInstance): void {
+  scope.addHook('onRoute', (route) => {
+    if (authOf(route) || route.config?.auth) return;
+    const methods = [route.method].flat().join(',');
+    throw new Error(
+      `${methods} ${route.url}: authenticate in onRequest (requireAdmin/requireSite) or declare config.auth`,
+    );
+  });
+}
+
 const unauthorized = (reply: FastifyReply, message: string): AppError => {
   reply.header('www-authenticate', 'Bearer realm="podium", error="invalid_token"');
   return new AppError('unauthorized', message);
@@ -58,11 +107,14 @@ function bearerOf(request: FastifyRequest, reply: FastifyReply): string {
 
 /** onRequest hook (before body parsing and validation, so nobody unauthenticated learns the schema): requires a live site read token (`pds_…`) and sets `request.site`. */
 export function requireSite(verifier: Authenticator): onRequestAsyncHookHandler {
-  return async (request, reply) => {
-    const site = await verifier.verifySite(bearerOf(request, reply));
-    if (!site) throw unauthorized(reply, 'Invalid or revoked site token');
-    request.site = site;
-  };
+  return tag(
+    async (request, reply) => {
+      const site = await verifier.verifySite(bearerOf(request, reply));
+      if (!site) throw unauthorized(reply, 'Invalid or revoked site token');
+      request.site = site;
+    },
+    { kind: 'site' },
+  );
 }
 
 /** Name of the console's HttpOnly session cookie. */
@@ -96,11 +148,14 @@ export function requireAdmin<S extends string>(
   verifier: Authenticator<S>,
   scope: NoInfer<S>,
 ): onRequestAsyncHookHandler {
-  return async (request, reply) => {
-    const admin = await adminOf(verifier, request, reply);
-    if (!verifier.permits(admin.scopes, scope)) {
-      throw new AppError('forbidden', `This token lacks the ${scope} scope`, { requiredScope: scope });
-    }
-    request.admin = admin;
-  };
+  return tag(
+    async (request, reply) => {
+      const admin = await adminOf(verifier, request, reply);
+      if (!verifier.permits(admin.scopes, scope)) {
+        throw new AppError('forbidden', `This token lacks the ${scope} scope`, { requiredScope: scope });
+      }
+      request.admin = admin;
+    },
+    { kind: 'admin', scope },
+  );
 }

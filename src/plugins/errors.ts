@@ -1,3 +1,5 @@
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isDbUnavailable } from '../lib/db-errors.ts';
 import { AppError } from '../lib/errors.ts';
@@ -51,12 +53,14 @@ const BY_STATUS: Record<number, AppError['code']> = {
   403: 'forbidden',
   404: 'not_found',
   405: 'method_not_allowed',
+  408: 'request_timeout',
   409: 'conflict',
   413: 'payload_too_large',
   414: 'uri_too_long',
   415: 'unsupported_media_type',
   422: 'validation_failed',
   429: 'rate_limited',
+  431: 'headers_too_large',
   503: 'service_unavailable',
 };
 
@@ -65,6 +69,37 @@ export function frameworkErrors(err: FastifyError, _request: FastifyRequest, rep
   const code = (err.statusCode && BY_STATUS[err.statusCode]) || 'bad_request';
   const out = new AppError(code, err.message);
   reply.status(out.status).type('application/json; charset=utf-8').send(out.toBody());
+}
+
+/**
+ * Fastify's `clientErrorHandler`: what Node's HTTP parser refuses before any route runs (headers
+ * over the size limit, broken framing, a request that took too long) is answered in the same
+ * `{code, message}` body as everything else, then the connection is closed.
+ */
+export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const out =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? new AppError('headers_too_large', 'The request line and headers are larger than this server reads')
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? new AppError('request_timeout', 'The request was not received in time')
+        : new AppError('bad_request', 'The request is not well-formed HTTP/1.1');
+  const body = JSON.stringify(out.toBody());
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  socket.end(
+    `HTTP/1.1 ${out.status} ${STATUS_CODES[out.status]}\r\n` +
+      'Content-Type: application/json; charset=utf-8\r\n' +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
+
+/** The path a 404 may repeat: a postback URL carries the programme's secret token, which is never echoed. */
+function visiblePath(url: string): string {
+  const path = url.split('?')[0]?.slice(0, 200) ?? '';
+  return path.startsWith('/api/postback/') ? '/api/postback/…' : path;
 }
 
 /** Renders every error as `{code, message, details?}`; never a stack trace or internal text. */
@@ -96,11 +131,6 @@ export function registerErrorHandling(app: FastifyInstance): void {
     reply
       .status(404)
       .type('application/json; charset=utf-8')
-      .send(
-        new AppError(
-          'not_found',
-          `No route for ${request.method} ${request.url.split('?')[0]?.slice(0, 200)}`,
-        ).toBody(),
-      );
+      .send(new AppError('not_found', `No route for ${request.method} ${visiblePath(request.url)}`).toBody());
   });
 }

@@ -41,39 +41,57 @@ export async function registerSessionRoutes(
     expiresAt: s.expiresAt.toISOString(),
   });
 
-  app.post('/session', { schema: { body: SignIn } }, async (req, reply) => {
-    const created = await sessions.signIn(req.body.token);
-    if (!created) throw new AppError('unauthorized', 'Invalid or revoked admin token');
-    req.admin = created.admin;
-    reply.setCookie(SESSION_COOKIE, created.sessionToken, {
-      ...cookieOptions(req, prefix, true),
-      expires: created.expiresAt,
-    });
-    reply.setCookie(CSRF_COOKIE, created.csrfToken, {
-      ...cookieOptions(req, '/', false),
-      expires: created.expiresAt,
-    });
-    return reply
-      .status(201)
-      .header('cache-control', 'no-store')
-      .send({ data: { ...view(created), csrfToken: created.csrfToken } });
-  });
+  app.post(
+    '/session',
+    {
+      config: { auth: 'self' },
+      schema: {
+        summary: 'Sign in to the console with an admin token (sets the session cookie)',
+        body: SignIn,
+      },
+    },
+    async (req, reply) => {
+      const created = await sessions.signIn(req.body.token);
+      if (!created) throw new AppError('unauthorized', 'Invalid or revoked admin token');
+      req.admin = created.admin;
+      reply.setCookie(SESSION_COOKIE, created.sessionToken, {
+        ...cookieOptions(req, prefix, true),
+        expires: created.expiresAt,
+      });
+      reply.setCookie(CSRF_COOKIE, created.csrfToken, {
+        ...cookieOptions(req, '/', false),
+        expires: created.expiresAt,
+      });
+      return reply
+        .status(201)
+        .header('cache-control', 'no-store')
+        .send({ data: { ...view(created), csrfToken: created.csrfToken } });
+    },
+  );
 
-  app.get('/session', async (req, reply) => {
-    reply.header('cache-control', 'no-store');
-    return { data: view(await current(req)) };
-  });
+  app.get(
+    '/session',
+    { config: { auth: 'self' }, schema: { summary: 'Who is signed in' } },
+    async (req, reply) => {
+      reply.header('cache-control', 'no-store');
+      return { data: view(await current(req)) };
+    },
+  );
 
-  app.delete('/session', async (req, reply) => {
-    const session = await current(req);
-    const csrf = req.headers[CSRF_HEADER];
-    if (!session.csrfMatches(typeof csrf === 'string' ? csrf : undefined)) {
-      throw new AppError('forbidden', `Missing or wrong ${CSRF_HEADER} header for this session`);
-    }
-    req.admin = session.admin;
-    await sessions.signOut(session.id);
-    reply.clearCookie(SESSION_COOKIE, cookieOptions(req, prefix, true));
-    reply.clearCookie(CSRF_COOKIE, cookieOptions(req, '/', false));
-    return reply.status(204).send();
-  });
+  app.delete(
+    '/session',
+    { config: { auth: 'self' }, schema: { summary: 'Sign out' } },
+    async (req, reply) => {
+      const session = await current(req);
+      const csrf = req.headers[CSRF_HEADER];
+      if (!session.csrfMatches(typeof csrf === 'string' ? csrf : undefined)) {
+        throw new AppError('forbidden', `Missing or wrong ${CSRF_HEADER} header for this session`);
+      }
+      req.admin = session.admin;
+      await sessions.signOut(session.id);
+      reply.clearCookie(SESSION_COOKIE, cookieOptions(req, prefix, true));
+      reply.clearCookie(CSRF_COOKIE, cookieOptions(req, '/', false));
+      return reply.status(204).send();
+    },
+  );
 }

@@ -29,8 +29,8 @@ export async function registerAdserverAdmin(
 ): Promise<void> {
   const app = scope.withTypeProvider<TypeBoxTypeProvider>();
   const { adserver, tokens } = deps;
-  const read = { preHandler: requireAdmin(tokens, 'adserver:read') };
-  const write = { preHandler: requireAdmin(tokens, 'adserver:write') };
+  const read = { onRequest: requireAdmin(tokens, 'adserver:read') };
+  const write = { onRequest: requireAdmin(tokens, 'adserver:write') };
   const conns = adserver.connections;
 
   app.get('/adserver/connections', { ...read, schema: { querystring: PublisherQuery } }, async (req) => ({

@@ -79,7 +79,7 @@ export async function registerAuditRoutes(
           target_type: T.Optional(T.String({ minLength: 1, maxLength: 50 })),
           target_id: T.Optional(T.String({ minLength: 1, maxLength: 100 })),
           admin_token_id: T.Optional(T.Integer({ minimum: 1, maximum: 2147483647 })),
-          before_id: T.Optional(T.Integer({ minimum: 1 })),
+          before_id: T.Optional(T.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER })),
           limit: T.Optional(T.Integer({ minimum: 1, maximum: 200 })),
         }),
       },

@@ -6,8 +6,16 @@ import type { Config } from '../../config.ts';
 import { AppError, invalidField, notFound } from '../../lib/errors.ts';
 import { DEFAULT_PER_PAGE } from '../../lib/paging.ts';
 import { type Authenticator, requireSite } from '../../plugins/auth.ts';
-import { toplistOpenApi } from './openapi.ts';
-import { ListQuerySchema, PageQuerySchema, ResolveQuerySchema } from './schemas.ts';
+import { registerOpenApi } from '../../plugins/openapi.ts';
+import {
+  BrandListSchema,
+  ErrorSchema,
+  ListQuerySchema,
+  PageQuerySchema,
+  ResolveQuerySchema,
+  ToplistListSchema,
+  ToplistSingleSchema,
+} from './schemas.ts';
 import type { DeliveryService, Rendered } from './service.ts';
 
 /** Whether an If-None-Match header value matches a strong ETag (RFC 9110 §13.1.2). */
@@ -27,6 +35,11 @@ function send(request: FastifyRequest, reply: FastifyReply, r: Rendered): Fastif
   return reply.header('content-length', length).send(Readable.from(r.body, { objectMode: false }));
 }
 
+const CONDITIONAL = T.Object({
+  'if-none-match': T.Optional(T.String({ description: 'ETag of a copy you hold: 304 when unchanged' })),
+});
+const NOT_MODIFIED = T.Null({ description: 'Not modified: the copy you hold is current' });
+
 /** The public read API, mounted under /api/v1. */
 export async function registerDelivery(
   scope: FastifyInstance,
@@ -35,11 +48,26 @@ export async function registerDelivery(
   const app = scope.withTypeProvider<TypeBoxTypeProvider>();
   const { delivery } = deps;
   const auth = { onRequest: requireSite(deps.tokens) };
-  const openapi = JSON.stringify(toplistOpenApi(deps.config.publicUrl));
+  registerOpenApi(scope, {
+    title: 'Podium toplist API',
+    description:
+      'Read-only delivery of published toplists to an authenticated site. Errors carry {code, message, details?} at the root.',
+    publicUrl: deps.config.publicUrl,
+    components: {
+      ToplistList: ToplistListSchema,
+      ToplistSingle: ToplistSingleSchema,
+      BrandList: BrandListSchema,
+      Error: ErrorSchema,
+    },
+  });
 
-  app.get('/openapi.json', (_req, reply) => reply.type('application/json; charset=utf-8').send(openapi));
-
-  app.get('/toplists', { ...auth, schema: { querystring: ListQuerySchema } }, async (req, reply) => {
+  const listSchema = {
+    summary: 'Toplists visible to the site, newest-updated first (updated_at DESC, id DESC)',
+    querystring: ListQuerySchema,
+    headers: CONDITIONAL,
+    response: { 200: ToplistListSchema, 304: NOT_MODIFIED },
+  };
+  app.get('/toplists', { ...auth, schema: listSchema }, async (req, reply) => {
     const q = req.query;
     if ((q.geo_type === undefined) !== (q.geo_code === undefined)) {
       throw invalidField(
@@ -57,15 +85,26 @@ export async function registerDelivery(
     return send(req, reply, page);
   });
 
-  app.get('/brands', { ...auth, schema: { querystring: PageQuerySchema } }, async (req, reply) =>
-    send(
-      req,
-      reply,
-      await delivery.brands(req.site!.siteId, {
-        page: req.query.page ?? 1,
-        perPage: req.query.per_page ?? DEFAULT_PER_PAGE,
-      }),
-    ),
+  app.get(
+    '/brands',
+    {
+      ...auth,
+      schema: {
+        summary: "Brands of the site's visible toplists, A–Z (for syncing brand pages)",
+        querystring: PageQuerySchema,
+        headers: CONDITIONAL,
+        response: { 200: BrandListSchema, 304: NOT_MODIFIED },
+      },
+    },
+    async (req, reply) =>
+      send(
+        req,
+        reply,
+        await delivery.brands(req.site!.siteId, {
+          page: req.query.page ?? 1,
+          perPage: req.query.per_page ?? DEFAULT_PER_PAGE,
+        }),
+      ),
   );
 
   app.get(
@@ -76,6 +115,8 @@ export async function registerDelivery(
         summary:
           "The one variant of a geo family a visitor's country gets (exact country, else the covering market, else global)",
         querystring: ResolveQuerySchema,
+        headers: CONDITIONAL,
+        response: { 200: ToplistSingleSchema, 304: NOT_MODIFIED },
       },
     },
     async (req, reply) => {
@@ -100,7 +141,15 @@ export async function registerDelivery(
 
   app.get(
     '/toplists/by-slug/:slug',
-    { ...auth, schema: { params: T.Object({ slug: T.String() }) } },
+    {
+      ...auth,
+      schema: {
+        summary: 'One toplist of the site by slug',
+        params: T.Object({ slug: T.String() }),
+        headers: CONDITIONAL,
+        response: { 200: ToplistSingleSchema, 304: NOT_MODIFIED },
+      },
+    },
     async (req, reply) => {
       const found = await delivery.bySlug(req.site!.siteId, req.params.slug);
       if (!found) throw notFound('Toplist');
@@ -110,7 +159,15 @@ export async function registerDelivery(
 
   app.get(
     '/toplists/:id',
-    { ...auth, schema: { params: T.Object({ id: T.String() }) } },
+    {
+      ...auth,
+      schema: {
+        summary: 'One toplist of the site by id',
+        params: T.Object({ id: T.String({ description: 'toplist id (digits)' }) }),
+        headers: CONDITIONAL,
+        response: { 200: ToplistSingleSchema, 304: NOT_MODIFIED },
+      },
+    },
     async (req, reply) => {
       // A non-numeric or out-of-range id names no toplist: 404, like any other unknown id.
       const id = /^[1-9][0-9]{0,9}$/.test(req.params.id) ? Number(req.params.id) : Number.NaN;

@@ -6,12 +6,20 @@ import {
   PingRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { MAX_QUERY_LENGTH } from './search.ts';
+import { charLength, MAX_QUERY_LENGTH } from './search.ts';
 import type { DocsService } from './service.ts';
 
 const json = (value: unknown) => ({
   content: [{ type: 'text' as const, text: JSON.stringify(value, null, 2) }],
 });
+
+/** The search query: 1 to 200 characters, counted as code points (zod's `max` counts UTF-16 units). */
+const QUERY = z
+  .string()
+  .min(1)
+  .refine((q) => charLength(q) <= MAX_QUERY_LENGTH, {
+    message: `query must be at most ${MAX_QUERY_LENGTH} characters long`,
+  });
 
 /**
  * A fresh MCP server with the three read-only documentation tools. Stateless mode needs one per
@@ -22,7 +30,7 @@ export function createDocsMcpServer(docs: DocsService, version: string): McpServ
     { name: 'podium-docs', title: 'Podium documentation', version },
     {
       instructions:
-        'Podium API documentation. Use search_docs to find pages, get_page to read one (by a path from list_pages or search_docs).',
+        'Podium API documentation. Use search_docs to find the sections that answer a question, get_page to read one (a path#anchor from search_docs returns that section, a page path from list_pages the whole page).',
     },
   );
   server.registerTool(
@@ -40,8 +48,8 @@ export function createDocsMcpServer(docs: DocsService, version: string): McpServ
     'search_docs',
     {
       title: 'Search the documentation',
-      description: `Keyword search over all pages (common words ignored, prefixes and small typos tolerated). Returns at most 10 pages, best first, each with a snippet. Query at most ${MAX_QUERY_LENGTH} characters.`,
-      inputSchema: { query: z.string().min(1).max(MAX_QUERY_LENGTH).describe('Keywords or a question') },
+      description: `Keyword search over every section (h2/h3) of every page; identifiers such as forecast_unsupported or Idempotency-Key match whole and in parts, common words are ignored, prefixes and small typos tolerated. Returns at most 10 sections, best first, each with path (page#anchor, for get_page), title (page › heading), page and a snippet holding the matched words. Query at most ${MAX_QUERY_LENGTH} characters.`,
+      inputSchema: { query: QUERY.describe('Keywords or a question') },
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     ({ query }) => json({ results: docs.find(query) }),
@@ -50,13 +58,19 @@ export function createDocsMcpServer(docs: DocsService, version: string): McpServ
     'get_page',
     {
       title: 'Read one documentation page',
-      description: 'One page as markdown. The path must be one returned by list_pages or search_docs.',
-      inputSchema: { path: z.string().max(1000).describe('Page path, for example /docs/toplist-api') },
+      description:
+        'One page as markdown, or one section of it with a path#anchor. The path must be one returned by list_pages or search_docs.',
+      inputSchema: {
+        path: z
+          .string()
+          .max(1000)
+          .describe('Page or section path, for example /docs/toplist-api or /docs/toplist-api#errors'),
+      },
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     ({ path }) => {
-      const page = docs.byAddress(path);
-      if (!page) {
+      const text = docs.read(path);
+      if (text === undefined) {
         return {
           isError: true,
           content: [
@@ -67,7 +81,7 @@ export function createDocsMcpServer(docs: DocsService, version: string): McpServ
           ],
         };
       }
-      return { content: [{ type: 'text' as const, text: page.source }] };
+      return { content: [{ type: 'text' as const, text }] };
     },
   );
   return server;
@@ -137,7 +151,11 @@ export function checkEnvelope(text: string): { message: unknown } | { error: Rpc
   ) {
     return { error: rpcError(RPC.invalidRequest, 'Invalid Request: params must be an object', id) };
   }
-  const schema = typeof m.method === 'string' && m.id !== undefined ? PARAMS[m.method] : undefined;
+  // Own keys only: `__proto__`, `constructor` or `toString` name no supported request.
+  const schema =
+    typeof m.method === 'string' && m.id !== undefined && Object.hasOwn(PARAMS, m.method)
+      ? PARAMS[m.method]
+      : undefined;
   if (schema && !schema.safeParse(message).success) {
     return { error: rpcError(RPC.invalidParams, `Invalid params for ${m.method}`, id) };
   }

@@ -7,10 +7,6 @@ import { parse as parseYaml } from 'yaml';
 export const DIRECTIONS = ['you-call-us', 'we-call-you', ''] as const;
 export type Direction = (typeof DIRECTIONS)[number];
 
-/** Whether a page's request/response examples run against this build (`executed`) or are contract only. */
-export const EXAMPLE_MODES = ['executed', 'contract', 'none'] as const;
-export type ExampleMode = (typeof EXAMPLE_MODES)[number];
-
 /** One documentation page, parsed from `docs/<slug>.md`. */
 export interface Page {
   /** File name without `.md`; `index` is the home page. */
@@ -25,7 +21,6 @@ export interface Page {
   /** llms.txt section the page is listed under. */
   section: string;
   order: number;
-  examples: ExampleMode;
   /** Markdown body without the front matter. */
   body: string;
   /** The whole source file, front matter included (what `.md` and `get_page` return). */
@@ -55,9 +50,6 @@ export function parsePage(file: string, text: string): Page {
   const direction = field(meta, 'direction', file, '') as Direction;
   if (!DIRECTIONS.includes(direction))
     throw new Error(`${file}: direction must be you-call-us, we-call-you or empty`);
-  const examples = field(meta, 'examples', file, 'none') as ExampleMode;
-  if (!EXAMPLE_MODES.includes(examples))
-    throw new Error(`${file}: examples must be ${EXAMPLE_MODES.join(', ')}`);
   const order = meta.order ?? 100;
   if (typeof order !== 'number') throw new Error(`${file}: order must be a number`);
   return {
@@ -69,16 +61,43 @@ export function parsePage(file: string, text: string): Page {
     summary: field(meta, 'summary', file),
     section: field(meta, 'section', file, 'Reference'),
     order,
-    examples,
     body: source.slice(m[0].length),
     source,
   };
+}
+
+/** Where the home page's list of pages goes: the line `<!-- pages -->` in `index.md`. */
+export const PAGES_MARKER = '<!-- pages -->';
+
+const DIRECTION_LABEL: Record<Direction, string> = {
+  'you-call-us': 'you call us',
+  'we-call-you': 'we call you',
+  '': '–',
+};
+
+/** The home page's table of every other page, from each page's front matter (title, direction, summary). */
+export function pagesTable(pages: readonly Page[]): string {
+  const cell = (s: string) => s.replace(/\|/g, '\\|');
+  const rows = pages
+    .filter((p) => p.slug !== 'index')
+    .map(
+      (p) =>
+        `| [${cell(p.title)}](${p.slug}) | ${cell(p.section)} | ${DIRECTION_LABEL[p.direction]} | ${cell(p.summary)} |`,
+    );
+  return ['| Page | Section | Direction | What it covers |', '|---|---|---|---|', ...rows].join('\n');
 }
 
 /** Reads every `*.md` page of a directory, in navigation order (front matter `order`, then title). */
 export function loadPages(dir: string = DOCS_DIR): Page[] {
   const files = readdirSync(dir).filter((f) => f.endsWith('.md'));
   const pages = files.map((f) => parsePage(f, readFileSync(path.join(dir, f), 'utf8')));
-  if (!pages.some((p) => p.slug === 'index')) throw new Error(`${dir}: an index.md home page is required`);
-  return pages.sort((a, b) => a.order - b.order || a.title.localeCompare(b.title));
+  const home = pages.find((p) => p.slug === 'index');
+  if (!home) throw new Error(`${dir}: an index.md home page is required`);
+  pages.sort((a, b) => a.order - b.order || a.title.localeCompare(b.title));
+  if (home.body.includes(PAGES_MARKER)) {
+    const table = pagesTable(pages);
+    home.body = home.body.replace(PAGES_MARKER, table);
+    home.source = home.source.replace(PAGES_MARKER, table);
+  }
+  return pages;
 }

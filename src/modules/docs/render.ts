@@ -1,23 +1,11 @@
-import MarkdownIt from 'markdown-it';
 import sanitizeHtml from 'sanitize-html';
 import type { Page } from './pages.ts';
 import type { SearchHit } from './search.ts';
+import { markdownWithAnchors } from './sections.ts';
 
 // Raw HTML in pages is not rendered (html: false) and the output is sanitised again, so a page
-// can never carry script into the docs site.
-const md = new MarkdownIt({ html: false, linkify: false, typographer: false });
-
-/** `id` attributes on headings so sections can be linked (`#pagination`). */
-md.renderer.rules.heading_open = (tokens, idx, options, _env, self) => {
-  const inline = tokens[idx + 1];
-  const text = inline?.children?.map((c) => c.content).join('') ?? '';
-  const id = text
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, '-')
-    .replace(/^-|-$/g, '');
-  if (id) tokens[idx]!.attrSet('id', id);
-  return self.renderToken(tokens, idx, options);
-};
+// can never carry script into the docs site. Headings get the anchors the search results use.
+const md = markdownWithAnchors();
 
 const SANITIZE: sanitizeHtml.IOptions = {
   allowedTags: [...sanitizeHtml.defaults.allowedTags.filter((t) => t !== 'img'), 'h1', 'h2'],
@@ -71,7 +59,7 @@ function nav(layout: Layout, current: Page | undefined, query = ''): string {
         )
         .join('')}</ul>`,
   );
-  return `<nav><form action="${escapeHtml(layout.base)}/search" method="get" role="search"><input type="search" name="q" maxlength="200" placeholder="Search the docs" value="${escapeHtml(query)}" aria-label="Search the docs"></form>${groups.join('')}</nav>`;
+  return `<nav><form action="${escapeHtml(layout.base)}/search" method="get" role="search"><input type="search" name="q" placeholder="Search the docs" value="${escapeHtml(query)}" aria-label="Search the docs"></form>${groups.join('')}</nav>`;
 }
 
 function shell(title: string, navHtml: string, main: string): string {

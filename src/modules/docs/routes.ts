@@ -4,6 +4,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { AppError, notFound } from '../../lib/errors.ts';
 import type { Redis } from '../../lib/redis.ts';
+import { registerDocsCors } from './cors.ts';
 import { checkEnvelope, createDocsMcpServer } from './mcp.ts';
 import { BlockingStore, RedisBlockingStore } from './rate-limit.ts';
 import type { DocsService } from './service.ts';
@@ -69,6 +70,7 @@ export async function registerDocs(app: FastifyInstance, opts: DocsRouteOptions)
   const { docs } = opts;
   const base = docs.base;
 
+  registerDocsCors(app, base);
   if (opts.rateMax > 0) {
     await app.register(rateLimit, {
       max: opts.rateMax,

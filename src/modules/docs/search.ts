@@ -1,10 +1,21 @@
 import MiniSearch from 'minisearch';
 import type { Page } from './pages.ts';
+import { type Section, splitSections } from './sections.ts';
 
-/** Longest accepted search query, in characters (spec limit). */
+/** Longest accepted search query, in characters (Unicode code points, not UTF-16 units; spec limit). */
 export const MAX_QUERY_LENGTH = 200;
-/** Most pages one search returns (spec limit). */
+/** Most sections one search returns (spec limit). */
 export const MAX_RESULTS = 10;
+
+/** Length in characters (code points): 150 emoji are 150 characters, not 300 UTF-16 units. */
+export const charLength = (s: string): number => {
+  let n = 0;
+  for (const _ of s) n++;
+  return n;
+};
+
+/** The first `max` characters (code points) of a string, never splitting a surrogate pair. */
+export const sliceChars = (s: string, max: number): string => [...s].slice(0, max).join('');
 
 // Words that carry no meaning in a question about the API; ignored in pages and queries alike.
 const STOP_WORDS = new Set(
@@ -16,104 +27,183 @@ const STOP_WORDS = new Set(
   while who whom why will with would you your yours`.split(/\s+/),
 );
 
-/** Lower-cases a token and drops stop words (MiniSearch `processTerm`). */
+// A run of letters and digits joined by the characters identifiers are made of:
+// `forecast_unsupported`, `Idempotency-Key`, `/imp/{code}`, `llms-full.txt`, `tracking:read`.
+const RUN = /[/{]*[\p{L}\p{N}]+(?:[_\-./:{}]+[\p{L}\p{N}]+)*[}/]*/gu;
+const WORD = /[\p{L}\p{N}]+/gu;
+const CAMEL = /\p{Lu}?\p{Ll}+|\p{Lu}+(?!\p{Ll})|\p{N}+/gu;
+
+/**
+ * Splits text into search terms. An identifier counts whole and by its parts, so
+ * `forecast_unsupported` matches both the query `forecast_unsupported` and `unsupported`, and
+ * `coveredCountries` matches `covered countries`.
+ */
+export function tokenize(text: string): string[] {
+  const out: string[] = [];
+  for (const [run] of text.matchAll(RUN)) {
+    const words = run.match(WORD) ?? [];
+    if (words.length > 1 || run !== words[0]) out.push(run);
+    for (const w of words) {
+      out.push(w);
+      const parts = w.match(CAMEL) ?? [];
+      if (parts.length > 1) out.push(...parts);
+    }
+  }
+  return out;
+}
+
+/** Lower-cases a term and drops stop words and single characters (MiniSearch `processTerm`). */
 function processTerm(term: string): string | null {
   const t = term.toLowerCase();
   return t.length < 2 || STOP_WORDS.has(t) ? null : t;
 }
 
-/** Markdown to searchable prose: front matter, link targets and markup characters removed. */
+/** Markdown to searchable prose: link targets and markup characters removed. */
 export function plainText(markdown: string): string {
   return markdown
     .replace(/\]\([^)]*\)/g, ']')
-    .replace(/[#*_`>|[\]]+/g, ' ')
+    .replace(/^#{1,6} .*$/gm, '')
+    .replace(/[#*`>|[\]]+|(?<![\p{L}\p{N}])_+|_+(?![\p{L}\p{N}])/gu, ' ')
+    .replace(/^\s*-{3,}\s*$/gm, '')
     .replace(/[ \t]+/g, ' ')
-    .replace(/\n{2,}/g, '\n')
+    .replace(/\n\s*\n+/g, '\n')
     .trim();
 }
 
+/** One search result: a section of a page. */
 export interface SearchHit {
+  /** Address of the section: the page path, plus `#anchor` unless it is the page's introduction. */
   path: string;
+  /** Page title and heading path: `Ad-server contract › POST /forecast`. */
   title: string;
   product: string;
   direction: string;
+  /** Text of the section around the matched terms. */
   snippet: string;
+  /** Address of the whole page. */
+  page: string;
 }
 
-interface IndexedPage {
+interface IndexedSection {
   id: string;
-  title: string;
-  headings: string;
+  page: string;
+  heading: string;
   text: string;
-  summary: string;
 }
 
-const SNIPPET_RADIUS = 90;
+/** Field weights: a query word in a heading says far more about a section than one in its prose. */
+export const FIELD_BOOSTS = { heading: 3, page: 1.2, text: 1 } as const;
 
-/** Full-text search over the pages (MiniSearch: prefix matching, typo tolerance, stop words ignored). */
+const SNIPPET_WIDTH = 220;
+const SNIPPET_LEAD = 50;
+
+/** Full-text search over the h2/h3 sections of the pages (MiniSearch: prefixes, small typos, stop words ignored). */
 export class DocsSearch {
-  private readonly index: MiniSearch<IndexedPage>;
-  private readonly texts = new Map<string, string>();
+  private readonly index: MiniSearch<IndexedSection>;
+  private readonly entries = new Map<string, { page: Page; section: Section; title: string; text: string }>();
 
-  constructor(
-    private readonly pages: readonly Page[],
-    private readonly pathOf: (page: Page) => string,
-  ) {
-    this.index = new MiniSearch<IndexedPage>({
-      fields: ['title', 'summary', 'headings', 'text'],
+  constructor(pages: readonly Page[], pathOf: (page: Page) => string) {
+    this.index = new MiniSearch<IndexedSection>({
+      fields: ['page', 'heading', 'text'],
+      tokenize,
       processTerm,
       searchOptions: {
-        boost: { title: 4, summary: 2, headings: 2 },
+        boost: { ...FIELD_BOOSTS },
         prefix: (term) => term.length >= 3,
         fuzzy: (term) => (term.length >= 5 ? 0.2 : false),
         combineWith: 'OR',
       },
     });
-    const docs = pages.map((p) => {
-      const text = plainText(p.body);
-      this.texts.set(pathOf(p), text);
-      return {
-        id: pathOf(p),
-        title: p.title,
-        summary: p.summary,
-        headings: [...p.body.matchAll(/^#{1,4} (.+)$/gm)].map((h) => h[1]).join('\n'),
-        text,
-      };
-    });
+    const docs: IndexedSection[] = [];
+    for (const page of pages) {
+      for (const section of splitSections(page)) {
+        const id = section.anchor ? `${pathOf(page)}#${section.anchor}` : pathOf(page);
+        const text = plainText(section.markdown);
+        const title = [page.title, ...section.headings].join(' › ');
+        this.entries.set(id, { page, section, title, text });
+        docs.push({
+          id,
+          page: `${page.title}\n${page.summary}`,
+          heading: section.headings.join('\n'),
+          text,
+        });
+      }
+    }
     this.index.addAll(docs);
   }
 
-  /** The best pages for a query, at most 10, each with a snippet around the first match. */
+  /** A section by its `path#anchor` address (the introduction by the page path alone). */
+  section(address: string): { page: Page; section: Section; title: string } | undefined {
+    return this.entries.get(address);
+  }
+
+  /** The best sections for a query, at most 10, each with a snippet holding the matched terms. */
   search(query: string): SearchHit[] {
-    if (query.length > MAX_QUERY_LENGTH)
+    if (charLength(query) > MAX_QUERY_LENGTH)
       throw new RangeError(`query is longer than ${MAX_QUERY_LENGTH} characters`);
-    const byPath = new Map(this.pages.map((p) => [this.pathOf(p), p]));
     return this.index
       .search(query)
       .slice(0, MAX_RESULTS)
       .map((r) => {
-        const page = byPath.get(r.id)!;
+        const e = this.entries.get(r.id)!;
         return {
           path: r.id,
-          title: page.title,
-          product: page.product,
-          direction: page.direction,
-          snippet: this.snippet(this.texts.get(r.id) ?? '', r.terms, page.summary),
+          title: e.title,
+          product: e.page.product,
+          direction: e.page.direction,
+          snippet: snippet(e.text || e.page.summary, r.terms, r.queryTerms),
+          page: r.id.replace(/#.*$/, ''),
         };
       });
   }
+}
 
-  private snippet(text: string, terms: string[], fallback: string): string {
-    const lower = text.toLowerCase();
-    let at = -1;
-    for (const term of terms) {
-      const i = lower.indexOf(term);
-      if (i !== -1 && (at === -1 || i < at)) at = i;
-    }
-    if (at === -1) return fallback;
-    const start = Math.max(0, at - SNIPPET_RADIUS);
-    const end = Math.min(text.length, at + SNIPPET_RADIUS);
-    const core = text.slice(start, end).replace(/\s+/g, ' ').trim();
-    return `${start > 0 ? '…' : ''}${core}${end < text.length ? '…' : ''}`;
+/** How well a term found in a page stands for a query term: the word itself, a longer word it begins, a near miss. */
+const closeness = (docTerm: string, queryTerm: string): number => {
+  if (docTerm === queryTerm) return 1;
+  if (docTerm.startsWith(queryTerm)) return 0.5;
+  // A fuzzy match (MiniSearch allows 20 % edits): same start, about the same length.
+  const near =
+    docTerm.slice(0, 2) === queryTerm.slice(0, 2) &&
+    Math.abs(docTerm.length - queryTerm.length) <= Math.ceil(queryTerm.length * 0.2);
+  return near ? 0.25 : 0;
+};
+
+/**
+ * The stretch of `text` that shows best why the section matched: every occurrence of a matched
+ * term starts a candidate window, scored by the query terms it covers (longer query terms and
+ * exact words count more than prefixes and near misses).
+ */
+export function snippet(text: string, docTerms: readonly string[], queryTerms: readonly string[]): string {
+  const lower = text.toLowerCase();
+  const hits: { at: number; term: string }[] = [];
+  for (const term of docTerms) {
+    for (let i = lower.indexOf(term), k = 0; i !== -1 && k < 50; i = lower.indexOf(term, i + 1), k++)
+      hits.push({ at: i, term });
   }
+  const weight = (present: Set<string>) =>
+    queryTerms.reduce((sum, q) => {
+      let best = 0;
+      for (const t of present) best = Math.max(best, closeness(t, q));
+      return sum + best * q.length;
+    }, 0);
+  let start = 0;
+  let best = -1;
+  for (const h of hits) {
+    const from = Math.max(0, h.at - SNIPPET_LEAD);
+    const present = new Set<string>();
+    for (const o of hits)
+      if (o.at >= from && o.at + o.term.length <= from + SNIPPET_WIDTH) present.add(o.term);
+    const score = weight(present);
+    if (score > best) {
+      best = score;
+      start = from;
+    }
+  }
+  // Widen to whole words.
+  let end = Math.min(text.length, start + SNIPPET_WIDTH);
+  while (start > 0 && /\S/.test(text[start - 1]!)) start--;
+  while (end < text.length && /\S/.test(text[end]!)) end++;
+  const core = text.slice(start, end).replace(/\s+/g, ' ').trim();
+  return `${start > 0 ? '…' : ''}${core}${end < text.length ? '…' : ''}`;
 }

@@ -1,6 +1,6 @@
 import type { Page } from './pages.ts';
 import { type Layout, pageHtml, searchHtml } from './render.ts';
-import { DocsSearch, MAX_QUERY_LENGTH, type SearchHit } from './search.ts';
+import { charLength, DocsSearch, MAX_QUERY_LENGTH, type SearchHit, sliceChars } from './search.ts';
 
 /** What `list_pages` reports for each page. */
 export interface PageInfo {
@@ -55,7 +55,7 @@ export class DocsService {
     }));
   }
 
-  /** Keyword search; throws RangeError for a query over 200 characters. */
+  /** Keyword search over sections; throws RangeError for a query over 200 characters (code points). */
   find(query: string): SearchHit[] {
     return this.search.search(query);
   }
@@ -63,6 +63,18 @@ export class DocsService {
   /** A page by the path `list_pages` or `search_docs` gave for it. */
   byAddress(path: string): Page | undefined {
     return this.byPath.get(path);
+  }
+
+  /**
+   * What `get_page` returns for an address: the whole markdown source for a page path, the
+   * section's markdown (under a line naming its page and heading path) for `path#anchor`.
+   */
+  read(address: string): string | undefined {
+    const hash = address.indexOf('#');
+    if (hash === -1) return this.byPath.get(address)?.source;
+    const found = this.search.section(address);
+    if (!found?.section.anchor) return undefined;
+    return `<!-- ${found.title} · ${this.publicUrl}${address} -->\n\n${found.section.markdown}\n`;
   }
 
   /** A page by its markdown address (`/docs/toplist-api.md`). */
@@ -80,10 +92,10 @@ export class DocsService {
   }
 
   searchHtml(query: string): string {
-    if (query.length > MAX_QUERY_LENGTH)
+    if (charLength(query) > MAX_QUERY_LENGTH)
       return searchHtml(
         this.layout,
-        query.slice(0, MAX_QUERY_LENGTH),
+        sliceChars(query, MAX_QUERY_LENGTH),
         `Queries are limited to ${MAX_QUERY_LENGTH} characters.`,
       );
     return searchHtml(this.layout, query, query.trim() ? this.find(query) : []);

@@ -12,8 +12,8 @@ export async function registerAggregateAdmin(
 ): Promise<void> {
   const app = scope.withTypeProvider<TypeBoxTypeProvider>();
   const { aggregates, tokens } = deps;
-  const read = { preHandler: requireAdmin(tokens, 'tracking:read') };
-  const write = { preHandler: requireAdmin(tokens, 'tracking:write') };
+  const read = { onRequest: requireAdmin(tokens, 'tracking:read') };
+  const write = { onRequest: requireAdmin(tokens, 'tracking:write') };
   const base = '/tracking/programs/:id';
 
   app.get(`${base}/report`, { ...read, schema: { params: IdParams } }, async (req) => ({

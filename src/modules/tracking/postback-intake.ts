@@ -3,11 +3,12 @@ import { ulid } from 'ulid';
 import type { Config } from '../../config.ts';
 import type { Db } from '../../db/index.ts';
 import { AppError, notFound } from '../../lib/errors.ts';
+import { storableText } from '../../lib/text.ts';
 import { hashToken, sameBytes } from '../../lib/tokens.ts';
 import type { TrackingMetrics } from '../ops/metrics.ts';
 import { GroupCommit } from './group-commit.ts';
 import type { TrackingPartitions } from './partitions.ts';
-import { mergeFields, parseBody, rawBodyForLog, readPostback, redactForLog, storable } from './postback.ts';
+import { mergeFields, parseBody, rawBodyForLog, readPostback, redactForLog } from './postback.ts';
 import type { PostbackJob, StoredProgram, TrackingRepository } from './repository.ts';
 
 /** A raw postback as it arrived. */
@@ -124,7 +125,7 @@ export class PostbackIntake {
     }
     const job: PostbackJob = {
       log: {
-        program: storable(raw.program.slice(0, 64)),
+        program: storableText(raw.program.slice(0, 64)),
         method: raw.method,
         contentType: trunc(raw.contentType, 200),
         query: redactForLog(raw.query, playerKeys, pseudonymise),

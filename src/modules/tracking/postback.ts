@@ -1,5 +1,6 @@
 import { AppError } from '../../lib/errors.ts';
 import { scrub } from '../../lib/scrub.ts';
+import { storableText as storable } from '../../lib/text.ts';
 
 /** The fields Podium reads from a postback, under their canonical names. */
 export const POSTBACK_FIELDS = [
@@ -18,9 +19,6 @@ const MAX_VALUE = 512;
 /** Raw bodies that could not be parsed are logged up to this many characters. */
 const MAX_LOGGED_BODY = 8192;
 const SECRET_KEY = /token|secret|passw|api[_-]?key|auth|signature/i;
-
-/** PostgreSQL text and jsonb cannot hold NUL; the log keeps everything else as sent. */
-export const storable = (v: string) => v.replaceAll('\u0000', '\uFFFD');
 
 const badField = (field: string, message: string) =>
   new AppError('bad_request', `${field}: ${message}`, { field });
@@ -115,8 +113,8 @@ export interface Postback {
   playerId: string | null;
 }
 
-// Printable text without control characters (any script is fine).
-const TEXT = /^[^\p{Cc}\p{Cf}]+$/u;
+// Printable text without control characters or unpaired surrogates (any script is fine).
+const TEXT = /^[^\p{Cc}\p{Cf}\p{Cs}]+$/u;
 const DECIMAL = /^-?\d{1,14}(\.\d{1,4})?$/;
 
 /**

@@ -258,10 +258,15 @@ export class TrackingRepository {
     });
     const col = <T>(f: (a: (typeof accepted)[number], i: number) => T) => accepted.map(f);
     // The key table decides which postback holds each transaction id (a repeat in this batch or
-    // a concurrent one waits on the first writer's key and then finds it taken).
+    // a concurrent one waits on the first writer's key and then finds it taken). Keys are taken
+    // in key order so two batches never wait on each other crosswise; the earlier of two equal
+    // keys in a batch wins.
     const keyed = await q.query<{ conversion_id: string }>(
       `INSERT INTO conversion_keys (program_id, transaction_id, conversion_id, attributed, received_at)
-       SELECT * FROM unnest($1::int[], $2::text[], $3::text[], $4::bool[], $5::timestamptz[])
+       SELECT program_id, transaction_id, conversion_id, attributed, received_at
+       FROM unnest($1::int[], $2::text[], $3::text[], $4::bool[], $5::timestamptz[]) WITH ORDINALITY
+            AS k(program_id, transaction_id, conversion_id, attributed, received_at, ord)
+       ORDER BY program_id, transaction_id, ord
        ON CONFLICT (program_id, transaction_id) DO NOTHING RETURNING conversion_id`,
       [
         col(({ c }) => c.programId),

@@ -1,6 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../config.ts';
+import { AppError } from '../../lib/errors.ts';
 import { type Authenticator, requireAdmin } from '../../plugins/auth.ts';
 import type { Scope } from '../access/scopes.ts';
 import {
@@ -17,7 +18,8 @@ import type { HitContext, TrackingService } from './service.ts';
 
 /** A transparent 1×1 GIF. */
 const PIXEL = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64');
-const POSTBACK_BODY_LIMIT = 64 * 1024;
+/** Largest postback body (form or JSON) accepted. */
+export const POSTBACK_BODY_LIMIT = 64 * 1024;
 
 const header = (req: FastifyRequest, name: string): string | undefined => {
   const v = req.headers[name];
@@ -38,6 +40,27 @@ function hitContext(req: FastifyRequest, config: Config, subId?: string): HitCon
   };
 }
 
+/** True when `Accept` puts HTML before JSON: a browser following a link, not a script. */
+export function wantsHtml(req: FastifyRequest): boolean {
+  const accept = header(req, 'accept') ?? '';
+  const html = accept.indexOf('text/html');
+  const json = accept.indexOf('application/json');
+  return html >= 0 && (json < 0 || html < json);
+}
+
+/** What a visitor's browser shows for a link that leads nowhere: a page, not a JSON body. */
+const LINK_NOT_FOUND_HTML = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>Link not found</title><style>body{font:16px/1.5 system-ui,sans-serif;max-width:32rem;margin:4rem auto;padding:0 1rem;color:#1d2430}</style></head><body><h1>Link not found</h1><p>This link does not lead anywhere (it may have been removed). Go back to the page you came from and pick another offer.</p></body></html>`;
+
+function linkNotFoundPage(reply: FastifyReply): FastifyReply {
+  return reply
+    .status(404)
+    .header('content-type', 'text/html; charset=utf-8')
+    .header('cache-control', 'no-store')
+    .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'")
+    .header('x-content-type-options', 'nosniff')
+    .send(LINK_NOT_FOUND_HTML);
+}
+
 /** True when the client asks for CSV in `Accept` (and not for JSON first). */
 function wantsCsv(req: FastifyRequest): boolean {
   const accept = header(req, 'accept') ?? '';
@@ -55,10 +78,18 @@ export async function registerTrackingPublic(
   const { tracking, config } = deps;
 
   app.get('/go/:slug', { schema: { params: SlugParams, querystring: GoQuery } }, async (req, reply) => {
-    const location = await tracking.click(
-      req.params.slug,
-      hitContext(req, config, req.query.sub_id || undefined),
-    );
+    let location: string;
+    try {
+      location = await tracking.click(
+        req.params.slug,
+        hitContext(req, config, req.query.sub_id || undefined),
+      );
+    } catch (err) {
+      // A visitor's browser gets a page; scripts and link checkers keep the JSON error body.
+      if (err instanceof AppError && err.code === 'not_found' && wantsHtml(req))
+        return linkNotFoundPage(reply);
+      throw err;
+    }
     return reply
       .status(302)
       .header('location', location)
@@ -80,9 +111,21 @@ export async function registerPostback(scope: FastifyInstance, tracking: Trackin
     done(null, body),
   );
   const params = { type: 'object', properties: { program: { type: 'string' }, token: { type: 'string' } } };
+  const url = '/api/postback/:program/:token';
+  // HEAD would run the GET handler and record a conversion; other methods would 404 echoing the
+  // URL, token included. Both are refused here without reading or repeating anything.
+  scope.route({
+    method: ['HEAD', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
+    url,
+    handler: async (_req, reply) => {
+      reply.header('allow', 'GET, POST');
+      throw new AppError('method_not_allowed', 'A postback is sent with GET or POST');
+    },
+  });
   scope.route<{ Params: { program: string; token: string } }>({
     method: ['GET', 'POST'],
-    url: '/api/postback/:program/:token',
+    url,
+    exposeHeadRoute: false,
     schema: { params },
     handler: async (req) =>
       tracking.postback({
@@ -104,8 +147,8 @@ export async function registerTrackingAdmin(
 ): Promise<void> {
   const app = scope.withTypeProvider<TypeBoxTypeProvider>();
   const { tracking, tokens } = deps;
-  const read = { preHandler: requireAdmin(tokens, 'tracking:read') };
-  const write = { preHandler: requireAdmin(tokens, 'tracking:write') };
+  const read = { onRequest: requireAdmin(tokens, 'tracking:read') };
+  const write = { onRequest: requireAdmin(tokens, 'tracking:write') };
 
   app.get('/tracking/programs', { ...read, schema: { querystring: ProgramListQuery } }, (req) =>
     tracking.listPrograms(req.query.page, req.query.per_page),
@@ -124,7 +167,8 @@ export async function registerTrackingAdmin(
     { ...write, schema: { params: IdParams, body: ProgramPatch } },
     async (req) => ({ data: await tracking.updateProgram(req.params.id, req.body) }),
   );
-  app.post('/tracking/programs/:id/token', { ...write, schema: { params: IdParams } }, async (req, reply) =>
+  const rotate = { summary: "Rotate the programme's postback token (shown once)", params: IdParams };
+  app.post('/tracking/programs/:id/token', { ...write, schema: rotate }, async (req, reply) =>
     reply
       .header('cache-control', 'no-store')
       .send({ data: await tracking.rotateProgramToken(req.params.id) }),

@@ -2,6 +2,7 @@ import { isbot } from 'isbot';
 import { ulid } from 'ulid';
 import type { Config } from '../../config.ts';
 import type { Db, Queryable } from '../../db/index.ts';
+import { databaseTimezones } from '../../db/timezones.ts';
 import { fromDbError } from '../../lib/db-errors.ts';
 import { AppError, invalidField, notFound } from '../../lib/errors.ts';
 import { DEFAULT_PER_PAGE, type PageMeta, pageMeta, pageWindow } from '../../lib/paging.ts';
@@ -81,7 +82,7 @@ export class TrackingService {
     this.repo = new TrackingRepository(db);
     this.reports = new TrackingRepository(reads);
     this.partitions = new TrackingPartitions(db, config, now);
-    this.stats = new TrackingStats(this.repo, this.reports, catalog);
+    this.stats = new TrackingStats(this.repo, this.reports, catalog, () => databaseTimezones(db));
     this.intake = new PostbackIntake(
       db,
       this.repo,
@@ -126,7 +127,7 @@ export class TrackingService {
 
   /* Programmes */
 
-  private checkProgram(input: Partial<ProgramInput>): void {
+  private async checkProgram(input: Partial<ProgramInput>): Promise<void> {
     if (input.slug !== undefined && !/^[a-z0-9][a-z0-9-]{0,62}$/.test(input.slug))
       throw invalidField('slug', 'must be 1 to 63 lowercase letters, digits or dashes');
     if (input.landingParams !== undefined) {
@@ -140,7 +141,7 @@ export class TrackingService {
       if (!/^[A-Za-z0-9_.[\]-]{1,64}$/.test(name))
         throw invalidField(`paramMap.${field}`, 'must be a parameter name of letters, digits and _.-[]');
     }
-    if (input.timezone !== undefined && !isTimezone(input.timezone))
+    if (input.timezone !== undefined && !isTimezone(input.timezone, await databaseTimezones(this.db)))
       throw invalidField('timezone', 'must be an IANA time zone such as Europe/Malta');
   }
 
@@ -156,7 +157,7 @@ export class TrackingService {
   async createProgram(
     input: ProgramInput,
   ): Promise<Program & { postbackToken: string; postbackUrl: string }> {
-    this.checkProgram(input);
+    await this.checkProgram(input);
     if (input.trackerIds) await this.catalog.assertTrackersExist(input.trackerIds, 'trackerIds');
     const token = mintToken('postback');
     const { trackerIds, ...fields } = input;
@@ -178,7 +179,7 @@ export class TrackingService {
   }
 
   async updateProgram(id: number, patch: Partial<ProgramInput>): Promise<Program> {
-    this.checkProgram(patch);
+    await this.checkProgram(patch);
     if (patch.trackerIds) await this.catalog.assertTrackersExist(patch.trackerIds, 'trackerIds');
     const { trackerIds, ...fields } = patch;
     const found = await this.guard(

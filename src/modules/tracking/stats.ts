@@ -53,11 +53,11 @@ function line(r: StatsRow): StatsLine {
 }
 
 /** Reads `tz`: the per-row modes, `UTC` in any case, or a validated IANA zone. */
-function zoneOf(tz: string | undefined): { tz: StatsZoneMode; zone?: string } {
+function zoneOf(tz: string | undefined, known: ReadonlySet<string>): { tz: StatsZoneMode; zone?: string } {
   if (tz === undefined || tz === 'program') return { tz: 'program' };
   if (tz === 'site') return { tz: 'site' };
   if (tz.toUpperCase() === 'UTC') return { tz: 'fixed', zone: 'UTC' };
-  if (!isTimezone(tz))
+  if (!isTimezone(tz, known))
     throw invalidField('tz', 'must be program, site, UTC or an IANA time zone such as Europe/Malta');
   return { tz: 'fixed', zone: tz };
 }
@@ -95,6 +95,8 @@ export class TrackingStats {
     /** The same queries on the read replica (when configured): stats pages and CSV. */
     private readonly reports: TrackingRepository,
     private readonly catalog: CatalogService,
+    /** The database's time zone names. */
+    private readonly zones: () => Promise<ReadonlySet<string>>,
   ) {}
 
   private check(q: StatsQuery): void {
@@ -105,11 +107,11 @@ export class TrackingStats {
     if (days >= MAX_DAYS) throw invalidField('to', `the range is at most ${MAX_DAYS} days`);
   }
 
-  private filter(q: StatsQuery) {
+  private async filter(q: StatsQuery) {
     return {
       from: q.from,
       to: q.to,
-      ...zoneOf(q.tz),
+      ...zoneOf(q.tz, await this.zones()),
       programId: q.programId,
       siteId: q.siteId,
       toplistId: q.toplistId,
@@ -122,7 +124,7 @@ export class TrackingStats {
     this.check(q);
     const page = q.page ?? 1;
     const perPage = q.perPage ?? STATS_DEFAULT_PER_PAGE;
-    const f = this.filter(q);
+    const f = await this.filter(q);
     const { rows, total } = await this.reports.stats({ ...f, limit: perPage, offset: (page - 1) * perPage });
     return { data: rows.map(line), meta: { ...pageMeta(total, page, perPage), tz: f.zone ?? f.tz } };
   }
@@ -131,7 +133,7 @@ export class TrackingStats {
   async csv(q: StatsQuery): Promise<string> {
     this.check(q);
     const { rows } = await this.reports.stats({
-      ...this.filter(q),
+      ...(await this.filter(q)),
       limit: STATS_MAX_EXPORT_ROWS + 1,
       offset: 0,
     });
@@ -154,7 +156,7 @@ export class TrackingStats {
 
   /** Sets the zone stats with `tz=site` cut this site's days in. */
   async setSiteTimezone(siteId: number, timezone: string): Promise<{ siteId: number; timezone: string }> {
-    if (!isTimezone(timezone))
+    if (!isTimezone(timezone, await this.zones()))
       throw invalidField('timezone', 'must be an IANA time zone such as Europe/Malta');
     await this.catalog.getSite(siteId);
     await this.repo.setSiteTimezone(siteId, timezone);

@@ -1,0 +1,62 @@
+/**
+ * Search quality of the documentation server: every question of `docs-search-eval.json` goes
+ * through `search_docs`' own code, and the rank of the first expected section is scored.
+ * Prints recall@1, recall@3 and MRR (mean reciprocal rank over the top 10), overall and per persona.
+ * Run: npm run bench docs-search
+ */
+import { readFileSync } from 'node:fs';
+import { loadPages } from '../src/modules/docs/pages.ts';
+import { DocsService } from '../src/modules/docs/service.ts';
+
+export interface EvalQuestion {
+  persona: string;
+  q: string;
+  /** Sections that answer the question, best first; any of them counts. */
+  expect: string[];
+}
+
+/** The evaluation set kept in the repository. */
+export const QUESTIONS: EvalQuestion[] = (
+  JSON.parse(readFileSync(new URL('./docs-search-eval.json', import.meta.url), 'utf8')) as {
+    questions: EvalQuestion[];
+  }
+).questions;
+
+interface Scores {
+  questions: number;
+  recall_at_1: number;
+  recall_at_3: number;
+  mrr: number;
+}
+
+const score = (ranks: (number | null)[]): Scores => {
+  const n = ranks.length;
+  const within = (k: number) => ranks.filter((r) => r !== null && r <= k).length / n;
+  const mrr = ranks.reduce<number>((s, r) => s + (r === null ? 0 : 1 / r), 0) / n;
+  const round = (x: number) => Math.round(x * 1000) / 1000;
+  return { questions: n, recall_at_1: round(within(1)), recall_at_3: round(within(3)), mrr: round(mrr) };
+};
+
+/** Ranks (1-based, null when not in the top 10) of every question's first expected section. */
+export function evaluate(docs: DocsService, questions: EvalQuestion[] = QUESTIONS) {
+  const rows = questions.map((x) => {
+    const paths = docs.find(x.q).map((h) => h.path);
+    const at = paths.findIndex((p) => x.expect.includes(p));
+    return { ...x, rank: at === -1 ? null : at + 1, top3: paths.slice(0, 3) };
+  });
+  const personas = [...new Set(questions.map((x) => x.persona))];
+  return {
+    ...score(rows.map((r) => r.rank)),
+    by_persona: Object.fromEntries(
+      personas.map((p) => [p, score(rows.filter((r) => r.persona === p).map((r) => r.rank))]),
+    ),
+    misses_at_3: rows
+      .filter((r) => r.rank === null || r.rank > 3)
+      .map((r) => ({ q: r.q, expect: r.expect[0], rank: r.rank, top3: r.top3 })),
+  };
+}
+
+/** Runs the evaluation and returns its JSON report. */
+export async function run(): Promise<Record<string, unknown>> {
+  return { ...evaluate(new DocsService(loadPages(), '/docs', 'http://localhost')), goal_recall_at_3: 0.95 };
+}

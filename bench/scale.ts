@@ -1,0 +1,329 @@
+/**
+ * Tracking at scale on PostgreSQL: fills a dedicated database with synthetic clicks over 13 months
+ * (generated in SQL, month by month, rollups built the way migration 0021 builds them) and a
+ * conversion per ~100 clicks, then measures:
+ *   - p50/p99 of a 30-day stats query (site × toplist × position × brand × programme by day, one
+ *     page of 1000 rows, days cut in a fixed zone) at random 30-day windows;
+ *   - p50/p99 of a reconciliation month of one programme;
+ *   - click write throughput as /go's group commit does it (batches of 500, 4 writers): the
+ *     partitioned table with its rollups, beside the plain table of before (migration 0002's DDL);
+ *   - bytes on disk per million clicks (table and indexes), and the rollups' size.
+ * Run: npm run bench scale   (needs DATABASE_URL or BENCH_SCALE_URL; BENCH_SCALE_CLICKS sets the
+ * row count, default 1 000 000; the issue's figure is 50 000 000. The database
+ * `podium_bench_scale` is created and dropped unless BENCH_SCALE_KEEP=1.)
+ */
+import { execFileSync } from 'node:child_process';
+import pg from 'pg';
+import { ulid } from 'ulid';
+import { type Db, openDb } from '../src/db/index.ts';
+import { migrate } from '../src/db/migrate.ts';
+import { AggregateRepository } from '../src/modules/tracking/aggregate-repository.ts';
+import { TrackingRepository } from '../src/modules/tracking/repository.ts';
+import type { ClickRow } from '../src/modules/tracking/types.ts';
+
+const CLICKS = Number(process.env.BENCH_SCALE_CLICKS ?? 1_000_000);
+const DB_NAME = 'podium_bench_scale';
+const MONTHS = 13;
+const SITES = 20;
+const TOPLISTS = 3;
+const POSITIONS = 10;
+const BRANDS = 40;
+const PROGRAMS = 8;
+const QUERY_RUNS = Number(process.env.BENCH_SCALE_RUNS ?? 30);
+const WRITE_ROWS = Number(process.env.BENCH_SCALE_WRITE_ROWS ?? 100_000);
+const GOAL_P99_MS = 300;
+const ZONES = [
+  'Europe/Malta',
+  'Asia/Kolkata',
+  'America/St_Johns',
+  'Asia/Kathmandu',
+  'UTC',
+  'Australia/Adelaide',
+];
+
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return Math.round((s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? 0) * 10) / 10;
+};
+
+function withDatabase(url: string, name: string): string {
+  const u = new URL(url);
+  u.pathname = `/${name}`;
+  return u.toString();
+}
+
+async function admin(url: string, sql: string): Promise<void> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    await c.query(sql);
+  } finally {
+    await c.end();
+  }
+}
+
+/** Fills the database: catalog-free dimensions, clicks month by month, conversions, rollups. */
+async function fill(db: Db, start: Date, log: (m: string) => void): Promise<{ seconds: number }> {
+  const t0 = performance.now();
+  await db.exec('SET synchronous_commit = off');
+  for (let p = 1; p <= PROGRAMS; p++)
+    await db.query(
+      `INSERT INTO affiliate_programs (id, slug, name, postback_token_hash, postback_token_hint, timezone)
+       VALUES ($1, $2, $2, '\\x00', 'x', $3)`,
+      [p, `op-${p}`, ZONES[p % ZONES.length]],
+    );
+  // Secondary indexes are built once after the load (as a bulk import would), not row by row.
+  await db.exec('DROP INDEX clicks_id, clicks_at, clicks_program_at');
+  const perMonth = Math.ceil(CLICKS / MONTHS);
+  const spanMs = MONTHS * 30.4375 * 86_400_000;
+  for (let m = 0; m < MONTHS; m++) {
+    const lo = m * perMonth + 1;
+    const hi = Math.min(CLICKS, (m + 1) * perMonth);
+    if (lo > hi) break;
+    // Click g happens at start + g/N of the span (plus jitter); its dimensions come from hashes of g.
+    await db.query(
+      `INSERT INTO clicks (id, kind, at, link_id, tracker_id, offer_id, brand_id, site_id, toplist_id, position,
+                           program_id, sub_id, country, flag)
+       SELECT 'B' || lpad(g::text, 25, '0'), 'click',
+              $3::timestamptz + (g::float8 / $4 * $5 + (g % 997) * 1000) * interval '1 millisecond',
+              combo + 1, combo + 1, brand, brand, s + 1, (s + 1) * 10 + t, pos + 1, brand % ${PROGRAMS} + 1,
+              CASE WHEN g % 7 = 0 THEN 'sub-' || (g % 50) END, 'MT', CASE WHEN g % 50 = 0 THEN 'bot' END
+       FROM (SELECT g, s, t, pos, (s * ${TOPLISTS} + t) * ${POSITIONS} + pos AS combo,
+                    1 + ((s * 7 + t * 3 + pos) % ${BRANDS}) AS brand
+             FROM (SELECT g, (hashint4(g::int) & 1023) % ${SITES} AS s, (hashint4(g::int + 7) & 1023) % ${TOPLISTS} AS t,
+                          floor(${POSITIONS} * power(((hashint4(g::int + 13) & 65535) / 65536.0), 2))::int AS pos
+                   FROM generate_series($1::bigint, $2::bigint) g) x) y`,
+      [lo, hi, start.toISOString(), CLICKS, spanMs],
+    );
+    log(
+      `scale: month ${m + 1}/${MONTHS}: clicks ${hi.toLocaleString('en')} (${Math.round((performance.now() - t0) / 1000)} s)`,
+    );
+  }
+  await db.exec(`CREATE INDEX clicks_id ON clicks(id);
+    CREATE INDEX clicks_at ON clicks(at);
+    CREATE INDEX clicks_program_at ON clicks(program_id, at);`);
+  log(`scale: indexes (${Math.round((performance.now() - t0) / 1000)} s)`);
+  // One conversion per 100 clicks, an hour after its click; every fifth an FTD.
+  await db.query(
+    `INSERT INTO postback_log (id, received_at, program, method, query)
+     SELECT g, $2::timestamptz + (g * 100.0 / $1 * $3 + 3600000) * interval '1 millisecond', 'op', 'GET', '{}'::jsonb
+     FROM generate_series(1, $1::bigint / 100) g`,
+    [CLICKS, start.toISOString(), spanMs],
+  );
+  await db.query(
+    `INSERT INTO conversions (id, program_id, transaction_id, event, amount, currency, click_id, attributed, tracker_id,
+                              offer_id, brand_id, site_id, toplist_id, position, log_id, received_at)
+     SELECT 'V' || lpad(l.id::text, 25, '0'), c.program_id, 'tx-' || l.id,
+            CASE WHEN l.id % 5 = 0 THEN 'ftd' ELSE 'registration' END, 10, 'EUR', c.id, true, c.tracker_id,
+            c.offer_id, c.brand_id, c.site_id, c.toplist_id, c.position, l.id, l.received_at
+     FROM postback_log l JOIN clicks c ON c.id = 'B' || lpad((l.id * 100)::text, 25, '0')`,
+  );
+  await db.query(
+    `INSERT INTO conversion_keys (program_id, transaction_id, conversion_id, attributed, received_at)
+     SELECT program_id, transaction_id, id, attributed, received_at FROM conversions`,
+  );
+  log(`scale: conversions (${Math.round((performance.now() - t0) / 1000)} s); rollups…`);
+  await db.query(
+    `INSERT INTO click_rollups (bucket, kind, site_id, toplist_id, position, brand_id, program_id, link_id, n)
+     SELECT date_bin('15 minutes', at, timestamptz '2000-01-01 00:00:00+00'), kind, site_id, toplist_id, position,
+            brand_id, program_id, link_id, count(*)
+     FROM clicks WHERE flag IS NULL GROUP BY 1, 2, 3, 4, 5, 6, 7, 8`,
+  );
+  await db.query(
+    `INSERT INTO conversion_rollups (bucket, event, currency, site_id, toplist_id, position, brand_id, program_id, n)
+     SELECT date_bin('15 minutes', received_at, timestamptz '2000-01-01 00:00:00+00'), event, currency, site_id,
+            toplist_id, position, brand_id, program_id, count(*)
+     FROM conversions GROUP BY 1, 2, 3, 4, 5, 6, 7, 8`,
+  );
+  await db.exec('VACUUM ANALYZE');
+  return { seconds: Math.round((performance.now() - t0) / 1000) };
+}
+
+async function timed(runs: number, q: (i: number) => Promise<unknown>) {
+  const ms: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const t = performance.now();
+    await q(i);
+    ms.push(performance.now() - t);
+  }
+  return { runs, p50_ms: pct(ms, 50), p99_ms: pct(ms, 99), max_ms: pct(ms, 100) };
+}
+
+const day = (d: Date) => d.toISOString().slice(0, 10);
+
+/** Rows per second that 4 writers of 500-row batches get through `write`. */
+async function writeRate(write: (rows: ClickRow[]) => Promise<void>): Promise<number> {
+  const batch = () =>
+    Array.from({ length: 500 }, (_, i): ClickRow => {
+      const combo = i % (SITES * TOPLISTS * POSITIONS);
+      return {
+        id: ulid(),
+        kind: 'click',
+        at: new Date(),
+        linkId: combo + 1,
+        trackerId: combo + 1,
+        offerId: 1,
+        brandId: 1 + (combo % BRANDS),
+        siteId: 1 + (combo % SITES),
+        toplistId: 10,
+        position: 1 + (combo % POSITIONS),
+        programId: 1,
+        subId: null,
+        referrer: 'https://example.test/best-casinos',
+        userAgent: 'Mozilla/5.0',
+        country: 'MT',
+        flag: null,
+      };
+    });
+  const perWriter = Math.ceil(WRITE_ROWS / 2000);
+  const t = performance.now();
+  await Promise.all(
+    Array.from({ length: 4 }, async () => {
+      for (let i = 0; i < perWriter; i++) await write(batch());
+    }),
+  );
+  return Math.round((perWriter * 2000) / ((performance.now() - t) / 1000));
+}
+
+/** Runs the scale scenario; needs PostgreSQL. */
+export async function run(log: (m: string) => void = () => {}): Promise<Record<string, unknown>> {
+  const base = process.env.BENCH_SCALE_URL ?? process.env.DATABASE_URL;
+  if (!base) return { skipped: 'set DATABASE_URL (or BENCH_SCALE_URL) to a PostgreSQL server' };
+  const load = execFileSync('uptime').toString().trim();
+  await admin(base, `DROP DATABASE IF EXISTS ${DB_NAME}`);
+  await admin(base, `CREATE DATABASE ${DB_NAME}`);
+  const url = withDatabase(base, DB_NAME);
+  const db = await openDb({ url, poolSize: 8 });
+  try {
+    await migrate(db);
+    const now = new Date();
+    const start = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - MONTHS + 1, 1));
+    await db.query(
+      "SELECT tracking_ensure_partitions(t, $1, now() + interval '3 months') FROM unnest($2::text[]) t",
+      [start.toISOString(), ['clicks', 'conversions', 'postback_log', 'postback_outcomes']],
+    );
+    log(`scale: filling ${CLICKS.toLocaleString('en')} clicks over ${MONTHS} months from ${day(start)}`);
+    const filled = await fill(db, start, log);
+    const [size] = await db.query<{
+      clicks: number;
+      rollups: number;
+      rollup_rows: number;
+      conversions: number;
+    }>(
+      `SELECT (SELECT sum(pg_total_relation_size(inhrelid)) FROM pg_inherits WHERE inhparent = 'clicks'::regclass)::bigint AS clicks,
+              (SELECT sum(pg_total_relation_size(inhrelid)) FROM pg_inherits WHERE inhparent = 'conversions'::regclass)::bigint AS conversions,
+              (pg_total_relation_size('click_rollups') + pg_total_relation_size('conversion_rollups'))::bigint AS rollups,
+              (SELECT count(*) FROM click_rollups)::bigint AS rollup_rows`,
+    );
+    const [counted] = await db.query<{ n: number }>('SELECT count(*)::bigint AS n FROM clicks');
+
+    const reports = new TrackingRepository(db);
+    const spanDays = Math.floor((now.getTime() - start.getTime()) / 86_400_000) - 31;
+    const windowAt = (i: number) => new Date(start.getTime() + ((i * 7919) % spanDays) * 86_400_000);
+    log('scale: 30-day stats queries');
+    const stats = await timed(QUERY_RUNS, (i) => {
+      const from = windowAt(i);
+      const to = new Date(from.getTime() + 29 * 86_400_000);
+      return reports.stats({
+        from: day(from),
+        to: day(to),
+        tz: 'fixed',
+        zone: ZONES[i % ZONES.length],
+        limit: 1000,
+        offset: 0,
+      });
+    });
+    const [rowsOfOne] = [
+      await reports.stats({
+        from: day(windowAt(0)),
+        to: day(new Date(windowAt(0).getTime() + 29 * 86_400_000)),
+        tz: 'fixed',
+        zone: 'Europe/Malta',
+        limit: 1,
+        offset: 0,
+      }),
+    ];
+    log(`scale: stats ${JSON.stringify(stats)}; disk ${JSON.stringify(size)}; clicks ${counted?.n}`);
+    log('scale: reconciliation months');
+    const aggregates = new AggregateRepository(db);
+    const reconcile = await timed(QUERY_RUNS, (i) => {
+      const from = new Date(Date.UTC(start.getUTCFullYear(), start.getUTCMonth() + (i % (MONTHS - 1)), 1));
+      const to = new Date(Date.UTC(from.getUTCFullYear(), from.getUTCMonth() + 1, 0));
+      return aggregates.reconcile(1 + (i % PROGRAMS), day(from), day(to), ZONES[i % ZONES.length] as string);
+    });
+
+    log(`scale: reconciliation ${JSON.stringify(reconcile)}`);
+    log('scale: click write throughput, plain table (before) and partitioned with rollups');
+    await db.exec(`CREATE TABLE clicks_before (
+      id text PRIMARY KEY, kind text NOT NULL CHECK (kind IN ('click', 'impression')), at timestamptz NOT NULL,
+      link_id integer NOT NULL, tracker_id integer NOT NULL, offer_id integer, brand_id integer, site_id integer,
+      toplist_id integer, position integer, program_id integer, sub_id text, referrer text, user_agent text,
+      country char(2), flag text CHECK (flag IN ('head', 'prefetch', 'bot')));
+      CREATE INDEX clicks_before_at ON clicks_before(at);
+      CREATE INDEX clicks_before_program_at ON clicks_before(program_id, at);`);
+    const plainRate = await writeRate(async (rows) => {
+      const col = <K extends keyof ClickRow>(k: K) => rows.map((r) => r[k]);
+      await db.query(
+        `INSERT INTO clicks_before SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::int[], $5::int[],
+           $6::int[], $7::int[], $8::int[], $9::int[], $10::int[], $11::int[], $12::text[], $13::text[], $14::text[],
+           $15::text[], $16::text[])`,
+        [
+          col('id'),
+          col('kind'),
+          rows.map((r) => r.at.toISOString()),
+          col('linkId'),
+          col('trackerId'),
+          col('offerId'),
+          col('brandId'),
+          col('siteId'),
+          col('toplistId'),
+          col('position'),
+          col('programId'),
+          col('subId'),
+          col('referrer'),
+          col('userAgent'),
+          col('country'),
+          col('flag'),
+        ],
+      );
+    });
+    const partitionedRate = await writeRate((rows) => reports.insertClicks(rows));
+    const mb = (b: number) => Math.round(b / 1e6);
+    return {
+      load_before: load,
+      load_after: execFileSync('uptime').toString().trim(),
+      clicks: Number(counted?.n),
+      months: MONTHS,
+      dimensions: {
+        sites: SITES,
+        toplists_per_site: TOPLISTS,
+        positions: POSITIONS,
+        brands: BRANDS,
+        programs: PROGRAMS,
+      },
+      fill_seconds: filled.seconds,
+      disk: {
+        clicks_mb: mb(Number(size?.clicks)),
+        bytes_per_million_clicks: Math.round(Number(size?.clicks) / (Number(counted?.n) / 1e6)),
+        conversions_mb: mb(Number(size?.conversions)),
+        rollups_mb: mb(Number(size?.rollups)),
+        click_rollup_rows: Number(size?.rollup_rows),
+      },
+      stats_30_days: {
+        ...stats,
+        rows_in_result: rowsOfOne.total,
+        goal_p99_ms: GOAL_P99_MS,
+        met: stats.p99_ms < GOAL_P99_MS,
+      },
+      reconciliation_month: reconcile,
+      click_writes_per_s: {
+        plain_table_before: plainRate,
+        partitioned_with_rollups: partitionedRate,
+        ratio: Math.round((partitionedRate / plainRate) * 100) / 100,
+      },
+    };
+  } finally {
+    await db.close();
+    if (process.env.BENCH_SCALE_KEEP !== '1') await admin(base, `DROP DATABASE IF EXISTS ${DB_NAME}`);
+  }
+}

@@ -1,0 +1,56 @@
+/**
+ * Text PostgreSQL cannot store. `text` and `jsonb` refuse U+0000, and `jsonb` refuses an
+ * unpaired UTF-16 surrogate (`"\ud800"`), which the driver would otherwise turn into U+FFFD in
+ * `text` columns silently. Every value bound to a statement is checked here (src/db), and
+ * request input is checked while it is validated, so the client hears which field it was.
+ */
+
+const NUL = '\u0000';
+
+/** Whether one string can be stored as it is. */
+export function isStorableText(s: string): boolean {
+  return !s.includes(NUL) && s.isWellFormed();
+}
+
+/** The same text with NUL and unpaired surrogates replaced by U+FFFD (for logs of raw input). */
+export function storableText(s: string): string {
+  return s.replaceAll(NUL, '\uFFFD').toWellFormed();
+}
+
+/** Deepest nesting checked; anything deeper is refused rather than walked (no stack exhaustion). */
+export const MAX_DEPTH = 64;
+
+export interface Unstorable {
+  /** Where it is: `['items', '2', 'name']`. */
+  path: string[];
+  /** What is wrong, for a message such as `items.2.name <problem>`. */
+  problem: string;
+}
+
+/** What a refused text field is told. */
+export const UNSTORABLE_TEXT = 'must not contain NUL characters (U+0000) or unpaired UTF-16 surrogates';
+
+/**
+ * The first string or object key in `value` that cannot be stored, or undefined when all can.
+ * Buffers and dates are not text.
+ */
+export function findUnstorable(value: unknown, path: string[] = []): Unstorable | undefined {
+  if (typeof value === 'string')
+    return isStorableText(value) ? undefined : { path, problem: UNSTORABLE_TEXT };
+  if (value === null || typeof value !== 'object' || value instanceof Date || Buffer.isBuffer(value))
+    return undefined;
+  if (path.length >= MAX_DEPTH) return { path, problem: `is nested more than ${MAX_DEPTH} levels deep` };
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = findUnstorable(value[i], [...path, String(i)]);
+      if (found) return found;
+    }
+    return undefined;
+  }
+  for (const [k, v] of Object.entries(value)) {
+    if (!isStorableText(k)) return { path: [...path, storableText(k)], problem: UNSTORABLE_TEXT };
+    const found = findUnstorable(v, [...path, k]);
+    if (found) return found;
+  }
+  return undefined;
+}
