@@ -18,6 +18,7 @@ import {
   registerTrackingAdmin,
   registerTrackingPublic,
 } from './modules/tracking/routes.ts';
+import { registerWebhookAdmin } from './modules/webhooks/routes.ts';
 import { requireAuthFirst } from './plugins/auth.ts';
 import { clientErrorHandler, frameworkErrors, registerErrorHandling } from './plugins/errors.ts';
 import { registerOpenApi } from './plugins/openapi.ts';
@@ -80,7 +81,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
   });
   const docs = new DocsService(loadPages(), config.docsBase, config.publicUrl);
-  const { access, catalog, delivery, readiness, metrics, audit, tracking, adserver, aggregates } = services;
+  const { access, catalog, delivery, readiness, metrics, audit, tracking, adserver, aggregates, webhooks } =
+    services;
   app.decorate('services', { ...services, docs });
   // Stops the scheduler and writes clicks waiting for their group commit before the database closes.
   app.addHook('onClose', () => services.close());
@@ -111,6 +113,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await registerAggregateAdmin(admin, { aggregates, tokens: access });
       await registerSessionRoutes(admin, access.sessions, ADMIN_PREFIX);
       await registerAdserverAdmin(admin, { adserver, tokens: access });
+      await registerWebhookAdmin(admin, { webhooks, tokens: access });
       registerOpenApi(admin, {
         title: 'Podium admin API',
         description:

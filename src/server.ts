@@ -32,9 +32,15 @@ export async function startServer(
     ? openRedis(config.redisUrl, (err) => log(`redis: ${scrub(err.message)}`))
     : undefined;
   const app = await buildApp({ config, db, bus, redis });
+  warnOnUnsetPublicUrl(config, log);
+  // Sites without their own tracking domain follow this server's public URL: links rendered by a
+  // process on another host or port are re-rendered before the first request.
+  const moved = await app.services.catalog.publishing.retargetTrackingLinks();
+  if (moved) log(`tracking links: re-rendered the live toplists of ${moved} site(s) for ${config.publicUrl}`);
   const demo = config.demoOnEmpty ? await ensureDemo(app.services, opts.log) : null;
   const address = await app.listen({ host: config.host, port: config.port });
   app.services.scheduler.start();
+  app.services.webhooks.worker.start();
   const docsApp = config.docsPort ? await buildDocsApp({ config, redis }) : undefined;
   await docsApp?.listen({ host: config.host, port: config.docsPort });
   let closing: Promise<void> | undefined;
@@ -54,6 +60,19 @@ export async function startServer(
       return closing;
     },
   };
+}
+
+/**
+ * A server listening beyond loopback with no PODIUM_PUBLIC_URL would put `http://<bind address>:<port>`
+ * into every tracker link and `links` URL: say so at start.
+ */
+export function warnOnUnsetPublicUrl(config: Config, log: (msg: string) => void): void {
+  const loopback = /^(127\.[0-9.]+|localhost|::1)$/.test(config.host);
+  const derived = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${config.port}`;
+  if (!loopback && config.publicUrl === derived)
+    log(
+      `warning: PODIUM_PUBLIC_URL is not set and the server listens on ${config.host}: tracker links and API links will use ${config.publicUrl}; set PODIUM_PUBLIC_URL (or a site's trackingBaseUrl) to the address visitors reach`,
+    );
 }
 
 /** SIGTERM/SIGINT drain and close; a second signal exits at once. */

@@ -19,6 +19,13 @@ import { AggregateRepository } from './modules/tracking/aggregate-repository.ts'
 import { OperatorAggregates } from './modules/tracking/aggregates.ts';
 import { registerPartitionJob } from './modules/tracking/partitions.ts';
 import { TrackingService } from './modules/tracking/service.ts';
+import { WebhookService } from './modules/webhooks/service.ts';
+
+/** How often each process looks for due webhook deliveries (other processes' events, retries). */
+const WEBHOOK_POLL_MS = 1000;
+/** How often publish-window boundaries are looked for, and how far back (a longer outage sends nothing late). */
+const WINDOW_CHECK_MS = 60_000;
+const WINDOW_LOOKBACK_MS = 86_400_000;
 
 /** Where services report trouble that has no caller to throw to (background writes, jobs). */
 export interface ServiceLog {
@@ -54,6 +61,7 @@ export interface Services {
   tracking: TrackingService;
   adserver: AdserverService;
   aggregates: OperatorAggregates;
+  webhooks: WebhookService;
   /** Stops the scheduler, writes buffered clicks, closes outbound connections and the replica pool. The database stays open. */
   close(): Promise<void>;
 }
@@ -67,12 +75,23 @@ export async function createServices(deps: ServiceDeps): Promise<Services> {
   const replica = deps.readDb ? undefined : await openReadDb(db, config.databaseReadUrl);
   const reads = deps.readDb ?? replica!;
   const now = deps.now ?? (() => new Date());
-  const catalog = new CatalogService(db, bus, config, now);
+  const metrics = new Metrics();
+  const outbound = new OutboundClient(
+    outboundOptionsFrom(config, deps.outboundTestOnly, (r) =>
+      metrics.outbound.labels(r.target, r.kind).observe(r.seconds),
+    ),
+  );
+  const sealer = sealerFromConfig(config, (msg) => log.warn(msg));
+  const webhooks = new WebhookService(db, sealer, outbound, now, {
+    pollMs: WEBHOOK_POLL_MS,
+    sendTimeoutMs: config.outboundTimeoutMs,
+    log: (msg, err) => log.warn(msg, err),
+  });
+  const catalog = new CatalogService(db, bus, config, now, webhooks);
   const access = new AccessService(db, bus, catalog, now);
   const delivery = new DeliveryService(db, bus, now, `${config.publicUrl}/api/v1`);
   const audit = new AuditLog(db, (err) => log.error('audit write failed', err));
   const readiness = new Readiness();
-  const metrics = new Metrics();
   // Modules register their periodic work here; the server starts it, close() drains it.
   const scheduler = new Scheduler(db, now, (msg, err) => log.warn(msg, err));
   const tracking: TrackingService = new TrackingService(
@@ -84,12 +103,6 @@ export async function createServices(deps: ServiceDeps): Promise<Services> {
     reads,
   );
   registerPartitionJob(scheduler, tracking.partitions);
-  const outbound = new OutboundClient(
-    outboundOptionsFrom(config, deps.outboundTestOnly, (r) =>
-      metrics.outbound.labels(r.target, r.kind).observe(r.seconds),
-    ),
-  );
-  const sealer = sealerFromConfig(config, (msg) => log.warn(msg));
   const adserver = new AdserverService(db, sealer, outbound, now, {
     trailingDays: config.adserverTrailingDays,
     counts: (codes, from, to, timezone) => tracking.countsByCode(codes, from, to, timezone),
@@ -112,6 +125,22 @@ export async function createServices(deps: ServiceDeps): Promise<Services> {
     now,
   );
   registerAggregateJob(scheduler, aggregates, config);
+  // Publish windows are evaluated at read time; this job tells webhooks when a boundary passed.
+  scheduler.register({
+    name: 'webhook-windows',
+    everyMs: WINDOW_CHECK_MS,
+    run: async () => {
+      const at = now();
+      await webhooks.recordAll(
+        await catalog.publishing.windowChanges(new Date(at.getTime() - WINDOW_LOOKBACK_MS), at),
+      );
+    },
+  });
+  scheduler.register({
+    name: 'webhook-retention',
+    everyMs: 3_600_000,
+    run: async () => void (await webhooks.prune()),
+  });
 
   readiness.register('database', async () => {
     await db.query('SELECT 1');
@@ -152,9 +181,12 @@ export async function createServices(deps: ServiceDeps): Promise<Services> {
     tracking,
     adserver,
     aggregates,
+    webhooks,
     close() {
       closing ??= (async () => {
         await scheduler.stop();
+        // Before the outbound client closes: sends in flight finish (or leave their lease to another process).
+        await webhooks.worker.stop();
         // Clicks waiting for their group commit are written before the database closes.
         await tracking.drain();
         await outbound.close();

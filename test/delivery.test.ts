@@ -178,6 +178,124 @@ describe(`toplist delivery API (${DB_KIND})`, () => {
     });
   });
 
+  describe('visitor resolve', () => {
+    const resolve = (q: string, token = site1, headers: Record<string, string> = {}) =>
+      get(`/api/v1/toplists/resolve?${q}`, token, headers);
+
+    it('answers the exact country row with the by-id bytes and ETag, and 304 on a match', async () => {
+      const templateId = await casinoTemplateId();
+      const se = await get('/api/v1/toplists/by-slug/best-casinos-se', site1);
+      const res = await resolve(`template_id=${templateId}&country=se`);
+      expect(res.statusCode).toBe(200);
+      expectContract('single', res.json());
+      expect(res.body).toBe(se.body);
+      expect(res.headers.etag).toBe(se.headers.etag);
+      expect(res.headers['cache-control']).toBe('private');
+      expect(res.headers['access-control-allow-origin']).toBeUndefined();
+      const again = await resolve(`template_id=${templateId}&country=SE`, site1, {
+        'if-none-match': se.headers.etag as string,
+      });
+      expect(again.statusCode).toBe(304);
+    });
+
+    const familyRows = async (templateId: number) => {
+      const rows: WireToplist[] = [];
+      for (let page = 1; ; page++) {
+        const body = (
+          await get(`/api/v1/toplists?template_id=${templateId}&per_page=100&page=${page}`, site1)
+        ).json();
+        rows.push(...body.data);
+        if (page >= body.meta.last_page) return rows;
+      }
+    };
+
+    it('falls to the one covering market, then to global; an unknown code only gets global', async () => {
+      const templateId = await casinoTemplateId();
+      const rows = await familyRows(templateId);
+      const hasCountry = (c: string) => rows.some((x) => x.geo.geo_type === 'country' && x.geo.code === c);
+      const latam = rows.find((x) => x.geo.code === 'LATAM')!;
+      const viaLatam = latam.geo.coveredCountries!.find((c) => !hasCountry(c))!;
+      expect(viaLatam).toBeDefined();
+      expect((await resolve(`template_id=${templateId}&country=${viaLatam}`)).json().data.id).toBe(latam.id);
+      const uncovered = ['ZW', 'ZM', 'YE', 'VU'].find((c) => !hasCountry(c))!;
+      expect((await resolve(`template_id=${templateId}&country=${uncovered}`)).json().data.slug).toBe(
+        'best-casinos-row',
+      );
+      for (const unknown of ['XX', 'T1', 'EU', 'uk'])
+        expect((await resolve(`template_id=${templateId}&country=${unknown}`)).json().data.slug).toBe(
+          'best-casinos-row',
+        );
+    });
+
+    it('answers 404 not_found with the reason: ambiguous markets, no variant, unknown country, another site', async () => {
+      const templateId = await casinoTemplateId();
+      const rows = await familyRows(templateId);
+      const hasCountry = (c: string) => rows.some((x) => x.geo.geo_type === 'country' && x.geo.code === c);
+      const latam = rows.find((x) => x.geo.code === 'LATAM')!;
+      const shared = latam.geo.coveredCountries!.find((c) => !hasCountry(c))!;
+      const ownerId = (await admin('GET', '/owners')).body.data[0].id;
+      // A second market covering the same country makes it ambiguous: never an arbitrary pick, no global.
+      const created = await admin('POST', '/toplists', {
+        siteId: 1,
+        templateId,
+        ownerId,
+        name: 'Andes',
+        slug: 'best-casinos-andes',
+        geo: { type: 'market', code: 'ANDES', coveredCountries: [shared] },
+      });
+      expect(created.status).toBe(201);
+      await admin('POST', `/toplists/${created.body.data.id}/publish`);
+      const ambiguous = await resolve(`template_id=${templateId}&country=${shared.toLowerCase()}`);
+      expect(ambiguous.statusCode).toBe(404);
+      expectContract('error', ambiguous.json());
+      expect(ambiguous.json()).toMatchObject({
+        code: 'not_found',
+        details: { reason: 'ambiguous', templateId, country: shared },
+      });
+      expect(ambiguous.json().details.candidates.sort()).toEqual([latam.id, created.body.data.id].sort());
+      await admin('POST', `/toplists/${created.body.data.id}/unpublish`);
+      expect((await resolve(`template_id=${templateId}&country=${shared}`)).json().data.id).toBe(latam.id);
+
+      // A family without a global row: nothing for a country without a variant, nor for an unknown code.
+      const bonus = (await get('/api/v1/toplists/by-slug/casino-bonuses', site1)).json().data;
+      await admin('POST', `/toplists/${bonus.id}/unpublish`);
+      const none = await resolve(`template_id=${bonus.template.id}&country=ZW`);
+      expect(none.statusCode).toBe(404);
+      expect(none.json().details).toEqual({
+        reason: 'no_variant',
+        templateId: bonus.template.id,
+        country: 'ZW',
+      });
+      const unknown = await resolve(`template_id=${bonus.template.id}&country=XX`);
+      expect(unknown.json().details.reason).toBe('unknown_country');
+      await admin('POST', `/toplists/${bonus.id}/publish`);
+      // Another site never resolves this site's family.
+      const other = await resolve(`template_id=${templateId}&country=SE`, site2);
+      expect(other.statusCode).toBe(404);
+      expect(other.json().details.reason).toBe('no_variant');
+    });
+
+    it('refuses missing or malformed parameters with 422 naming the field, and no token with 401', async () => {
+      const templateId = await casinoTemplateId();
+      for (const [q, field] of [
+        [`country=SE`, 'template_id'],
+        [`template_id=${templateId}`, 'country'],
+        [`template_id=abc&country=SE`, 'template_id'],
+        [`template_id=${templateId}&country=SWE`, 'country'],
+        [`template_id=${templateId}&country=%27%20OR%201`, 'country'],
+        [`template_id=0&country=SE`, 'template_id'],
+      ]) {
+        const res = await resolve(q!);
+        expect(res.statusCode, q).toBe(422);
+        expectContract('error', res.json());
+        expect(JSON.stringify(res.json()), q).toContain(field!);
+      }
+      expect((await get(`/api/v1/toplists/resolve?template_id=${templateId}&country=SE`)).statusCode).toBe(
+        401,
+      );
+    });
+  });
+
   describe('brands', () => {
     it("pages through the brands of the site's live toplists exactly once, A-Z, as the contract says", async () => {
       const fromToplists = new Set<number>();
@@ -202,6 +320,70 @@ describe(`toplist delivery API (${DB_KIND})`, () => {
       expect(seen.map((b) => b.id).sort((a, b) => a - b)).toEqual([...fromToplists].sort((a, b) => a - b));
       const names = seen.map((b) => b.name);
       expect(names).toEqual([...names].sort());
+    });
+
+    it('a WordPress-style brand sync (per_page=25 to last_page, only brandStatus "Active") keeps every brand of the live toplists, with their product types, top geos and offers', async () => {
+      // What the site's live toplists say about each brand.
+      const expected = new Map<
+        number,
+        { products: Set<string>; countries: Set<string>; markets: Set<string>; offers: Set<number> }
+      >();
+      for (let page = 1; ; page++) {
+        const body = (await get(`/api/v1/toplists?per_page=100&page=${page}`, site1)).json();
+        for (const t of body.data)
+          for (const i of t.items) {
+            const e = expected.get(i.brand.id) ?? {
+              products: new Set(),
+              countries: new Set(),
+              markets: new Set(),
+              offers: new Set(),
+            };
+            e.products.add(t.template.productType);
+            if (t.geo.geo_type === 'country') e.countries.add(t.geo.code);
+            if (t.geo.geo_type === 'market') e.markets.add(t.geo.code);
+            e.offers.add(i.offer.id);
+            expected.set(i.brand.id, e);
+          }
+        if (page >= body.meta.last_page) break;
+      }
+      // The plugin: stop on meta.last_page alone, keep rows with an id and brandStatus exactly "Active".
+      const stored = new Map<number, Record<string, unknown>>();
+      let lastPage = 1;
+      for (let page = 1; page <= lastPage; page++) {
+        const res = await get(`/api/v1/brands?per_page=25&page=${page}`, site1);
+        expect(res.statusCode).toBe(200);
+        const body = res.json();
+        expectContract('brands', body);
+        lastPage = body.meta.last_page;
+        for (const row of body.data) if (row.id && row.brandStatus === 'Active') stored.set(row.id, row);
+      }
+      expect(expected.size).toBeGreaterThan(25);
+      expect([...stored.keys()].sort((a, b) => a - b)).toEqual([...expected.keys()].sort((a, b) => a - b));
+      for (const [id, row] of stored) {
+        const e = expected.get(id)!;
+        const b = row as {
+          productTypes: string[];
+          topGeos: { countries: string[]; markets: string[] };
+          offers: { id: number; trackers: { trackerLink: string }[] }[];
+          offersCount: number;
+          logo: { rectangular: string; square: string };
+        };
+        expect(b.productTypes).toEqual([...e.products].sort());
+        expect(b.topGeos).toEqual({ countries: [...e.countries].sort(), markets: [...e.markets].sort() });
+        expect(b.offers.map((o) => o.id)).toEqual([...e.offers].sort((x, y) => x - y));
+        expect(b.offersCount).toBe(b.offers.length);
+        for (const o of b.offers)
+          for (const tr of o.trackers) expect(tr.trackerLink).toMatch(/^https:\/\/podium\.test\/go\//);
+        expect(typeof b.logo.rectangular).toBe('string');
+      }
+      // The plugin warns per brand with offers but no top geos: only brands ranked solely in global lists.
+      const noGeos = [...stored.values()].filter(
+        (b) =>
+          (b as { offersCount: number }).offersCount > 0 &&
+          !(b as { topGeos: { countries: string[]; markets: string[] } }).topGeos.countries.length &&
+          !(b as { topGeos: { countries: string[]; markets: string[] } }).topGeos.markets.length,
+      );
+      for (const b of noGeos) expect(expected.get(b.id as number)!.countries.size).toBe(0);
     });
 
     it("never lists another site's brands", async () => {
@@ -366,6 +548,79 @@ describe(`toplist delivery API (${DB_KIND})`, () => {
     });
   });
 
+  describe('tracking domain', () => {
+    /** Every trackerLink of every live edition of a site, read through the public API. */
+    const links = async (token: string) => {
+      const out: string[] = [];
+      for (let page = 1; ; page++) {
+        const body = (await get(`/api/v1/toplists?per_page=100&page=${page}`, token)).json();
+        for (const t of body.data)
+          for (const i of t.items) for (const tr of i.offer.trackers) out.push(tr.trackerLink as string);
+        if (page >= body.meta.last_page) return out;
+      }
+    };
+
+    it('a changed tracking domain shows in the next read of every live edition of that site, and only that site', async () => {
+      const before1 = await links(site1);
+      const before2 = await links(site2);
+      expect(before1.length).toBeGreaterThan(1000);
+      expect(before1.every((l) => l.startsWith('https://podium.test/go/'))).toBe(true);
+      const etag = (await get('/api/v1/toplists/by-slug/best-casinos-se', site1)).headers.etag as string;
+
+      const patched = await admin('PATCH', '/sites/1', {
+        trackingBaseUrl: 'https://go.casino-guide.example',
+      });
+      expect(patched.status).toBe(200);
+      expect(patched.body.data.trackingBaseUrl).toBe('https://go.casino-guide.example');
+
+      const after1 = await links(site1);
+      expect(after1).toEqual(
+        before1.map((l) => l.replace('https://podium.test/', 'https://go.casino-guide.example/')),
+      );
+      expect(await links(site2)).toEqual(before2);
+      // The stored bytes changed (reads serve them as they are), and so did the validator.
+      const [row] = await t.db.query<{ document: string }>(
+        `SELECT e.document FROM toplists t JOIN editions e ON e.id = t.live_edition_id WHERE t.slug = 'best-casinos-se'`,
+      );
+      expect(row!.document).toContain('"trackerLink":"https://go.casino-guide.example/go/');
+      const se = await get('/api/v1/toplists/by-slug/best-casinos-se', site1, { 'if-none-match': etag });
+      expect(se.statusCode).toBe(200);
+      expectContract('single', se.json());
+      // The brands of the site carry the same links.
+      const brands = (await get('/api/v1/brands?per_page=100', site1)).json();
+      expect(brands.data[0].offers[0].trackers[0].trackerLink).toMatch(
+        /^https:\/\/go\.casino-guide\.example\/go\//,
+      );
+      // The links still redirect: the slug is unchanged.
+      const slug = after1[0]!.split('/go/')[1];
+      expect((await t.app.inject({ url: `/go/${slug}` })).statusCode).toBe(302);
+
+      // A new publish renders with the site's domain too; null goes back to PODIUM_PUBLIC_URL.
+      const id = se.json().data.id;
+      expect((await admin('POST', `/toplists/${id}/publish`)).status).toBe(200);
+      const republished = (await get(`/api/v1/toplists/${id}`, site1)).json().data;
+      expect(republished.items[0].offer.trackers[0].trackerLink).toMatch(
+        /^https:\/\/go\.casino-guide\.example\/go\//,
+      );
+      expect((await admin('PATCH', '/sites/1', { trackingBaseUrl: null })).status).toBe(200);
+      expect((await links(site1)).every((l) => l.startsWith('https://podium.test/go/'))).toBe(true);
+    });
+
+    it('refuses a tracking domain that is not an http(s) base without a trailing slash', async () => {
+      for (const bad of [
+        'ftp://go.example',
+        'https://go.example/',
+        'go.example',
+        'https://go.example/?a=1',
+        'javascript:alert(1)',
+      ]) {
+        const r = await admin('PATCH', '/sites/1', { trackingBaseUrl: bad });
+        expect(r.status, bad).toBe(422);
+        expect(JSON.stringify(r.body), bad).toContain('trackingBaseUrl');
+      }
+    });
+  });
+
   it('publishes an OpenAPI 3.1 document of the public API', async () => {
     const res = await get('/api/v1/openapi.json');
     expect(res.statusCode).toBe(200);
@@ -376,6 +631,7 @@ describe(`toplist delivery API (${DB_KIND})`, () => {
       '/openapi.json',
       '/toplists',
       '/toplists/by-slug/{slug}',
+      '/toplists/resolve',
       '/toplists/{id}',
     ]);
     expect(doc.paths['/toplists'].get.parameters.map((p: { name: string }) => p.name)).toEqual(

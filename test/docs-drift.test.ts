@@ -73,6 +73,7 @@ describe('docs agree with the code', () => {
       'admin-api': '/api/admin/v1',
       'adserver-connections': '/api/admin/v1',
       'affiliate-tracking': '/api/admin/v1',
+      webhooks: '/api/admin/v1',
     };
     const ROOTED = /^\/(api|go|imp|docs|healthz|readyz|metrics)(\/|$|\.)/;
 

@@ -5,6 +5,7 @@ import { BookingsScreen } from './Bookings.tsx';
 import { BrandsScreen } from './Brands.tsx';
 import { SitesScreen } from './Sites.tsx';
 import { ToplistsScreen } from './Toplists.tsx';
+import { WebhooksScreen } from './Webhooks.tsx';
 
 interface Session {
   adminTokenId: number;
@@ -21,6 +22,7 @@ const SCREENS = [
   { hash: '#/sites', label: 'Sites and tokens' },
   { hash: '#/tracking', label: 'Tracking' },
   { hash: '#/adservers', label: 'Ad servers' },
+  { hash: '#/webhooks', label: 'Webhooks' },
 ] as const;
 
 function useHash(): string {
@@ -108,6 +110,8 @@ export function App() {
           <BookingsScreen />
         ) : hash.startsWith('#/adservers') ? (
           <AdServersScreen />
+        ) : hash.startsWith('#/webhooks') ? (
+          <WebhooksScreen />
         ) : (
           <ToplistsScreen />
         )}

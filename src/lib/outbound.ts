@@ -84,10 +84,10 @@ export function outboundOptionsFrom(
   };
 }
 
-/** Appends `path` to the base URL's path, keeping the base's query string after it. */
+/** Appends `path` to the base URL's path, keeping the base's query string after it; an empty path leaves the URL as given (webhooks). */
 export function endpointUrl(base: URL, path: string, query: Record<string, string> = {}): URL {
   const u = new URL(base.toString());
-  u.pathname = `${u.pathname.replace(/\/+$/, '')}${path}`;
+  if (path) u.pathname = `${u.pathname.replace(/\/+$/, '')}${path}`;
   for (const [k, v] of Object.entries(query)) u.searchParams.set(k, v);
   return u;
 }

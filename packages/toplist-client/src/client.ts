@@ -69,6 +69,13 @@ export interface ToplistClient {
   fetchAll(params?: Omit<ListParams, 'page' | 'per_page'>, options?: WalkOptions): Promise<Toplist[]>;
   /** The whole geo family of a template (every country, market and global variant). */
   family(templateId: number, options?: WalkOptions): Promise<Toplist[]>;
+  /**
+   * `GET /api/v1/toplists/resolve`: the one variant of a template's family a visitor from `country`
+   * gets, picked by the server with the same cascade as `pickForVisitor` (one request per page view).
+   * A missing or malformed code is sent as `XX` (unknown: only the global variant). No variant throws
+   * `PodiumApiError` `not_found` with `details.reason` `ambiguous`, `no_variant` or `unknown_country`.
+   */
+  resolve(templateId: number, country: string | null | undefined, options?: CallOptions): Promise<Toplist>;
 }
 
 const LOOPBACK = /^(localhost|127(\.[0-9]{1,3}){3}|\[::1\])$/i;
@@ -250,6 +257,15 @@ export function createClient(options: ClientOptions): ToplistClient {
     fetchAll,
     async family(templateId, o = {}) {
       return fetchAll({ template_id: positiveInt('templateId', templateId) }, o);
+    },
+    async resolve(templateId, country, o = {}) {
+      const code =
+        typeof country === 'string' && /^[A-Za-z0-9]{2}$/.test(country.trim()) ? country.trim() : 'XX';
+      const q = new URLSearchParams({
+        template_id: String(positiveInt('templateId', templateId, 2_147_483_647)),
+        country: code.toUpperCase(),
+      });
+      return transport.get(`/toplists/resolve?${q}`, parseSingle, o.signal);
     },
   };
 }

@@ -29,6 +29,7 @@ describe('the publishable build', () => {
         sum: m.sumDecimals(['0.10', '0.20']),
         pick: m.pickForVisitor([row], 'XX').match,
         methods: Object.keys(client).sort(),
+        verify: typeof m.verifyWebhook,
       }));`;
     const result = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
       encoding: 'utf8',
@@ -36,7 +37,8 @@ describe('the publishable build', () => {
     expect(JSON.parse(result)).toEqual({
       sum: '0.30',
       pick: 'global',
-      methods: ['byId', 'bySlug', 'family', 'fetchAll', 'list'],
+      methods: ['byId', 'bySlug', 'family', 'fetchAll', 'list', 'resolve'],
+      verify: 'function',
     });
   });
 

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DemoTokens, loadDemo } from '../../../src/modules/catalog/demo.ts';
 import { DB_KIND, type TestApp, testApp } from '../../../test/helpers.ts';
 import {
+  COUNTRY_CODES,
   createClient,
   DECIMAL_FIELDS,
   formatHundredths,
@@ -128,6 +129,27 @@ describe(`toplist client against the real server (${DB_KIND})`, () => {
     });
     const withoutGlobal = family.filter((x) => x.geo.geo_type !== 'global');
     expect(pickForVisitor(withoutGlobal, uncovered)).toMatchObject({ match: 'none', reason: 'no_variant' });
+  });
+
+  it('resolves on the server exactly as pickForVisitor does, for every country code', async () => {
+    const client = createClient({ baseUrl, token });
+    const family = await client.family(templateId);
+    const codes = [...COUNTRY_CODES, 'XX', 'T1', 'EU'];
+    for (const code of codes) {
+      const local = pickForVisitor(family, code);
+      const remote = await client.resolve(templateId, code.toLowerCase()).then(
+        (x) => x.id,
+        (e: unknown) => (e instanceof PodiumApiError ? `${e.status} ${e.details?.reason}` : String(e)),
+      );
+      expect(remote, code).toBe(local.toplist ? local.toplist.id : `404 ${local.reason}`);
+    }
+    // A missing visitor country is sent as unknown: the global row.
+    expect((await client.resolve(templateId, null)).slug).toBe('best-casinos-row');
+    expect((await client.resolve(templateId, ' ')).slug).toBe('best-casinos-row');
+    const err = await client.resolve(999_999, 'SE').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(PodiumApiError);
+    expect((err as PodiumApiError).details).toMatchObject({ reason: 'no_variant' });
+    await expect(client.resolve(0, 'SE')).rejects.toThrow(RangeError);
   });
 
   it('reads single toplists by slug and id, and every decimal field exactly', async () => {

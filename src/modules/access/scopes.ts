@@ -9,6 +9,8 @@ export const SCOPES = [
   'tracking:write',
   'adserver:read',
   'adserver:write',
+  'webhooks:read',
+  'webhooks:write',
 ] as const;
 
 export type Scope = (typeof SCOPES)[number];

@@ -123,3 +123,17 @@ export function renderEdition(input: RenderInput): WireToplist {
     items,
   };
 }
+
+/**
+ * The stored document of an edition with every `trackerLink` moved to `base` (the slug after
+ * `/go/` is kept): the edition's content is unchanged, only where its links point.
+ */
+export function retargetLinks(document: string, base: string): string {
+  const doc = JSON.parse(document) as WireToplist;
+  for (const item of doc.items)
+    for (const tr of item.offer.trackers) {
+      const slug = tr.trackerLink.slice(tr.trackerLink.lastIndexOf('/go/') + 4);
+      tr.trackerLink = `${base}/go/${slug}`;
+    }
+  return JSON.stringify(doc);
+}

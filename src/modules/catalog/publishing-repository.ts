@@ -1,6 +1,6 @@
-import { brand, iso, OFFER_SELECT, offer, toplist } from './rows.ts';
+import { brand, iso, OFFER_SELECT, offer, TOPLIST_SELECT, toplist } from './rows.ts';
 import { CatalogSql } from './sql.ts';
-import type { Brand, EditionMeta, EditionSnapshot, Offer, ResolvedTrackingLink } from './types.ts';
+import type { Brand, EditionMeta, EditionSnapshot, Offer, ResolvedTrackingLink, Toplist } from './types.ts';
 
 /** SQL of publishing: draft items, immutable editions, the live edition, tracking links. */
 export class PublishingRepository extends CatalogSql {
@@ -64,7 +64,7 @@ export class PublishingRepository extends CatalogSql {
    */
   async editionSnapshot(toplistId: number): Promise<EditionSnapshot | undefined> {
     const [t] = await this.db.query(
-      `SELECT t.*, o.name AS owner_name, s.domain AS site_domain,
+      `SELECT t.*, o.name AS owner_name, s.domain AS site_domain, s.tracking_base_url AS site_tracking_base,
               lt.name AS template_name, lt.product_type_id, pt.name AS product_type,
               lt.classification_type_id, ct.name AS classification_type
        FROM toplists t
@@ -93,6 +93,7 @@ export class PublishingRepository extends CatalogSql {
       toplist: toplist(t, items),
       ownerName: t.owner_name as string,
       siteDomain: t.site_domain as string,
+      siteTrackingBase: (t.site_tracking_base as string | null) ?? null,
       template: {
         id: t.template_id as number,
         name: t.template_name as string,
@@ -120,12 +121,57 @@ export class PublishingRepository extends CatalogSql {
     document: string;
     publishedAt: Date;
     publishedBy: number | null;
+    trackingBase: string;
   }): Promise<number> {
     const [r] = await this.db.query<{ id: number }>(
-      'INSERT INTO editions (toplist_id, version, document, published_at, published_by) VALUES ($1, $2, $3, $4, $5) RETURNING id',
-      [v.toplistId, v.version, v.document, v.publishedAt, v.publishedBy],
+      'INSERT INTO editions (toplist_id, version, document, published_at, published_by, tracking_base) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id',
+      [v.toplistId, v.version, v.document, v.publishedAt, v.publishedBy, v.trackingBase],
     );
     return r!.id;
+  }
+
+  /**
+   * Live toplists whose publish window opened or closed in (since, until], counting only
+   * boundaries later than the live edition's publish (items are not loaded).
+   */
+  async windowBoundaries(since: Date, until: Date, limit: number): Promise<Toplist[]> {
+    const rows = await this.db.query(
+      `${TOPLIST_SELECT}
+       WHERE e.id IS NOT NULL AND (
+         (t.live_from > $1 AND t.live_from <= $2 AND t.live_from > e.published_at) OR
+         (t.live_until > $1 AND t.live_until <= $2 AND t.live_until > e.published_at))
+       ORDER BY t.id LIMIT $3`,
+      [since, until, limit],
+    );
+    return rows.map((r) => toplist(r, []));
+  }
+
+  /** Live editions of a site (or of every site) whose links were rendered with another base than the site's effective one. */
+  async staleLiveEditions(
+    siteId: number | undefined,
+    defaultBase: string,
+  ): Promise<{ editionId: number; siteId: number; document: string; base: string }[]> {
+    const rows = await this.db.query(
+      `SELECT e.id, t.site_id, e.document, COALESCE(s.tracking_base_url, $1) AS base
+       FROM toplists t JOIN editions e ON e.id = t.live_edition_id JOIN sites s ON s.id = t.site_id
+       WHERE ($2::int IS NULL OR t.site_id = $2) AND e.tracking_base IS DISTINCT FROM COALESCE(s.tracking_base_url, $1)
+       ORDER BY e.id FOR UPDATE OF e`,
+      [defaultBase, siteId ?? null],
+    );
+    return rows.map((r) => ({
+      editionId: r.id as number,
+      siteId: r.site_id as number,
+      document: r.document as string,
+      base: r.base as string,
+    }));
+  }
+
+  /** Replaces an edition's stored document after its links were re-rendered; its ETag changes with the revision. */
+  async rerenderEdition(editionId: number, document: string, base: string): Promise<void> {
+    await this.db.query(
+      'UPDATE editions SET document = $2, tracking_base = $3, render_rev = render_rev + 1 WHERE id = $1',
+      [editionId, document, base],
+    );
   }
 
   async setLiveEdition(toplistId: number, editionId: number | null, updatedAt: Date | null): Promise<void> {

@@ -1,10 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import type { Config } from '../../config.ts';
 import type { ChangeBus } from '../../db/changes.ts';
-import type { Db } from '../../db/index.ts';
+import type { Db, Queryable } from '../../db/index.ts';
 import { conflict, invalidField, notFound } from '../../lib/errors.ts';
+import type { ChangeEvents } from '../webhooks/service.ts';
+import type { ToplistChange } from '../webhooks/types.ts';
 import { guard } from './crud.ts';
-import { renderEdition } from './edition-render.ts';
+import { renderEdition, retargetLinks } from './edition-render.ts';
 import { checkWindow } from './input.ts';
 import { PublishingRepository } from './publishing-repository.ts';
 import type { ItemInputT } from './schemas.ts';
@@ -25,13 +27,15 @@ export class PublishingService {
     private readonly bus: ChangeBus,
     private readonly config: Pick<Config, 'publicUrl'>,
     private readonly now: () => Date,
+    /** Told of publishes and unpublishes inside their transaction (the webhooks outbox). */
+    private readonly events?: ChangeEvents,
   ) {
     this.repo = new PublishingRepository(db);
   }
 
   /** Runs `fn` in a transaction, turning constraint violations into client errors. */
-  private tx<T>(fn: (repo: PublishingRepository) => Promise<T>): Promise<T> {
-    return guard(this.db.tx((q) => fn(this.repo.with(q))));
+  private tx<T>(fn: (repo: PublishingRepository, q: Queryable) => Promise<T>): Promise<T> {
+    return guard(this.db.tx((q) => fn(this.repo.with(q), q)));
   }
 
   private async getToplist(id: number): Promise<Toplist> {
@@ -85,7 +89,7 @@ export class PublishingService {
     opts: { by?: number | null; liveFrom?: string | null; liveUntil?: string | null } = {},
   ): Promise<{ toplist: Toplist; version: string; publishedAt: string }> {
     const publishedAt = this.now();
-    const result = await this.tx(async (repo) => {
+    const result = await this.tx(async (repo, q) => {
       if (!(await repo.lockToplist(toplistId))) throw notFound('Toplist');
       if (opts.liveFrom !== undefined || opts.liveUntil !== undefined) {
         const current = (await repo.getToplist(toplistId))!;
@@ -105,8 +109,9 @@ export class PublishingService {
       );
       const linkSlugs = await repo.ensureTrackingLinks(t.siteId, t.id, wanted);
       const version = await repo.nextVersion(toplistId);
+      const trackingBase = snapshot.siteTrackingBase ?? this.config.publicUrl;
       const document = JSON.stringify(
-        renderEdition({ snapshot, version, publishedAt, linkSlugs, publicUrl: this.config.publicUrl }),
+        renderEdition({ snapshot, version, publishedAt, linkSlugs, publicUrl: trackingBase }),
       );
       const editionId = await repo.insertEdition({
         toplistId,
@@ -114,10 +119,13 @@ export class PublishingService {
         document,
         publishedAt,
         publishedBy: opts.by ?? null,
+        trackingBase,
       });
       await repo.setLiveEdition(toplistId, editionId, publishedAt);
+      await this.events?.record(q, toplistChange('toplist.published', t, String(version), publishedAt));
       return { siteId: t.siteId, version };
     });
+    this.events?.committed();
     await this.bus.publish({ kind: 'site', siteId: result.siteId });
     return {
       toplist: await this.getToplist(toplistId),
@@ -131,12 +139,58 @@ export class PublishingService {
     return this.repo.resolveTrackingLink(slug);
   }
 
+  /**
+   * Re-renders the tracker links of live editions whose stored document was rendered with another
+   * base than their site's tracking base (the site setting, else this server's public URL): the
+   * stored bytes change, reads keep serving stored bytes, and every process drops its cache of
+   * the sites touched. Runs on a site's setting change and at every start (a server moved to
+   * another host or port). Returns the number of sites touched.
+   */
+  async retargetTrackingLinks(siteId?: number): Promise<number> {
+    const touched = await this.tx(async (repo) => {
+      const sites = new Set<number>();
+      for (const e of await repo.staleLiveEditions(siteId, this.config.publicUrl)) {
+        await repo.rerenderEdition(e.editionId, retargetLinks(e.document, e.base), e.base);
+        sites.add(e.siteId);
+      }
+      return sites;
+    });
+    for (const s of touched) await this.bus.publish({ kind: 'site', siteId: s });
+    return touched.size;
+  }
+
   /** Takes the live edition down: the toplist disappears from the list and 404s. Idempotent. */
   async unpublish(toplistId: number): Promise<Toplist> {
-    const t = await this.getToplist(toplistId);
-    await this.repo.setLiveEdition(toplistId, null, null);
+    const t = await this.tx(async (repo, q) => {
+      if (!(await repo.lockToplist(toplistId))) throw notFound('Toplist');
+      const current = (await repo.getToplist(toplistId))!;
+      if (current.liveVersion === null) return current;
+      await repo.setLiveEdition(toplistId, null, null);
+      await this.events?.record(
+        q,
+        toplistChange('toplist.unpublished', current, current.liveVersion, this.now()),
+      );
+      return current;
+    });
+    this.events?.committed();
     await this.bus.publish({ kind: 'site', siteId: t.siteId });
     return this.getToplist(toplistId);
+  }
+
+  /** Publish windows of live editions that opened or closed in (since, until], as change events. */
+  async windowChanges(since: Date, until: Date): Promise<ToplistChange[]> {
+    const out: ToplistChange[] = [];
+    for (const t of await this.repo.windowBoundaries(since, until, 1000)) {
+      for (const [type, at] of [
+        ['toplist.window_opened', t.liveFrom],
+        ['toplist.window_closed', t.liveUntil],
+      ] as const) {
+        const ms = at ? Date.parse(at) : Number.NaN;
+        if (ms > since.getTime() && ms <= until.getTime())
+          out.push(toplistChange(type, t, t.liveVersion!, new Date(ms)));
+      }
+    }
+    return out;
   }
 
   async listEditions(toplistId: number): Promise<EditionMeta[]> {
@@ -150,4 +204,20 @@ export class PublishingService {
     if (doc === undefined) throw notFound('Edition');
     return JSON.parse(doc);
   }
+}
+
+/** A toplist change as the webhooks outbox records it (names the toplist, never its content). */
+function toplistChange(type: ToplistChange['type'], t: Toplist, version: string, at: Date): ToplistChange {
+  return {
+    type,
+    toplistId: t.id,
+    siteId: t.siteId,
+    slug: t.slug,
+    templateId: t.templateId,
+    geo: { geo_type: t.geo.type, code: t.geo.code },
+    version,
+    liveFrom: t.liveFrom ? new Date(t.liveFrom) : null,
+    liveUntil: t.liveUntil ? new Date(t.liveUntil) : null,
+    occurredAt: at,
+  };
 }

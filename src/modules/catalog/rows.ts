@@ -14,7 +14,7 @@ export interface PageArgs {
 /** Columns a PATCH may set, per table: API field name → column. The only way a column name reaches SQL. */
 export const UPDATABLE = {
   owners: { name: 'name', externalId: 'external_id' },
-  sites: { domain: 'domain', name: 'name' },
+  sites: { domain: 'domain', name: 'name', trackingBaseUrl: 'tracking_base_url' },
   list_templates: {
     name: 'name',
     externalId: 'external_id',
@@ -108,6 +108,7 @@ export const site = (r: Row): Site => ({
   id: r.id as number,
   domain: r.domain as string,
   name: r.name as string,
+  trackingBaseUrl: (r.tracking_base_url as string | null) ?? null,
   createdAt: iso(r.created_at as Date)!,
   updatedAt: iso(r.updated_at as Date)!,
 });

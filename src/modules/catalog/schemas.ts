@@ -45,6 +45,22 @@ export const SiteInput = T.Object(
       description: 'lowercase host name, e.g. casino-guide.example',
     }),
     name: T.Optional(Text(200)),
+    trackingBaseUrl: T.Optional(
+      T.Union(
+        [
+          T.String({
+            minLength: 1,
+            maxLength: 200,
+            pattern: '^https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?(/[A-Za-z0-9._~-]+)*$',
+          }),
+          T.Null(),
+        ],
+        {
+          description:
+            "Base of the site's tracker links ({base}/go/{slug}), e.g. https://go.casino-guide.example; null: PODIUM_PUBLIC_URL. Changing it re-renders the site's live toplists at once.",
+        },
+      ),
+    ),
   },
   strict,
 );

@@ -2,6 +2,7 @@ import type { Config } from '../../config.ts';
 import type { ChangeBus } from '../../db/changes.ts';
 import type { Db, Queryable } from '../../db/index.ts';
 import { invalidField, notFound } from '../../lib/errors.ts';
+import type { ChangeEvents } from '../webhooks/service.ts';
 import { Crud, guard } from './crud.ts';
 import { EditorialRepository } from './editorial-repository.ts';
 import { CatalogImport } from './import.ts';
@@ -59,10 +60,12 @@ export class CatalogService {
     bus: ChangeBus,
     config: Pick<Config, 'publicUrl'>,
     now: () => Date,
+    /** Told of publishes and unpublishes inside their transaction (the webhooks outbox). */
+    events?: ChangeEvents,
   ) {
     const repo = new EditorialRepository(db);
     this.repo = repo;
-    this.publishing = new PublishingService(db, bus, config, now);
+    this.publishing = new PublishingService(db, bus, config, now, events);
     this.importer = new CatalogImport(db);
 
     this.owners = new Crud({
@@ -77,6 +80,7 @@ export class CatalogService {
       insert: (i) => repo.insertSite({ domain: i.domain, name: i.name ?? '' }),
       update: async (id, p) => {
         const found = await repo.update('sites', id, p);
+        if (found && p.trackingBaseUrl !== undefined) await this.publishing.retargetTrackingLinks(id);
         if (found) await bus.publish({ kind: 'site', siteId: id });
         return found;
       },

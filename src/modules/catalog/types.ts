@@ -14,6 +14,8 @@ export interface Site {
   id: number;
   domain: string;
   name: string;
+  /** Base of this site's tracker links; null: the server's PODIUM_PUBLIC_URL. */
+  trackingBaseUrl: string | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -140,6 +142,7 @@ export interface EditionSnapshot {
   toplist: Toplist;
   ownerName: string;
   siteDomain: string;
+  siteTrackingBase: string | null;
   template: {
     id: number;
     name: string;

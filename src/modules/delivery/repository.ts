@@ -6,10 +6,13 @@ export interface LiveEditionRow {
   templateId: number;
   geoType: string;
   geoCode: string;
+  coveredCountries: string[] | null;
   updatedAt: Date;
   liveFrom: Date | null;
   liveUntil: Date | null;
   editionId: number;
+  /** Grows each time the edition's links are re-rendered (a new tracking domain). */
+  renderRev: number;
   document: string;
 }
 
@@ -19,8 +22,8 @@ export class DeliveryRepository {
 
   async liveEditions(siteId: number): Promise<LiveEditionRow[]> {
     const rows = await this.db.query<Record<string, unknown>>(
-      `SELECT t.id, t.slug, t.template_id, t.geo_type, t.geo_code, t.updated_at, t.live_from, t.live_until,
-              e.id AS edition_id, e.document
+      `SELECT t.id, t.slug, t.template_id, t.geo_type, t.geo_code, t.covered_countries, t.updated_at, t.live_from, t.live_until,
+              e.id AS edition_id, e.render_rev, e.document
        FROM toplists t JOIN editions e ON e.id = t.live_edition_id
        WHERE t.site_id = $1`,
       [siteId],
@@ -31,10 +34,12 @@ export class DeliveryRepository {
       templateId: r.template_id as number,
       geoType: r.geo_type as string,
       geoCode: r.geo_code as string,
+      coveredCountries: (r.covered_countries as string[] | null) ?? null,
       updatedAt: r.updated_at as Date,
       liveFrom: r.live_from as Date | null,
       liveUntil: r.live_until as Date | null,
       editionId: r.edition_id as number,
+      renderRev: r.render_rev as number,
       document: r.document as string,
     }));
   }

@@ -3,7 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type as T } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../config.ts';
-import { invalidField, notFound } from '../../lib/errors.ts';
+import { AppError, invalidField, notFound } from '../../lib/errors.ts';
 import { DEFAULT_PER_PAGE } from '../../lib/paging.ts';
 import { type Authenticator, requireSite } from '../../plugins/auth.ts';
 import { registerOpenApi } from '../../plugins/openapi.ts';
@@ -12,6 +12,7 @@ import {
   ErrorSchema,
   ListQuerySchema,
   PageQuerySchema,
+  ResolveQuerySchema,
   ToplistListSchema,
   ToplistSingleSchema,
 } from './schemas.ts';
@@ -104,6 +105,38 @@ export async function registerDelivery(
           perPage: req.query.per_page ?? DEFAULT_PER_PAGE,
         }),
       ),
+  );
+
+  app.get(
+    '/toplists/resolve',
+    {
+      ...auth,
+      schema: {
+        summary:
+          "The one variant of a geo family a visitor's country gets (exact country, else the covering market, else global)",
+        querystring: ResolveQuerySchema,
+        headers: CONDITIONAL,
+        response: { 200: ToplistSingleSchema, 304: NOT_MODIFIED },
+      },
+    },
+    async (req, reply) => {
+      const { template_id: templateId, country } = req.query;
+      const found = await delivery.resolve(req.site!.siteId, templateId, country);
+      if ('reason' in found) {
+        const why = {
+          ambiguous: `several variants cover ${country.toUpperCase()}`,
+          no_variant: `no variant for ${country.toUpperCase()} and no global variant`,
+          unknown_country: `${country.toUpperCase()} names no country and the family has no global variant`,
+        }[found.reason];
+        throw new AppError('not_found', `Toplist not found: ${why}`, {
+          reason: found.reason,
+          templateId,
+          country: country.toUpperCase(),
+          ...(found.candidates.length ? { candidates: found.candidates } : {}),
+        });
+      }
+      return send(req, reply, found);
+    },
   );
 
   app.get(

@@ -182,9 +182,42 @@ export const ToplistListSchema = T.Object(
   strict,
 );
 
-/** `GET /brands`: the brands of the site's live toplists (WordPress "sync brands"), same brand object as in items. */
+/**
+ * A row of `GET /brands` (the WordPress plugins' "sync brands"): the brand object of the items plus
+ * what the plugins read — status, product types, top geos and the brand's offers in the site's
+ * live toplists, with their trackers.
+ */
+export const SiteBrandSchema = T.Object(
+  {
+    ...BrandSchema.properties,
+    brandStatus: T.Literal('Active', {
+      description: "Always Active: every brand listed is in at least one of the site's live toplists",
+    }),
+    productTypes: T.Array(T.String(), {
+      description: "Product types (template productType) of the site's live toplists that rank the brand",
+    }),
+    topGeos: T.Object(
+      {
+        countries: T.Array(CountryCode, {
+          description: "ISO 3166-1 alpha-2 codes of the site's live country toplists that rank the brand",
+        }),
+        markets: T.Array(T.String(), {
+          description: "Codes of the site's live market toplists that rank the brand (e.g. NORDICS)",
+        }),
+      },
+      strict,
+    ),
+    offers: T.Array(OfferSchema, {
+      description: "The brand's offers shown in the site's live toplists, each with its trackers",
+    }),
+    offersCount: T.Integer({ minimum: 0, description: 'Length of offers' }),
+  },
+  strict,
+);
+
+/** `GET /brands`: the brands of the site's live toplists, paged like the toplist list. */
 export const BrandListSchema = T.Object(
-  { data: T.Array(BrandSchema), links: LinksSchema, meta: MetaSchema },
+  { data: T.Array(SiteBrandSchema), links: LinksSchema, meta: MetaSchema },
   strict,
 );
 
@@ -212,7 +245,18 @@ export const PageQuerySchema = T.Object({
   per_page: ListQuerySchema.properties.per_page,
 });
 
+export const ResolveQuerySchema = T.Object({
+  template_id: T.Integer({ minimum: 1, maximum: 2147483647, description: 'The geo family (template id)' }),
+  country: T.String({
+    pattern: '^[A-Za-z0-9]{2}$',
+    description:
+      "The visitor's ISO 3166-1 alpha-2 country code, any case (e.g. the CDN's CF-IPCountry); a code that names no country (XX, T1, EU) gets only the global variant",
+  }),
+});
+
 export type WireBrand = Static<typeof BrandSchema>;
+export type WireOffer = Static<typeof OfferSchema>;
+export type WireSiteBrand = Static<typeof SiteBrandSchema>;
 export type WireToplist = Static<typeof ToplistSchema>;
 export type WireItem = Static<typeof ItemSchema>;
 export type ListQuery = Static<typeof ListQuerySchema>;

@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
 import type { ChangeBus } from '../../db/changes.ts';
 import type { Db } from '../../db/index.ts';
+import { isCountryCode } from '../../lib/geo.ts';
 import { pageMeta } from '../../lib/paging.ts';
 import { DeliveryRepository } from './repository.ts';
-import type { WireBrand, WireToplist } from './schemas.ts';
+import type { WireBrand, WireOffer, WireSiteBrand, WireToplist } from './schemas.ts';
 
 /** One live edition of a site, held in memory with its stored wire bytes. */
 interface LiveEntry {
@@ -12,6 +13,8 @@ interface LiveEntry {
   templateId: number;
   geoType: string;
   geoCode: string;
+  /** Countries a market covers (empty for country and global rows). */
+  covered: ReadonlySet<string>;
   updatedAtMs: number;
   liveFromMs: number | null;
   liveUntilMs: number | null;
@@ -21,8 +24,8 @@ interface LiveEntry {
   /** The stored wire document: a view into `single`, no copy. */
   doc: Buffer;
   etag: string;
-  /** The edition's brands, parsed from `doc` on first use by `GET /brands`. */
-  brands?: WireBrand[];
+  /** The parsed document, on first use by `GET /brands`. */
+  parsed?: WireToplist;
 }
 
 /** A site's live editions, newest-updated first (`updated_at DESC, id DESC`). */
@@ -37,6 +40,13 @@ export interface Rendered {
   body: Buffer | Buffer[];
   etag: string;
 }
+
+/** Why the visitor cascade picked nothing (the `details.reason` of the 404). */
+export type NoVariant = {
+  reason: 'ambiguous' | 'no_variant' | 'unknown_country';
+  /** Ids of the rows that tie, for `ambiguous`. */
+  candidates: number[];
+};
 
 export interface ListParams {
   templateId?: number | undefined;
@@ -126,13 +136,16 @@ export class DeliveryService {
           templateId: r.templateId,
           geoType: r.geoType,
           geoCode: r.geoCode,
+          covered: new Set(r.coveredCountries ?? []),
           updatedAtMs: r.updatedAt.getTime(),
           liveFromMs: r.liveFrom ? r.liveFrom.getTime() : null,
           liveUntilMs: r.liveUntil ? r.liveUntil.getTime() : null,
           editionId: r.editionId,
           single,
           doc: single.subarray(DATA_OPEN.length, single.length - 1),
-          etag: `"t${r.toplistId}e${r.editionId}"`,
+          etag: r.renderRev
+            ? `"t${r.toplistId}e${r.editionId}r${r.renderRev}"`
+            : `"t${r.toplistId}e${r.editionId}"`,
         };
       })
       .sort((a, b) => b.updatedAtMs - a.updatedAtMs || b.id - a.id);
@@ -162,6 +175,32 @@ export class DeliveryService {
     return this.single((await this.siteSet(siteId)).bySlug.get(slug));
   }
 
+  /**
+   * The variant of a geo family a visitor from `country` gets (DESIGN, "Geo"): the exact country
+   * row, else the one market covering the country (two or more: ambiguous, nothing), else the
+   * global row. A code that names no country (`XX`, `EU`) only gets the global row. Serves the
+   * same stored bytes and ETag as by-id.
+   */
+  async resolve(siteId: number, templateId: number, country: string): Promise<Rendered | NoVariant> {
+    const nowMs = this.now().getTime();
+    const family = (await this.siteSet(siteId)).ordered.filter(
+      (e) => e.templateId === templateId && this.visible(e, nowMs),
+    );
+    const code = country.trim().toUpperCase();
+    const known = isCountryCode(code);
+    const pick = (rows: LiveEntry[]): Rendered | NoVariant | undefined =>
+      rows.length === 1
+        ? { body: rows[0]!.single, etag: rows[0]!.etag }
+        : rows.length > 1
+          ? { reason: 'ambiguous', candidates: rows.map((e) => e.id).sort((a, b) => a - b) }
+          : undefined;
+    const found =
+      (known ? pick(family.filter((e) => e.geoType === 'country' && e.geoCode === code)) : undefined) ??
+      (known ? pick(family.filter((e) => e.geoType === 'market' && e.covered.has(code))) : undefined) ??
+      pick(family.filter((e) => e.geoType === 'global'));
+    return found ?? { reason: known ? 'no_variant' : 'unknown_country', candidates: [] };
+  }
+
   /** One page of the site's visible toplists with `links` and `meta`. */
   async list(siteId: number, p: ListParams): Promise<Rendered> {
     const set = await this.siteSet(siteId);
@@ -184,21 +223,66 @@ export class DeliveryService {
       parts.push(e.doc);
     });
     parts.push(tail);
-    const etag = strongTag(`${onPage.map((e) => e.editionId).join('.')}|${tail.toString('latin1')}`);
+    const etag = strongTag(`${onPage.map((e) => e.etag).join('.')}|${tail.toString('latin1')}`);
     return { body: parts, etag };
   }
 
-  /** One page of the brands in the site's visible toplists, A–Z; a brand's newest edition wins. */
+  /**
+   * One page of the brands in the site's visible toplists, A–Z, in the shape the WordPress
+   * plugins sync: the brand of its newest edition, `brandStatus: "Active"`, the product types and
+   * top geos of the toplists that rank it, and its offers there (newest edition wins) with trackers.
+   */
   async brands(siteId: number, p: { page: number; perPage: number }): Promise<Rendered> {
     const set = await this.siteSet(siteId);
     const nowMs = this.now().getTime();
-    const byId = new Map<number, WireBrand>();
+    const acc = new Map<
+      number,
+      {
+        brand: WireBrand;
+        products: Set<string>;
+        countries: Set<string>;
+        markets: Set<string>;
+        offers: Map<number, WireOffer>;
+      }
+    >();
     for (const e of set.ordered) {
       if (!this.visible(e, nowMs)) continue;
-      e.brands ??= (JSON.parse(e.doc.toString('utf8')) as WireToplist).items.map((i) => i.brand);
-      for (const b of e.brands) if (!byId.has(b.id)) byId.set(b.id, b);
+      e.parsed ??= JSON.parse(e.doc.toString('utf8')) as WireToplist;
+      const t = e.parsed;
+      for (const item of t.items) {
+        let b = acc.get(item.brand.id);
+        if (!b) {
+          b = {
+            brand: item.brand,
+            products: new Set(),
+            countries: new Set(),
+            markets: new Set(),
+            offers: new Map(),
+          };
+          acc.set(item.brand.id, b);
+        }
+        b.products.add(t.template.productType);
+        if (t.geo.geo_type === 'country') b.countries.add(t.geo.code);
+        else if (t.geo.geo_type === 'market') b.markets.add(t.geo.code);
+        if (!b.offers.has(item.offer.id)) b.offers.set(item.offer.id, item.offer);
+      }
     }
-    const all = [...byId.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.id - b.id));
+    const sorted = (xs: Set<string>) => [...xs].sort();
+    const all: WireSiteBrand[] = [...acc.values()]
+      .sort((a, b) =>
+        a.brand.name < b.brand.name ? -1 : a.brand.name > b.brand.name ? 1 : a.brand.id - b.brand.id,
+      )
+      .map((b) => {
+        const offers = [...b.offers.values()].sort((x, y) => x.id - y.id);
+        return {
+          ...b.brand,
+          brandStatus: 'Active',
+          productTypes: sorted(b.products),
+          topGeos: { countries: sorted(b.countries), markets: sorted(b.markets) },
+          offers,
+          offersCount: offers.length,
+        };
+      });
     const meta = pageMeta(all.length, p.page, p.perPage);
     const start = (p.page - 1) * p.perPage;
     const body = Buffer.from(

@@ -1,0 +1,376 @@
+import type { Queryable } from '../../db/index.ts';
+import type { Delivery, DeliveryAttempt, DeliveryStatus, StoredEndpoint, WebhookEventType } from './types.ts';
+
+const iso = (d: unknown): string | null => (d ? (d as Date).toISOString() : null);
+
+function endpointOf(r: Record<string, unknown>): StoredEndpoint {
+  return {
+    id: r.id as string,
+    siteId: (r.site_id as number | null) ?? null,
+    url: r.url as string,
+    events: r.events as WebhookEventType[],
+    description: r.description as string,
+    secretHint: r.secret_hint as string,
+    previousSecretExpiresAt: iso(r.previous_secret_expires_at),
+    enabled: r.enabled as boolean,
+    disabledAt: iso(r.disabled_at),
+    disabledReason: (r.disabled_reason as string | null) ?? null,
+    createdAt: iso(r.created_at)!,
+    updatedAt: iso(r.updated_at)!,
+    secretSealed: r.secret_sealed as string,
+    previousSecretSealed: (r.previous_secret_sealed as string | null) ?? null,
+  };
+}
+
+/** A delivery claimed for sending, with what the sender needs. */
+export interface ClaimedDelivery {
+  id: string;
+  eventType: string;
+  payload: string;
+  attempt: number;
+  maxAttempts: number;
+  endpoint: StoredEndpoint;
+}
+
+export interface AttemptRecord {
+  deliveryId: string;
+  attempt: number;
+  startedAt: Date;
+  succeeded: boolean;
+  httpStatus: number | null;
+  latencyMs: number;
+  error: string | null;
+  /** Set when another try follows; null with `succeeded` false means the delivery gave up. */
+  nextAttemptAt: Date | null;
+}
+
+export interface EndpointColumns {
+  siteId?: number | null;
+  url?: string;
+  events?: readonly string[];
+  description?: string;
+  enabled?: boolean;
+}
+
+/** Webhooks SQL: endpoints, the event outbox, deliveries and their attempt log. */
+export class WebhookRepository {
+  constructor(private readonly db: Queryable) {}
+
+  /** The same repository inside a transaction. */
+  with(q: Queryable): WebhookRepository {
+    return new WebhookRepository(q);
+  }
+
+  /* Endpoints */
+
+  async countEndpoints(): Promise<number> {
+    const [r] = await this.db.query<{ n: number }>('SELECT count(*)::int AS n FROM webhook_endpoints');
+    return r!.n;
+  }
+
+  async insertEndpoint(e: {
+    id: string;
+    siteId: number | null;
+    url: string;
+    events: readonly string[];
+    description: string;
+    secretSealed: string;
+    secretHint: string;
+    now: Date;
+  }): Promise<void> {
+    await this.db.query(
+      `INSERT INTO webhook_endpoints (id, site_id, url, events, description, secret_sealed, secret_hint, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)`,
+      [e.id, e.siteId, e.url, e.events, e.description, e.secretSealed, e.secretHint, e.now],
+    );
+  }
+
+  async getEndpoint(id: string): Promise<StoredEndpoint | undefined> {
+    const rows = await this.db.query('SELECT * FROM webhook_endpoints WHERE id = $1', [id]);
+    return rows[0] ? endpointOf(rows[0]) : undefined;
+  }
+
+  async listEndpoints(
+    siteId: number | undefined,
+    w: { limit: number; offset: number },
+  ): Promise<{ rows: StoredEndpoint[]; total: number }> {
+    const where = siteId === undefined ? '' : 'WHERE site_id = $3';
+    const params: unknown[] = [w.limit, w.offset];
+    if (siteId !== undefined) params.push(siteId);
+    const rows = await this.db.query(
+      `SELECT *, count(*) OVER ()::int AS total FROM webhook_endpoints ${where}
+       ORDER BY created_at DESC, id DESC LIMIT $1 OFFSET $2`,
+      params,
+    );
+    const total = rows.length
+      ? (rows[0]!.total as number)
+      : await this.db
+          .query<{ n: number }>(
+            `SELECT count(*)::int AS n FROM webhook_endpoints ${siteId === undefined ? '' : 'WHERE site_id = $1'}`,
+            siteId === undefined ? [] : [siteId],
+          )
+          .then((r) => r[0]!.n);
+    return { rows: rows.map(endpointOf), total };
+  }
+
+  /** Applies a patch; re-enabling clears the disabled marks. False when no such endpoint. */
+  async updateEndpoint(id: string, c: EndpointColumns, now: Date): Promise<boolean> {
+    const sets: string[] = [];
+    const params: unknown[] = [id, now];
+    const set = (column: string, value: unknown) => {
+      params.push(value);
+      sets.push(`${column} = $${params.length}`);
+    };
+    if (c.siteId !== undefined) set('site_id', c.siteId);
+    if (c.url !== undefined) set('url', c.url);
+    if (c.events !== undefined) set('events', c.events);
+    if (c.description !== undefined) set('description', c.description);
+    if (c.enabled !== undefined) {
+      set('enabled', c.enabled);
+      if (c.enabled) sets.push('disabled_at = NULL', 'disabled_reason = NULL');
+      else sets.push('disabled_at = $2', "disabled_reason = 'disabled by an admin'");
+    }
+    const rows = await this.db.query(
+      `UPDATE webhook_endpoints SET ${[...sets, 'updated_at = $2'].join(', ')} WHERE id = $1 RETURNING id`,
+      params,
+    );
+    return rows.length > 0;
+  }
+
+  async deleteEndpoint(id: string): Promise<boolean> {
+    return (await this.db.query('DELETE FROM webhook_endpoints WHERE id = $1 RETURNING id', [id])).length > 0;
+  }
+
+  /** Installs a new secret; the current one becomes the previous one until `graceUntil`. */
+  async rotateSecret(
+    id: string,
+    s: { sealed: string; hint: string; graceUntil: Date | null; now: Date },
+  ): Promise<boolean> {
+    const rows = await this.db.query(
+      `UPDATE webhook_endpoints
+       SET previous_secret_sealed = CASE WHEN $4::timestamptz IS NULL THEN NULL ELSE secret_sealed END,
+           previous_secret_expires_at = $4, secret_sealed = $2, secret_hint = $3, updated_at = $5
+       WHERE id = $1 RETURNING id`,
+      [id, s.sealed, s.hint, s.graceUntil, s.now],
+    );
+    return rows.length > 0;
+  }
+
+  /** Disables an endpoint that keeps failing and gives up its other pending deliveries. */
+  async disableEndpoint(id: string, reason: string, now: Date): Promise<void> {
+    await this.db.query(
+      `UPDATE webhook_endpoints SET enabled = false, disabled_at = $2, disabled_reason = $3, updated_at = $2
+       WHERE id = $1 AND enabled`,
+      [id, now, reason],
+    );
+    await this.db.query(
+      `UPDATE webhook_deliveries SET status = 'failed', completed_at = $2, next_attempt_at = NULL,
+              last_error = 'endpoint disabled'
+       WHERE endpoint_id = $1 AND status = 'pending' AND (locked_until IS NULL OR locked_until <= $2)`,
+      [id, now],
+    );
+  }
+
+  /** Whether any attempt to this endpoint succeeded at or after `since`. */
+  async succeededSince(endpointId: string, since: Date): Promise<boolean> {
+    const rows = await this.db.query(
+      `SELECT 1 FROM webhook_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id
+       WHERE d.endpoint_id = $1 AND a.succeeded AND a.started_at >= $2 LIMIT 1`,
+      [endpointId, since],
+    );
+    return rows.length > 0;
+  }
+
+  /* Events and deliveries */
+
+  /** Records an event once per key; false when an event with this key exists already. */
+  async insertEvent(e: {
+    id: string;
+    key: string;
+    type: string;
+    siteId: number | null;
+    payload: string;
+    now: Date;
+  }): Promise<boolean> {
+    const rows = await this.db.query(
+      `INSERT INTO webhook_events (id, event_key, type, site_id, payload, created_at)
+       VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (event_key) DO NOTHING RETURNING id`,
+      [e.id, e.key, e.type, e.siteId, e.payload, e.now],
+    );
+    return rows.length > 0;
+  }
+
+  /** Enabled endpoints subscribed to `type` that see `siteId` (their own site, or workspace-wide). */
+  async subscribers(type: string, siteId: number | null): Promise<string[]> {
+    const rows = await this.db.query<{ id: string }>(
+      `SELECT id FROM webhook_endpoints
+       WHERE enabled AND $1 = ANY(events) AND (site_id IS NULL OR site_id = $2) ORDER BY id`,
+      [type, siteId],
+    );
+    return rows.map((r) => r.id);
+  }
+
+  async insertDelivery(d: {
+    id: string;
+    eventId: string;
+    endpointId: string;
+    maxAttempts: number;
+    /** Null: not picked up by the poller (a test delivery sent by its request). */
+    dueAt: Date | null;
+    now: Date;
+  }): Promise<void> {
+    await this.db.query(
+      `INSERT INTO webhook_deliveries (id, event_id, endpoint_id, status, max_attempts, next_attempt_at, created_at)
+       VALUES ($1, $2, $3, 'pending', $4, $5, $6)`,
+      [d.id, d.eventId, d.endpointId, d.maxAttempts, d.dueAt, d.now],
+    );
+  }
+
+  /**
+   * Claims up to `limit` due deliveries of enabled endpoints (or the one named by `onlyId`),
+   * counting the attempt and leasing them until `leaseUntil`. SKIP LOCKED and the lease make
+   * the claim exclusive across processes: a delivery is sent by one process at a time.
+   */
+  async claim(now: Date, leaseUntil: Date, limit: number, onlyId?: string): Promise<ClaimedDelivery[]> {
+    const pick =
+      onlyId === undefined
+        ? `d2.next_attempt_at <= $1 AND e.enabled ORDER BY d2.next_attempt_at, d2.id LIMIT $3`
+        : `d2.id = $3`;
+    const params: unknown[] = [now, leaseUntil, onlyId ?? limit];
+    const rows = await this.db.query(
+      `WITH claimed AS (
+         UPDATE webhook_deliveries d SET attempts = d.attempts + 1, locked_until = $2
+         WHERE d.id IN (
+           SELECT d2.id FROM webhook_deliveries d2 JOIN webhook_endpoints e ON e.id = d2.endpoint_id
+           WHERE d2.status = 'pending' AND (d2.locked_until IS NULL OR d2.locked_until <= $1) AND ${pick}
+           FOR UPDATE OF d2 SKIP LOCKED)
+         RETURNING d.id, d.event_id, d.endpoint_id, d.attempts, d.max_attempts)
+       SELECT c.id AS delivery_id, c.attempts, c.max_attempts, ev.type AS event_type, ev.payload, e.*
+       FROM claimed c JOIN webhook_events ev ON ev.id = c.event_id JOIN webhook_endpoints e ON e.id = c.endpoint_id`,
+      params,
+    );
+    return rows.map((r) => ({
+      id: r.delivery_id as string,
+      eventType: r.event_type as string,
+      payload: r.payload as string,
+      attempt: r.attempts as number,
+      maxAttempts: r.max_attempts as number,
+      endpoint: endpointOf(r),
+    }));
+  }
+
+  /** Logs an attempt and moves its delivery on: done, due again later, or given up. */
+  async recordAttempt(a: AttemptRecord, now: Date): Promise<void> {
+    await this.db.query(
+      `INSERT INTO webhook_attempts (delivery_id, attempt, started_at, succeeded, http_status, latency_ms, error, next_attempt_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+      [
+        a.deliveryId,
+        a.attempt,
+        a.startedAt,
+        a.succeeded,
+        a.httpStatus,
+        a.latencyMs,
+        a.error,
+        a.nextAttemptAt,
+      ],
+    );
+    const status: DeliveryStatus = a.succeeded ? 'succeeded' : a.nextAttemptAt ? 'pending' : 'failed';
+    await this.db.query(
+      `UPDATE webhook_deliveries SET status = $2, next_attempt_at = $3, locked_until = NULL, last_error = $4,
+              completed_at = CASE WHEN $2 = 'pending' THEN NULL ELSE $5::timestamptz END
+       WHERE id = $1`,
+      [a.deliveryId, status, a.nextAttemptAt, a.succeeded ? null : a.error, now],
+    );
+  }
+
+  /** First attempt time of a delivery (the start of a failing streak). */
+  async firstAttemptAt(deliveryId: string): Promise<Date | undefined> {
+    const [r] = await this.db.query<{ at: Date | null }>(
+      'SELECT min(started_at) AS at FROM webhook_attempts WHERE delivery_id = $1',
+      [deliveryId],
+    );
+    return r?.at ?? undefined;
+  }
+
+  /** An endpoint's deliveries, newest first, each with its attempt log. */
+  async listDeliveries(
+    endpointId: string,
+    w: { limit: number; offset: number },
+  ): Promise<{ rows: Delivery[]; total: number }> {
+    const rows = await this.db.query(
+      `SELECT d.*, ev.type AS event_type, count(*) OVER ()::int AS total
+       FROM webhook_deliveries d JOIN webhook_events ev ON ev.id = d.event_id
+       WHERE d.endpoint_id = $1 ORDER BY d.created_at DESC, d.id DESC LIMIT $2 OFFSET $3`,
+      [endpointId, w.limit, w.offset],
+    );
+    const total = rows.length
+      ? (rows[0]!.total as number)
+      : await this.db
+          .query<{ n: number }>('SELECT count(*)::int AS n FROM webhook_deliveries WHERE endpoint_id = $1', [
+            endpointId,
+          ])
+          .then((r) => r[0]!.n);
+    return { rows: await this.withLogs(rows), total };
+  }
+
+  /** One delivery with its attempt log. */
+  async getDelivery(id: string): Promise<Delivery | undefined> {
+    const rows = await this.db.query(
+      `SELECT d.*, ev.type AS event_type FROM webhook_deliveries d JOIN webhook_events ev ON ev.id = d.event_id
+       WHERE d.id = $1`,
+      [id],
+    );
+    return (await this.withLogs(rows))[0];
+  }
+
+  private async withLogs(rows: Record<string, unknown>[]): Promise<Delivery[]> {
+    const ids = rows.map((r) => r.id as string);
+    const attempts = ids.length
+      ? await this.db.query(
+          'SELECT * FROM webhook_attempts WHERE delivery_id = ANY($1) ORDER BY delivery_id, attempt',
+          [ids],
+        )
+      : [];
+    const logs = new Map<string, DeliveryAttempt[]>();
+    for (const a of attempts) {
+      const list = logs.get(a.delivery_id as string) ?? [];
+      list.push({
+        attempt: a.attempt as number,
+        startedAt: iso(a.started_at)!,
+        succeeded: a.succeeded as boolean,
+        httpStatus: (a.http_status as number | null) ?? null,
+        latencyMs: a.latency_ms as number,
+        error: (a.error as string | null) ?? null,
+        nextAttemptAt: iso(a.next_attempt_at),
+      });
+      logs.set(a.delivery_id as string, list);
+    }
+    return rows.map((r) => ({
+      id: r.id as string,
+      eventId: r.event_id as string,
+      eventType: r.event_type as string,
+      status: r.status as DeliveryStatus,
+      attempts: r.attempts as number,
+      maxAttempts: r.max_attempts as number,
+      nextAttemptAt: r.status === 'pending' ? iso(r.next_attempt_at) : null,
+      lastError: (r.last_error as string | null) ?? null,
+      createdAt: iso(r.created_at)!,
+      completedAt: iso(r.completed_at),
+      log: logs.get(r.id as string) ?? [],
+    }));
+  }
+
+  /** Forgets events (and their deliveries and attempts) created before `before`. */
+  async pruneEvents(before: Date): Promise<number> {
+    const rows = await this.db.query(
+      `DELETE FROM webhook_events WHERE id IN (
+         SELECT ev.id FROM webhook_events ev WHERE ev.created_at < $1
+           AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = ev.id AND d.status = 'pending')
+         LIMIT 10000)
+       RETURNING id`,
+      [before],
+    );
+    return rows.length;
+  }
+}

@@ -1,0 +1,152 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync } from 'node:fs';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { Webhook } from 'standardwebhooks';
+import { build } from 'vite';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type TestApp, testApp } from './helpers.ts';
+import { json, type LoopbackServer, loopbackServer } from './hostile-server.ts';
+
+const CHROMIUM = '/usr/bin/chromium';
+const SHOTS = 'test-output/console';
+
+// The Webhooks screen against a real server and a receiver on loopback (test-only allow-list).
+describe('console: webhooks screen in headless Chromium', { timeout: 300_000 }, () => {
+  let t: TestApp;
+  let receiver: LoopbackServer;
+  let browser: Browser;
+  let page: Page;
+  let base: string;
+  let adminToken: string;
+  let secret: string;
+
+  const shot = (name: string) => page.screenshot({ path: `${SHOTS}/${name}.png`, fullPage: true });
+
+  beforeAll(async () => {
+    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} missing: apt-get install -y chromium`);
+    await build({ configFile: 'console/vite.config.ts', logLevel: 'warn' });
+    mkdirSync(SHOTS, { recursive: true });
+    t = await testApp(
+      { secretKeys: [{ version: 1, key: randomBytes(32) }] },
+      { outboundTestOnly: { allowHttp: true, allowAddresses: ['127.0.0.1'] } },
+    );
+    receiver = await loopbackServer();
+    receiver.handle((_req, res) => json(res, 200, { ok: true }));
+    await t.app.services.catalog.sites.create({ domain: 'hooks-site.example', name: 'Hooks site' });
+    adminToken = (await t.app.services.access.createAdminToken('e2e', ['admin'], null)).token;
+    await t.app.listen({ host: '127.0.0.1', port: 0 });
+    const addr = t.app.server.address();
+    if (!addr || typeof addr === 'string') throw new Error('no address');
+    base = `http://127.0.0.1:${addr.port}`;
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+    });
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
+    page = await context.newPage();
+    page.setDefaultTimeout(Number(process.env.E2E_TIMEOUT ?? 120_000));
+  }, 600_000);
+  afterAll(async () => {
+    await browser?.close();
+    await t?.close();
+    await receiver?.close();
+  });
+
+  it('signs in and creates an endpoint: a bad URL is refused beside the field, the secret is shown once', async () => {
+    await page.goto(`${base}/console/#/webhooks`);
+    await page.getByLabel('Admin token').fill(adminToken);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Webhooks' }).waitFor();
+    await page.getByText('No webhook endpoints yet.').waitFor();
+
+    await page.getByLabel('URL (https)').fill('https://10.0.0.7/hook');
+    await page.getByRole('button', { name: 'Create endpoint' }).click();
+    await page.locator('#webhook-url-error').waitFor();
+
+    await page.getByLabel('URL (https)').fill(`${receiver.origin}/wp-json/podium/v1/hook`);
+    await page.getByLabel('Site').selectOption({ label: 'hooks-site.example' });
+    await page.getByLabel('toplist.window_closed').uncheck();
+    await page.getByRole('button', { name: 'Create endpoint' }).click();
+    secret = (await page.getByTestId('webhook-secret').textContent())!;
+    expect(secret).toMatch(/^whsec_/);
+    await page.getByRole('button', { name: 'Copy secret' }).click();
+    expect(await page.evaluate<string>('navigator.clipboard.readText()')).toBe(secret);
+    await page.getByTestId('webhook-state').filter({ hasText: 'enabled' }).waitFor();
+    await page.getByText('toplist.published, toplist.unpublished, toplist.window_opened').waitFor();
+    await page.getByRole('button', { name: 'Done' }).click();
+    expect(await page.getByTestId('webhook-secret').count()).toBe(0);
+  });
+
+  it('sends a test event the receiver verifies, and shows the delivery and its try', async () => {
+    await page.getByRole('button', { name: 'Send test' }).click();
+    await page.getByRole('status').filter({ hasText: 'Test delivered: HTTP 200' }).waitFor();
+    const hit = receiver.hits.at(-1)!;
+    expect(new Webhook(secret).verify(hit.body, hit.headers as Record<string, string>)).toMatchObject({
+      type: 'webhook.test',
+    });
+    const table = page.getByRole('table', { name: 'Deliveries' });
+    await table.getByRole('cell', { name: 'webhook.test' }).waitFor();
+    await table.getByText('succeeded').waitFor();
+    await shot('webhooks-01-test');
+  });
+
+  it('shows a failing receiver: the failed try with its HTTP status and error, and the next try', async () => {
+    receiver.handle((_req, res) => json(res, 500, { error: 'wordpress fatal error' }));
+    const [site] = (await t.app.services.catalog.sites.list()).data;
+    await t.app.services.webhooks.recordAll([
+      {
+        type: 'toplist.published',
+        toplistId: 12,
+        siteId: site!.id,
+        slug: 'best-casinos-se',
+        templateId: 1,
+        geo: { geo_type: 'country', code: 'SE' },
+        version: '3',
+        liveFrom: null,
+        liveUntil: null,
+        occurredAt: new Date(),
+      },
+    ]);
+    await t.app.services.webhooks.worker.kick();
+    await page.reload();
+    const table = page.getByRole('table', { name: 'Deliveries' });
+    await table.getByRole('cell', { name: 'toplist.published' }).waitFor();
+    await table.getByText('pending').waitFor();
+    await table
+      .getByText(/HTTP 500/)
+      .first()
+      .waitFor();
+    await table.getByRole('button', { name: '1 / 8' }).click();
+    const tries = page.getByRole('table', { name: /^Tries of msg_/ });
+    await tries.getByRole('cell', { name: '500', exact: true }).waitFor();
+    await shot('webhooks-02-failing');
+  });
+
+  it('disables and re-enables the endpoint, shown as such', async () => {
+    await page.getByRole('button', { name: 'Disable' }).click();
+    await page.getByTestId('webhook-state').filter({ hasText: 'disabled' }).waitFor();
+    await page.getByRole('alert').filter({ hasText: 'disabled by an admin' }).waitFor();
+    await page.getByRole('list', { name: 'Webhook endpoints' }).getByText('disabled').waitFor();
+    await shot('webhooks-03-disabled');
+    await page.getByRole('button', { name: 'Enable' }).click();
+    await page.getByTestId('webhook-state').filter({ hasText: 'enabled' }).waitFor();
+  });
+
+  it('rotates the secret: the new one is shown once and both verify the next message', async () => {
+    receiver.handle((_req, res) => json(res, 204, ''));
+    page.once('dialog', (d) => d.accept());
+    await page.getByRole('button', { name: 'Rotate secret' }).click();
+    const rotated = (await page.getByTestId('webhook-secret').textContent())!;
+    expect(rotated).toMatch(/^whsec_/);
+    expect(rotated).not.toBe(secret);
+    await page.getByText(/the previous secret also signs until/).waitFor();
+    await page.getByRole('button', { name: 'Send test' }).click();
+    await page.getByRole('status').filter({ hasText: 'Test delivered: HTTP 204' }).waitFor();
+    const hit = receiver.hits.at(-1)!;
+    for (const s of [secret, rotated])
+      expect(new Webhook(s).verify(hit.body, hit.headers as Record<string, string>)).toMatchObject({
+        type: 'webhook.test',
+      });
+  });
+});
