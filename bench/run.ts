@@ -3,7 +3,10 @@
  * bench/scenarios/index.ts and `--list`) and prints one JSON line per result on stdout, then a
  * markdown table of them on stderr. Progress goes to stderr. bench/README.md explains the figures.
  * BENCH_SECONDS (per run, default 3), BENCH_ROUNDS (default 3), BENCH_CONNECTIONS (default 50).
+ * Podium is measured as deployed: the production build, compiled first (BENCH_NO_BUILD=1 skips that
+ * when dist/ is current).
  */
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -25,6 +28,12 @@ if (unknown.length) {
   process.exit(2);
 }
 ensureWrk(log);
+if (!process.env.BENCH_NO_BUILD) {
+  log('bench: building the server (dist/src) to measure what is deployed');
+  execFileSync(process.execPath, [join(import.meta.dirname, '..', 'scripts', 'build.js'), 'server'], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+}
 
 const dir = mkdtempSync(join(tmpdir(), 'podium-bench-'));
 const fixtures = new Map<string, Promise<Fixture>>();

@@ -7,10 +7,13 @@
  *   - p50/p99 of a reconciliation month of one programme;
  *   - click write throughput as /go's group commit does it (batches of 500, 4 writers): the
  *     partitioned table with its rollups, beside the plain table of before (migration 0002's DDL);
- *   - bytes on disk per million clicks (table and indexes), and the rollups' size.
+ *   - bytes on disk per million clicks (table and indexes), and the rollups' size;
+ *   - how long building the daily rollups of the zones in use takes (what a zone change costs),
+ *     and a few 30-day stats queries in a zone that is not maintained (the 15-minute fallback).
  * Run: npm run bench scale   (needs DATABASE_URL or BENCH_SCALE_URL; BENCH_SCALE_CLICKS sets the
- * row count, default 1 000 000; the issue's figure is 50 000 000. The database
- * `podium_bench_scale` is created and dropped unless BENCH_SCALE_KEEP=1.)
+ * row count, default 1 000 000; the issue's figure is 50 000 000. The database BENCH_SCALE_DB
+ * (default `podium_bench_scale`) is created and dropped unless BENCH_SCALE_KEEP=1;
+ * BENCH_SCALE_REUSE=1 measures a kept one again after applying any pending migration.)
  */
 import { execFileSync } from 'node:child_process';
 import pg from 'pg';
@@ -18,11 +21,15 @@ import { type Db, openDb } from '../src/db/index.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { ulid } from '../src/lib/ids.ts';
 import { AggregateRepository } from '../src/modules/tracking/aggregate-repository.ts';
-import { TrackingRepository } from '../src/modules/tracking/repository.ts';
+import { clickColumns, TrackingRepository } from '../src/modules/tracking/repository.ts';
+import { RollupZoneRepository } from '../src/modules/tracking/rollup-zone-repository.ts';
+import { RollupZones } from '../src/modules/tracking/rollup-zones.ts';
+import { StatsRepository } from '../src/modules/tracking/stats-repository.ts';
 import type { ClickRow } from '../src/modules/tracking/types.ts';
 
 const CLICKS = Number(process.env.BENCH_SCALE_CLICKS ?? 1_000_000);
-const DB_NAME = 'podium_bench_scale';
+const DB_NAME = process.env.BENCH_SCALE_DB ?? 'podium_bench_scale';
+const REUSE = process.env.BENCH_SCALE_REUSE === '1';
 const MONTHS = 13;
 const SITES = 20;
 const TOPLISTS = 3;
@@ -30,6 +37,9 @@ const POSITIONS = 10;
 const BRANDS = 40;
 const PROGRAMS = 8;
 const QUERY_RUNS = Number(process.env.BENCH_SCALE_RUNS ?? 30);
+const FALLBACK_RUNS = Number(process.env.BENCH_SCALE_FALLBACK_RUNS ?? 3);
+/** Not a programme's zone: reports in it cut days from the 15-minute rollups. */
+const UNMAINTAINED_ZONE = 'Asia/Tokyo';
 const WRITE_ROWS = Number(process.env.BENCH_SCALE_WRITE_ROWS ?? 100_000);
 const GOAL_P99_MS = 300;
 const ZONES = [
@@ -62,8 +72,16 @@ async function admin(url: string, sql: string): Promise<void> {
   }
 }
 
-/** Fills the database: catalog-free dimensions, clicks month by month, conversions, rollups. */
-async function fill(db: Db, start: Date, log: (m: string) => void): Promise<{ seconds: number }> {
+/**
+ * Fills the database: catalog-free dimensions, clicks month by month, conversions, 15-minute
+ * rollups; then the daily rollups of every zone in use, built as the rollup-zones job builds a
+ * zone that comes into use.
+ */
+async function fill(
+  db: Db,
+  start: Date,
+  log: (m: string) => void,
+): Promise<{ seconds: number; zoneBuildSeconds: number }> {
   const t0 = performance.now();
   await db.exec('SET synchronous_commit = off');
   for (let p = 1; p <= PROGRAMS; p++)
@@ -73,7 +91,7 @@ async function fill(db: Db, start: Date, log: (m: string) => void): Promise<{ se
       [p, `op-${p}`, ZONES[p % ZONES.length]],
     );
   // Secondary indexes are built once after the load (as a bulk import would), not row by row.
-  await db.exec('DROP INDEX clicks_id, clicks_at, clicks_program_at');
+  await db.exec('DROP INDEX clicks_at, clicks_program_at');
   const perMonth = Math.ceil(CLICKS / MONTHS);
   const spanMs = MONTHS * 30.4375 * 86_400_000;
   for (let m = 0; m < MONTHS; m++) {
@@ -99,8 +117,7 @@ async function fill(db: Db, start: Date, log: (m: string) => void): Promise<{ se
       `scale: month ${m + 1}/${MONTHS}: clicks ${hi.toLocaleString('en')} (${Math.round((performance.now() - t0) / 1000)} s)`,
     );
   }
-  await db.exec(`CREATE INDEX clicks_id ON clicks(id);
-    CREATE INDEX clicks_at ON clicks(at);
+  await db.exec(`CREATE INDEX clicks_at ON clicks(at);
     CREATE INDEX clicks_program_at ON clicks(program_id, at);`);
   log(`scale: indexes (${Math.round((performance.now() - t0) / 1000)} s)`);
   // One conversion per 100 clicks, an hour after its click; every fifth an FTD.
@@ -135,8 +152,15 @@ async function fill(db: Db, start: Date, log: (m: string) => void): Promise<{ se
             toplist_id, position, brand_id, program_id, count(*)
      FROM conversions GROUP BY 1, 2, 3, 4, 5, 6, 7, 8`,
   );
+  // The bulk load bypassed the batch statements that keep the daily rows, so every zone
+  // (UTC included) is built from the 15-minute rollups.
+  await db.exec('UPDATE rollup_zones SET ready = false');
+  const t1 = performance.now();
+  const zones = await new RollupZones(new RollupZoneRepository(db)).sync();
+  const zoneBuildSeconds = Math.round((performance.now() - t1) / 100) / 10;
+  log(`scale: daily rollups of ${zones.length} zones (${zoneBuildSeconds} s)`);
   await db.exec('VACUUM ANALYZE');
-  return { seconds: Math.round((performance.now() - t0) / 1000) };
+  return { seconds: Math.round((performance.now() - t0) / 1000), zoneBuildSeconds };
 }
 
 async function timed(runs: number, q: (i: number) => Promise<unknown>) {
@@ -190,34 +214,52 @@ export async function run(log: (m: string) => void = () => {}): Promise<Record<s
   const base = process.env.BENCH_SCALE_URL ?? process.env.DATABASE_URL;
   if (!base) return { skipped: 'set DATABASE_URL (or BENCH_SCALE_URL) to a PostgreSQL server' };
   const load = execFileSync('uptime').toString().trim();
-  await admin(base, `DROP DATABASE IF EXISTS ${DB_NAME}`);
-  await admin(base, `CREATE DATABASE ${DB_NAME}`);
+  if (!REUSE) {
+    await admin(base, `DROP DATABASE IF EXISTS ${DB_NAME}`);
+    await admin(base, `CREATE DATABASE ${DB_NAME}`);
+  }
   const url = withDatabase(base, DB_NAME);
   const db = await openDb({ url, poolSize: 8 });
   try {
-    await migrate(db);
+    const t0 = performance.now();
+    const applied = await migrate(db);
+    const migrateSeconds = Math.round((performance.now() - t0) / 100) / 10;
     const now = new Date();
     const start = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - MONTHS + 1, 1));
-    await db.query(
-      "SELECT tracking_ensure_partitions(t, $1, now() + interval '3 months') FROM unnest($2::text[]) t",
-      [start.toISOString(), ['clicks', 'conversions', 'postback_log', 'postback_outcomes']],
-    );
-    log(`scale: filling ${CLICKS.toLocaleString('en')} clicks over ${MONTHS} months from ${day(start)}`);
-    const filled = await fill(db, start, log);
+    let filled: { seconds: number; zoneBuildSeconds: number } | undefined;
+    if (REUSE) {
+      log(`scale: reusing ${DB_NAME}; migrations applied ${JSON.stringify(applied)} (${migrateSeconds} s)`);
+      await db.exec('DROP TABLE IF EXISTS clicks_before');
+      await db.exec('VACUUM ANALYZE');
+    } else {
+      await db.query(
+        "SELECT tracking_ensure_partitions(t, $1, now() + interval '3 months') FROM unnest($2::text[]) t",
+        [start.toISOString(), ['clicks', 'conversions', 'postback_log', 'postback_outcomes']],
+      );
+      log(`scale: filling ${CLICKS.toLocaleString('en')} clicks over ${MONTHS} months from ${day(start)}`);
+      filled = await fill(db, start, log);
+    }
     const [size] = await db.query<{
       clicks: number;
       rollups: number;
       rollup_rows: number;
       conversions: number;
+      daily: number;
+      daily_rows: number;
+      zones: number;
     }>(
       `SELECT (SELECT sum(pg_total_relation_size(inhrelid)) FROM pg_inherits WHERE inhparent = 'clicks'::regclass)::bigint AS clicks,
               (SELECT sum(pg_total_relation_size(inhrelid)) FROM pg_inherits WHERE inhparent = 'conversions'::regclass)::bigint AS conversions,
               (pg_total_relation_size('click_rollups') + pg_total_relation_size('conversion_rollups'))::bigint AS rollups,
-              (SELECT count(*) FROM click_rollups)::bigint AS rollup_rows`,
+              (SELECT count(*) FROM click_rollups)::bigint AS rollup_rows,
+              (pg_total_relation_size('click_daily_rollups') + pg_total_relation_size('conversion_daily_rollups'))::bigint
+                AS daily,
+              (SELECT count(*) FROM click_daily_rollups)::bigint AS daily_rows,
+              (SELECT count(*) FROM rollup_zones WHERE ready)::int AS zones`,
     );
     const [counted] = await db.query<{ n: number }>('SELECT count(*)::bigint AS n FROM clicks');
 
-    const reports = new TrackingRepository(db);
+    const reports = new StatsRepository(db);
     const spanDays = Math.floor((now.getTime() - start.getTime()) / 86_400_000) - 31;
     const windowAt = (i: number) => new Date(start.getTime() + ((i * 7919) % spanDays) * 86_400_000);
     log('scale: 30-day stats queries');
@@ -244,6 +286,18 @@ export async function run(log: (m: string) => void = () => {}): Promise<Record<s
       }),
     ];
     log(`scale: stats ${JSON.stringify(stats)}; disk ${JSON.stringify(size)}; clicks ${counted?.n}`);
+    const fallback = await timed(FALLBACK_RUNS, (i) => {
+      const from = windowAt(i);
+      return reports.stats({
+        from: day(from),
+        to: day(new Date(from.getTime() + 29 * 86_400_000)),
+        tz: 'fixed',
+        zone: UNMAINTAINED_ZONE,
+        limit: 1000,
+        offset: 0,
+      });
+    });
+    log(`scale: stats in an unmaintained zone ${JSON.stringify(fallback)}`);
     log('scale: reconciliation months');
     const aggregates = new AggregateRepository(db);
     const reconcile = await timed(QUERY_RUNS, (i) => {
@@ -254,7 +308,7 @@ export async function run(log: (m: string) => void = () => {}): Promise<Record<s
 
     log(`scale: reconciliation ${JSON.stringify(reconcile)}`);
     log('scale: click write throughput, plain table (before) and partitioned with rollups');
-    await db.exec(`CREATE TABLE clicks_before (
+    await db.exec(`DROP TABLE IF EXISTS clicks_before; CREATE TABLE clicks_before (
       id text PRIMARY KEY, kind text NOT NULL CHECK (kind IN ('click', 'impression')), at timestamptz NOT NULL,
       link_id integer NOT NULL, tracker_id integer NOT NULL, offer_id integer, brand_id integer, site_id integer,
       toplist_id integer, position integer, program_id integer, sub_id text, referrer text, user_agent text,
@@ -262,32 +316,14 @@ export async function run(log: (m: string) => void = () => {}): Promise<Record<s
       CREATE INDEX clicks_before_at ON clicks_before(at);
       CREATE INDEX clicks_before_program_at ON clicks_before(program_id, at);`);
     const plainRate = await writeRate(async (rows) => {
-      const col = <K extends keyof ClickRow>(k: K) => rows.map((r) => r[k]);
       await db.query(
         `INSERT INTO clicks_before SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::int[], $5::int[],
            $6::int[], $7::int[], $8::int[], $9::int[], $10::int[], $11::int[], $12::text[], $13::text[], $14::text[],
            $15::text[], $16::text[])`,
-        [
-          col('id'),
-          col('kind'),
-          rows.map((r) => r.at.toISOString()),
-          col('linkId'),
-          col('trackerId'),
-          col('offerId'),
-          col('brandId'),
-          col('siteId'),
-          col('toplistId'),
-          col('position'),
-          col('programId'),
-          col('subId'),
-          col('referrer'),
-          col('userAgent'),
-          col('country'),
-          col('flag'),
-        ],
+        clickColumns(rows),
       );
     });
-    const partitionedRate = await writeRate((rows) => reports.insertClicks(rows));
+    const partitionedRate = await writeRate((rows) => new TrackingRepository(db).insertClicks(rows));
     const mb = (b: number) => Math.round(b / 1e6);
     return {
       load_before: load,
@@ -301,7 +337,14 @@ export async function run(log: (m: string) => void = () => {}): Promise<Record<s
         brands: BRANDS,
         programs: PROGRAMS,
       },
-      fill_seconds: filled.seconds,
+      fill_seconds: filled?.seconds ?? null,
+      migrate_seconds: migrateSeconds,
+      daily_rollups: {
+        zones: Number(size?.zones),
+        build_seconds_all_zones: filled?.zoneBuildSeconds ?? null,
+        mb: mb(Number(size?.daily)),
+        click_rows: Number(size?.daily_rows),
+      },
       disk: {
         clicks_mb: mb(Number(size?.clicks)),
         bytes_per_million_clicks: Math.round(Number(size?.clicks) / (Number(counted?.n) / 1e6)),
@@ -315,6 +358,7 @@ export async function run(log: (m: string) => void = () => {}): Promise<Record<s
         goal_p99_ms: GOAL_P99_MS,
         met: stats.p99_ms < GOAL_P99_MS,
       },
+      stats_30_days_unmaintained_zone: { zone: UNMAINTAINED_ZONE, ...fallback },
       reconciliation_month: reconcile,
       click_writes_per_s: {
         plain_table_before: plainRate,

@@ -18,7 +18,10 @@ const npm = (args, cwd) =>
 
 try {
   mkdirSync(dest, { recursive: true });
-  for (const f of ['package.json', ...pkg.files]) cpSync(join(root, f), join(stage, f), { recursive: true });
+  // dist is built fresh into the stage below, never copied: the checkout's own dist may be absent or mid-rebuild.
+  for (const f of ['package.json', ...pkg.files].filter((f) => f !== 'dist')) {
+    cpSync(join(root, f), join(stage, f), { recursive: true });
+  }
   execFileSync(process.execPath, [join(root, 'scripts/build.js'), '--out', join(stage, 'dist')], {
     cwd: root,
     stdio: ['ignore', 'inherit', 'inherit'],

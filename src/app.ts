@@ -1,18 +1,21 @@
 import fastifyCookie from '@fastify/cookie';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
-import { loggerOptions } from './lib/logger.ts';
+import { httpServer } from './lib/http-server.ts';
+import { lazyChildLogger, logDestination, loggerOptions } from './lib/logger.ts';
 import { registerAccess } from './modules/access/routes.ts';
 import { registerSessionRoutes } from './modules/access/session-routes.ts';
 import { registerAdserverAdmin } from './modules/adserver/routes.ts';
 import { auditAdminWrites, registerAuditRoutes } from './modules/audit/routes.ts';
 import { registerCatalog } from './modules/catalog/routes.ts';
 import { registerConsole } from './modules/console/static.ts';
+import { byslugFastPath, type FastPath } from './modules/delivery/fast-path.ts';
 import { registerDelivery } from './modules/delivery/routes.ts';
 import { loadPages } from './modules/docs/pages.ts';
 import { registerDocs } from './modules/docs/routes.ts';
 import { DocsService } from './modules/docs/service.ts';
 import { registerOps } from './modules/ops/routes.ts';
 import { registerAggregateAdmin } from './modules/tracking/aggregate-routes.ts';
+import { registerTrackingOps } from './modules/tracking/ops-routes.ts';
 import {
   registerPostback,
   registerTrackingAdmin,
@@ -30,8 +33,12 @@ import { createServices, type ServiceDeps, type Services } from './services.ts';
 
 /** Everything a running app needs from outside; tests build their own. */
 export interface AppDeps extends Omit<ServiceDeps, 'log'> {
+  /** `false` sends every request through Fastify (tests compare the by-slug fast path with it). */
+  fastPath?: boolean;
   /** Pino logger options or `false`; defaults from config. */
   logger?: boolean | object;
+  /** Where the built console is (default `dist/console`); tests build their own copy. */
+  consoleDir?: string;
 }
 
 /** The service graph plus the documentation service, as `app.services`. */
@@ -48,10 +55,18 @@ declare module 'fastify' {
 /** Builds the HTTP application with every module registered. Does not listen. */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config } = deps;
+  // Set once the services exist (below); until then, and for every other request, Fastify answers.
+  let fastPath: FastPath | undefined;
+  let closing = false;
   const app = Fastify({
-    logger: deps.logger ?? loggerOptions(config),
+    serverFactory: (handler, opts) =>
+      httpServer(opts, (req, res) =>
+        fastPath ? fastPath(req, res, () => handler(req, res)) : handler(req, res),
+      ),
+    logger: deps.logger ?? { ...loggerOptions(config), stream: logDestination() },
     // registerRequestLog writes the one line per request; Fastify's own pair is off.
     logController: new LogController({ disableRequestLogging: true }),
+    childLoggerFactory: lazyChildLogger,
     genReqId: requestId,
     bodyLimit: config.bodyLimitBytes,
     trustProxy: config.trustProxy,
@@ -81,9 +96,32 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
   });
   const docs = new DocsService(loadPages(), config.docsBase, config.publicUrl);
-  const { access, catalog, delivery, readiness, metrics, audit, tracking, adserver, aggregates, webhooks } =
-    services;
+  const {
+    access,
+    catalog,
+    delivery,
+    readiness,
+    metrics,
+    audit,
+    tracking,
+    adserver,
+    aggregates,
+    backfills,
+    webhooks,
+  } = services;
   app.decorate('services', { ...services, docs });
+  if (deps.fastPath !== false)
+    fastPath = byslugFastPath({
+      tokens: access,
+      delivery,
+      metrics,
+      log: app.log,
+      closing: () => closing,
+    });
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
   // Stops the scheduler and writes clicks waiting for their group commit before the database closes.
   app.addHook('onClose', () => services.close());
 
@@ -98,7 +136,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   // Console sign-in: the admin hook also accepts the session cookie (with CSRF header on writes).
   await app.register(fastifyCookie);
-  await registerConsole(app);
+  await registerConsole(app, deps.consoleDir);
 
   await registerOps(app, { readiness, metrics, metricsToken: config.metricsToken });
   // Every admin module registers inside this scope, so each of its writes is audited.
@@ -111,6 +149,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await registerAuditRoutes(admin, audit, access);
       await registerTrackingAdmin(admin, { tracking, tokens: access });
       await registerAggregateAdmin(admin, { aggregates, tokens: access });
+      await registerTrackingOps(admin, { tracking, aggregates, backfills, tokens: access });
       await registerSessionRoutes(admin, access.sessions, ADMIN_PREFIX);
       await registerAdserverAdmin(admin, { adserver, tokens: access });
       await registerWebhookAdmin(admin, { webhooks, tokens: access });

@@ -334,7 +334,7 @@ export const SETTINGS = [
     key: 'secretKeys',
     env: 'PODIUM_SECRET_KEYS',
     description:
-      'Keys sealing secrets at rest (ad-server API keys): comma list of version:base64 (32 bytes), current first; older ones only decrypt until `podium adserver rotate-keys`. Unset: required with DATABASE_URL; on the embedded database one is generated into the data directory.',
+      'Keys sealing secrets at rest (ad-server API keys, operator report keys, webhook signing secrets): comma list of version:base64 (32 bytes), current first; older ones only decrypt until `podium rotate-keys`. Unset: required with DATABASE_URL; on the embedded database one is generated into the data directory.',
     secret: true,
     default: () => undefined,
     parse: parseSecretKeys,

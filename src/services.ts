@@ -6,7 +6,7 @@ import { openReadDb } from './db/read-replica.ts';
 import { Scheduler } from './lib/jobs.ts';
 import { OutboundClient, type OutboundOptions, outboundOptionsFrom } from './lib/outbound.ts';
 import type { Redis } from './lib/redis.ts';
-import { sealerFromConfig } from './lib/seal.ts';
+import { type ResealReport, sealerFromConfig } from './lib/seal.ts';
 import { AccessService } from './modules/access/service.ts';
 import { AdserverService } from './modules/adserver/service.ts';
 import { AuditLog } from './modules/audit/service.ts';
@@ -17,7 +17,10 @@ import { Readiness } from './modules/ops/readiness.ts';
 import { registerAggregateJob } from './modules/tracking/aggregate-job.ts';
 import { AggregateRepository } from './modules/tracking/aggregate-repository.ts';
 import { OperatorAggregates } from './modules/tracking/aggregates.ts';
+import { BackfillRepository } from './modules/tracking/backfill-repository.ts';
+import { AggregateBackfills, registerBackfillJob } from './modules/tracking/backfills.ts';
 import { registerPartitionJob } from './modules/tracking/partitions.ts';
+import { registerRollupZoneJob } from './modules/tracking/rollup-zones.ts';
 import { TrackingService } from './modules/tracking/service.ts';
 import { WebhookService } from './modules/webhooks/service.ts';
 
@@ -61,9 +64,18 @@ export interface Services {
   tracking: TrackingService;
   adserver: AdserverService;
   aggregates: OperatorAggregates;
+  /** Operator report backfills requested over the admin API, run by this process's job runner. */
+  backfills: AggregateBackfills;
   webhooks: WebhookService;
+  /** Re-seals every secret at rest not sealed with the current key: ad-server API keys, operator report keys, webhook signing secrets. */
+  rotateSecretKeys(): Promise<KeyRotation>;
   /** Stops the scheduler, writes buffered clicks, closes outbound connections and the replica pool. The database stays open. */
   close(): Promise<void>;
+}
+
+/** What `rotateSecretKeys` did: totals over every kind of secret, and each kind on its own. */
+export interface KeyRotation extends ResealReport {
+  kinds: { adserver_api_keys: ResealReport; report_keys: ResealReport; webhook_secrets: ResealReport };
 }
 
 /**
@@ -103,6 +115,7 @@ export async function createServices(deps: ServiceDeps): Promise<Services> {
     reads,
   );
   registerPartitionJob(scheduler, tracking.partitions);
+  registerRollupZoneJob(scheduler, tracking.rollupZones);
   const adserver = new AdserverService(db, sealer, outbound, now, {
     trailingDays: config.adserverTrailingDays,
     counts: (codes, from, to, timezone) => tracking.countsByCode(codes, from, to, timezone),
@@ -125,6 +138,10 @@ export async function createServices(deps: ServiceDeps): Promise<Services> {
     now,
   );
   registerAggregateJob(scheduler, aggregates, config);
+  const backfills = new AggregateBackfills(new BackfillRepository(db), aggregates, now, (msg, err) =>
+    log.warn(msg, err),
+  );
+  registerBackfillJob(scheduler, backfills);
   // Publish windows are evaluated at read time; this job tells webhooks when a boundary passed.
   scheduler.register({
     name: 'webhook-windows',
@@ -181,9 +198,26 @@ export async function createServices(deps: ServiceDeps): Promise<Services> {
     tracking,
     adserver,
     aggregates,
+    backfills,
     webhooks,
+    async rotateSecretKeys() {
+      const kinds = {
+        adserver_api_keys: await adserver.connections.rotateKeys(),
+        report_keys: await aggregates.rotateKeys(),
+        webhook_secrets: await webhooks.rotateKeys(),
+      };
+      const all = Object.values(kinds);
+      return {
+        resealed: all.reduce((n, k) => n + k.resealed, 0),
+        unreadable: all.flatMap((k) => k.unreadable),
+        total: all.reduce((n, k) => n + k.total, 0),
+        kinds,
+      };
+    },
     close() {
       closing ??= (async () => {
+        // A running backfill gives its remaining days back to the queue before the scheduler stops.
+        await backfills.stop();
         await scheduler.stop();
         // Before the outbound client closes: sends in flight finish (or leave their lease to another process).
         await webhooks.worker.stop();

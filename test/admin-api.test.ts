@@ -249,6 +249,15 @@ describe(`editorial admin API (${DB_KIND})`, () => {
 
       const editions = (await admin('GET', `/toplists/${toplistId}/editions`)).body.data;
       expect(editions.map((e: { version: string }) => e.version)).toEqual(['2', '1']);
+      // The history grows with every publish, so it is paged like every other list.
+      const older = (await admin('GET', `/toplists/${toplistId}/editions?per_page=1&page=2`)).body;
+      expect(older.data.map((e: { version: string }) => e.version)).toEqual(['1']);
+      expect(older.meta).toEqual({ current_page: 2, per_page: 1, total: 2, last_page: 2, from: 2, to: 2 });
+      const past = (await admin('GET', `/toplists/${toplistId}/editions?per_page=1&page=3`)).body;
+      expect(past).toMatchObject({ data: [], meta: { total: 2, from: null } });
+      const tooMany = await admin('GET', `/toplists/${toplistId}/editions?per_page=101`);
+      expect(tooMany.status).toBe(422);
+      expect(tooMany.body.details.field).toBe('per_page');
       const v1 = (await admin('GET', `/toplists/${toplistId}/editions/1`)).body.data;
       expect(v1.version).toBe('1');
       expect(v1.items).toHaveLength(2);

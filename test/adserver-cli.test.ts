@@ -51,7 +51,12 @@ describe('podium adserver CLI', { timeout: 240_000 }, () => {
 
     const rot = await podium(db, {}, 'adserver', 'rotate-keys');
     expect(rot.code).toBe(0);
-    expect(JSON.parse(rot.stdout)).toEqual({ resealed: 0, unreadable: [], total: 1 });
+    expect(JSON.parse(rot.stdout)).toMatchObject({
+      resealed: 0,
+      unreadable: [],
+      total: 1,
+      kinds: { adserver_api_keys: { resealed: 0, unreadable: [], total: 1 } },
+    });
   });
 
   it('a malformed PODIUM_SECRET_KEYS is refused, named and never echoed', async () => {

@@ -1,14 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync } from 'node:fs';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { Webhook } from 'standardwebhooks';
-import { build } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildConsole, type ConsoleBrowser, openConsole, signIn } from './console-browser.ts';
 import { type TestApp, testApp } from './helpers.ts';
 import { json, type LoopbackServer, loopbackServer } from './hostile-server.ts';
-
-const CHROMIUM = '/usr/bin/chromium';
-const SHOTS = 'test-output/console';
 
 // The Webhooks screen against a real server and a receiver on loopback (test-only allow-list).
 describe('console: webhooks screen in headless Chromium', { timeout: 300_000 }, () => {
@@ -20,32 +16,19 @@ describe('console: webhooks screen in headless Chromium', { timeout: 300_000 }, 
   let adminToken: string;
   let secret: string;
 
-  const shot = (name: string) => page.screenshot({ path: `${SHOTS}/${name}.png`, fullPage: true });
+  let shot: ConsoleBrowser['shot'];
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} missing: apt-get install -y chromium`);
-    await build({ configFile: 'console/vite.config.ts', logLevel: 'warn' });
-    mkdirSync(SHOTS, { recursive: true });
+    const consoleDir = await buildConsole();
     t = await testApp(
       { secretKeys: [{ version: 1, key: randomBytes(32) }] },
-      { outboundTestOnly: { allowHttp: true, allowAddresses: ['127.0.0.1'] } },
+      { outboundTestOnly: { allowHttp: true, allowAddresses: ['127.0.0.1'] }, consoleDir },
     );
     receiver = await loopbackServer();
     receiver.handle((_req, res) => json(res, 200, { ok: true }));
     await t.app.services.catalog.sites.create({ domain: 'hooks-site.example', name: 'Hooks site' });
     adminToken = (await t.app.services.access.createAdminToken('e2e', ['admin'], null)).token;
-    await t.app.listen({ host: '127.0.0.1', port: 0 });
-    const addr = t.app.server.address();
-    if (!addr || typeof addr === 'string') throw new Error('no address');
-    base = `http://127.0.0.1:${addr.port}`;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-    });
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
-    page = await context.newPage();
-    page.setDefaultTimeout(Number(process.env.E2E_TIMEOUT ?? 120_000));
+    ({ browser, page, base, shot } = await openConsole(t, 900));
   }, 600_000);
   afterAll(async () => {
     await browser?.close();
@@ -54,10 +37,7 @@ describe('console: webhooks screen in headless Chromium', { timeout: 300_000 }, 
   });
 
   it('signs in and creates an endpoint: a bad URL is refused beside the field, the secret is shown once', async () => {
-    await page.goto(`${base}/console/#/webhooks`);
-    await page.getByLabel('Admin token').fill(adminToken);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'Webhooks' }).waitFor();
+    await signIn(page, base, adminToken, '#/webhooks', 'Webhooks');
     await page.getByText('No webhook endpoints yet.').waitFor();
 
     await page.getByLabel('URL (https)').fill('https://10.0.0.7/hook');

@@ -1,19 +1,14 @@
-import { existsSync, mkdirSync } from 'node:fs';
-import { type Browser, chromium, type Page } from 'playwright-core';
-import { build } from 'vite';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DemoTokens, loadDemo } from '../src/modules/catalog/demo.ts';
 import { adserverAppOptions, approved, type ReferenceServer, referenceServer } from './adserver-fixture.ts';
+import { buildConsole, type ConsoleBrowser, openConsole } from './console-browser.ts';
 import { type TestApp, testApp } from './helpers.ts';
 import { json, type LoopbackServer, loopbackServer } from './hostile-server.ts';
 
-// Debian's Chromium only: this suite never downloads a browser (.ci/run installs the package).
-const CHROMIUM = '/usr/bin/chromium';
-const SHOTS = 'test-output/console';
 const BROWSER_UA =
   'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/130.0 Safari/537.36';
 
-// Each step waits on a real browser: generous limits for a shared two-core machine.
 describe('operator console in headless Chromium', { timeout: 300_000 }, () => {
   let t: TestApp;
   let ref: ReferenceServer;
@@ -29,18 +24,16 @@ describe('operator console in headless Chromium', { timeout: 300_000 }, () => {
   /** The DE toplist's public document before the console edited it. */
   let firstDoc: { version: string; items: { position: number; brand: { id: number; name: string } }[] };
 
-  const shot = (name: string) => page.screenshot({ path: `${SHOTS}/${name}.png`, fullPage: true });
+  let shot: ConsoleBrowser['shot'];
   const publicGet = async (path: string, token: string) => {
     const res = await fetch(`${base}/api/v1${path}`, { headers: { authorization: `Bearer ${token}` } });
     return { status: res.status, body: (await res.json()) as Record<string, unknown> };
   };
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} missing: apt-get install -y chromium`);
-    // Built before the app, which serves console/dist when it exists.
-    await build({ configFile: 'console/vite.config.ts', logLevel: 'warn' });
-    mkdirSync(SHOTS, { recursive: true });
-    t = await testApp(...adserverAppOptions(false));
+    const consoleDir = await buildConsole();
+    const [overrides, extra] = adserverAppOptions(false);
+    t = await testApp(overrides, { ...extra, consoleDir });
     // The reference ad server reads the app's clock, so a month of delivery can pass in the bookings step.
     ref = await referenceServer({ now: () => t.clock.now });
     gate = await loopbackServer();
@@ -63,18 +56,7 @@ describe('operator console in headless Chromium', { timeout: 300_000 }, () => {
         .end(await up.text());
     });
     demo = await loadDemo(t.app.services);
-    await t.app.listen({ host: '127.0.0.1', port: 0 });
-    const addr = t.app.server.address();
-    if (!addr || typeof addr === 'string') throw new Error('no address');
-    base = `http://127.0.0.1:${addr.port}`;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-    });
-    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
-    page = await context.newPage();
-    page.setDefaultTimeout(Number(process.env.E2E_TIMEOUT ?? 120_000));
+    ({ browser, page, base, shot } = await openConsole(t));
   }, 600_000);
   afterAll(async () => {
     await browser?.close();

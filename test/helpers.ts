@@ -45,7 +45,7 @@ export interface TestApp extends TestDb {
 /** A migrated database and a built app around it, with a settable clock. */
 export async function testApp(
   overrides: Partial<Config> = {},
-  extra: Pick<AppDeps, 'outboundTestOnly'> = {},
+  extra: Pick<AppDeps, 'outboundTestOnly' | 'consoleDir'> = {},
 ): Promise<TestApp> {
   const t = await testDb();
   const config = loadConfig({}, { publicUrl: 'https://podium.test', logLevel: 'silent', ...overrides });
@@ -71,8 +71,8 @@ export async function testApp(
 }
 
 /** The service graph straight on a database (no HTTP), as another process (the CLI) would have. */
-export function servicesOn(db: Db): Promise<Services> {
-  const config = loadConfig({}, { publicUrl: 'https://podium.test', logLevel: 'silent' });
+export function servicesOn(db: Db, overrides: Partial<Config> = {}): Promise<Services> {
+  const config = loadConfig({}, { publicUrl: 'https://podium.test', logLevel: 'silent', ...overrides });
   return createServices({ config, db, bus: new ChangeBus(db), log: { warn() {}, error() {} } });
 }
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openReadDb } from '../src/db/read-replica.ts';
-import { TrackingRepository } from '../src/modules/tracking/repository.ts';
+import { StatsRepository } from '../src/modules/tracking/stats-repository.ts';
 import { schemaOf, type TestDb, testDb } from './helpers.ts';
 
 describe('report queries without a replica', () => {
@@ -37,7 +37,7 @@ describe.runIf(process.env.DATABASE_URL)('report queries with DATABASE_READ_URL'
       const [own] = await reads.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
       const [primary] = await t.db.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
       expect(own?.pid).not.toBe(primary?.pid);
-      const stats = await new TrackingRepository(reads).stats({
+      const stats = await new StatsRepository(reads).stats({
         from: '2026-01-01',
         to: '2026-01-31',
         tz: 'fixed',

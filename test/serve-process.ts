@@ -1,6 +1,11 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { type Db, openDb } from '../src/db/index.ts';
+import { migrate } from '../src/db/migrate.ts';
+import { schemaOf, testDb } from './helpers.ts';
 import { suiteLogStream } from './log-capture.ts';
 
 const BIN = join(import.meta.dirname, '..', 'bin', 'podium-dev.js');
@@ -33,4 +38,32 @@ export async function serve(
     proc.once('exit', () => reject(new Error(`serve exited: ${out}`)));
   });
   return { proc, url, exit };
+}
+
+/** A migrated database for a `podium serve` process and the environment that points it there. */
+export interface ServedDb {
+  db: Db;
+  env: NodeJS.ProcessEnv;
+  /** The embedded database's directory (PGlite runs only). */
+  dir?: string;
+  /** Drops the schema (PostgreSQL) or removes the directory (PGlite); `db` must be closed first on PGlite. */
+  remove(): Promise<void>;
+}
+
+/** A throwaway schema on DATABASE_URL, else an embedded data directory named after `prefix`. */
+export async function servedDb(prefix: string): Promise<ServedDb> {
+  const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'info' };
+  if (process.env.DATABASE_URL) {
+    const pg = await testDb();
+    const url = new URL(process.env.DATABASE_URL);
+    url.searchParams.set('options', `-c search_path=${await schemaOf(pg.db)}`);
+    env.DATABASE_URL = url.toString();
+    return { db: pg.db, env, remove: () => pg.close() };
+  }
+  const dir = mkdtempSync(join(tmpdir(), `${prefix}-`));
+  const db = await openDb({ dataDir: dir });
+  await migrate(db);
+  env.PODIUM_DATA_DIR = dir;
+  delete env.DATABASE_URL;
+  return { db, env, dir, remove: async () => rmSync(dir, { recursive: true, force: true }) };
 }

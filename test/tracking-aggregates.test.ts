@@ -376,9 +376,14 @@ describe(`operator daily aggregates (${DB_KIND})`, () => {
         'transaction_id=r3&event=registration',
         'transaction_id=f1&event=ftd',
         'transaction_id=f1&event=ftd',
+        'transaction_id=c1&event=cpa&amount=30.0001&currency=EUR',
+        'transaction_id=c2&event=revshare&amount=20.4999',
+        'transaction_id=c3&event=cpa&amount=99&currency=USD',
+        'transaction_id=d1&event=deposit&amount=500&currency=EUR',
       ])
         expect((await pb(q)).statusCode).toBe(200);
-      // Our 20th: 11 counted clicks (the bot is not counted), 3 registrations, 1 FTD (the repeat is a duplicate).
+      // Our 20th: 11 counted clicks (the bot is not counted), 3 registrations, 1 FTD (the repeat is a
+      // duplicate), and 30.0001 + 20.4999 EUR of commission (the USD one and the deposit are not in it).
       op.handle((req, res) => {
         const day = new URL(req.url ?? '', 'http://x').searchParams.get('date');
         if (day === '2026-11-20') json(res, 200, { rows: [row('trk-a', 8, 3, 1), row('trk-b', 2, 0, 1)] });
@@ -400,12 +405,21 @@ describe(`operator daily aggregates (${DB_KIND})`, () => {
         clicks: { ours: 11, operator: 10, difference: 1, differencePercent: '10.00', flagged: true },
         registrations: { ours: 3, operator: 3, difference: 0, differencePercent: '0.00', flagged: false },
         ftds: { ours: 1, operator: 2, difference: -1, differencePercent: '-50.00', flagged: true },
+        commission: {
+          currency: 'EUR',
+          ours: '50.5000',
+          operator: '50.5000',
+          difference: '0.0000',
+          differencePercent: '0.00',
+          flagged: false,
+        },
         flagged: true,
       });
       expect(data.days[1]).toMatchObject({
         day: '2026-11-21',
         pulled: true,
         clicks: { ours: 0, operator: 0, difference: 0, differencePercent: '0.00', flagged: false },
+        commission: { ours: '0.0000', operator: '0.0000', difference: '0.0000', flagged: false },
         flagged: false,
       });
       expect(data.days[2]).toMatchObject({
@@ -413,6 +427,7 @@ describe(`operator daily aggregates (${DB_KIND})`, () => {
         pulled: false,
         lastPull: null,
         clicks: { ours: 0, operator: null, difference: null, flagged: false },
+        commission: { currency: 'EUR', ours: '0.0000', operator: null, difference: null, flagged: false },
       });
       const loose = await t.app.inject({
         url: `/api/admin/v1/tracking/programs/${rec.id}/reconciliation?from=2026-11-20&to=2026-11-20&threshold=15`,

@@ -14,13 +14,8 @@ export interface TrackingFixture {
   slugs: string[];
 }
 
-/** One site with a published two-item toplist whose trackers land on operator.example. */
-export async function trackingFixture(
-  services: { catalog: CatalogService; access: AccessService },
-  db: Queryable,
-): Promise<TrackingFixture> {
-  const { catalog } = services;
-  const admin = await services.access.createAdminToken('tracking-test', ['admin'], null);
+/** What every catalogue test starts from: an owner, a site, the three named types and a template. */
+export async function catalogBasics(catalog: CatalogService) {
   const owner = await catalog.owners.create({ name: 'Editorial' });
   const site = await catalog.sites.create({ domain: 'casinos.example', name: 'Casinos' });
   const type = await catalog.createNamedType('product_types', 'Casino');
@@ -31,6 +26,17 @@ export async function trackingFixture(
     productTypeId: type.id,
     classificationTypeId: cls.id,
   });
+  return { owner, site, offerType, template };
+}
+
+/** One site with a published two-item toplist whose trackers land on operator.example. */
+export async function trackingFixture(
+  services: { catalog: CatalogService; access: AccessService },
+  db: Queryable,
+): Promise<TrackingFixture> {
+  const { catalog } = services;
+  const admin = await services.access.createAdminToken('tracking-test', ['admin'], null);
+  const { owner, site, offerType, template } = await catalogBasics(catalog);
   const brand = await catalog.brands.create({
     externalId: 'b1',
     name: 'Lucky Star',

@@ -4,6 +4,9 @@ import { loadConfig } from '../src/config.ts';
 import { AggregateRepository } from '../src/modules/tracking/aggregate-repository.ts';
 import { TrackingPartitions } from '../src/modules/tracking/partitions.ts';
 import { type PostbackJob, TrackingRepository } from '../src/modules/tracking/repository.ts';
+import { RollupZoneRepository, readRollups } from '../src/modules/tracking/rollup-zone-repository.ts';
+import { RollupZones } from '../src/modules/tracking/rollup-zones.ts';
+import { StatsRepository } from '../src/modules/tracking/stats-repository.ts';
 import type { ClickRow, StatsRow, StatsZoneMode } from '../src/modules/tracking/types.ts';
 import { type TestDb, testDb } from './helpers.ts';
 
@@ -32,7 +35,21 @@ const ANCHORS = [
 ];
 const SITES = [1, 2, 3];
 const PROGRAMS = [1, 2];
-const EVENTS = ['registration', 'ftd', 'deposit'];
+const EVENTS = ['registration', 'ftd', 'deposit', 'cpa', 'revshare'];
+const REVENUE = ['ftd', 'deposit'];
+const COMMISSION = ['cpa', 'revshare'];
+const SUBS = ['news', 'mail'];
+
+/** Ten-thousandths as the exact 4-decimal string SQL numeric prints. */
+const decimal = (n: bigint) => {
+  const s = (n < 0n ? -n : n).toString().padStart(5, '0');
+  return `${n < 0n ? '-' : ''}${s.slice(0, -4)}.${s.slice(-4)}`;
+};
+/** Exact division rounded half away from zero to 4 decimals, as SQL round(numeric, 4). */
+const perClick = (amount: bigint, clicks: number) => {
+  const q = (amount * 2n) / BigInt(clicks);
+  return decimal((q + (q >= 0n ? 1n : -1n)) / 2n);
+};
 
 interface Hit {
   kind: 'click' | 'impression';
@@ -42,6 +59,7 @@ interface Hit {
   position: number | null;
   brand: number | null;
   program: number | null;
+  sub: string | null;
   at: Date;
 }
 /** An instant within two days of `anchor`: on a quarter-hour edge, just before one, or anywhere in it. */
@@ -64,6 +82,7 @@ const hit = (anchor: string): fc.Arbitrary<Hit> =>
     position: maybe(fc.integer({ min: 1, max: 3 })),
     brand: maybe(fc.integer({ min: 1, max: 2 })),
     program: maybe(fc.constantFrom(...PROGRAMS)),
+    sub: maybe(fc.constantFrom(...SUBS)),
     at: instant(anchor),
   });
 
@@ -78,6 +97,17 @@ const scenario = fc
           event: fc.constantFrom(...EVENTS),
           program: fc.constantFrom(...PROGRAMS),
           click: fc.option(fc.nat(), { nil: null }),
+          // Ten-thousandths: the smallest amount and the largest numeric(18,4) ones.
+          amount: fc.option(
+            fc.oneof(
+              fc.constant(1n),
+              fc.constant(123_456_789_999n),
+              fc.constant(99_999_999_999_999_9999n),
+              fc.bigInt({ min: 0n, max: 10_000_000n }),
+            ),
+            { nil: null, freq: 4 },
+          ),
+          currency: fc.constantFrom('EUR', 'USD', 'SEK'),
           at: instant(anchor),
         }),
         { maxLength: 40 },
@@ -91,12 +121,16 @@ const scenario = fc
         maxLength: PROGRAMS.length,
       }),
       batches: fc.integer({ min: 1, max: 4 }),
+      // When the zones in use are synced: never (new ones fall back to the 15-minute buckets), before
+      // any row, after the first batch (built from it, then kept), or after every row (built).
+      sync: fc.constantFrom('never', 'before', 'between', 'after'),
       mode: fc.constantFrom<StatsZoneMode>('site', 'program', 'fixed'),
       zone: fc.constantFrom(...ZONES),
       days: fc.integer({ min: 0, max: 4 }),
       startBefore: fc.integer({ min: 0, max: 3 }),
       siteFilter: fc.option(fc.constantFrom(...SITES), { nil: undefined, freq: 3 }),
       programFilter: fc.option(fc.constantFrom(...PROGRAMS), { nil: undefined, freq: 3 }),
+      bySubId: fc.boolean(),
     }),
   )
   .map((s) => ({
@@ -117,6 +151,33 @@ function localDay(at: Date, zone: string): string {
 const shiftDay = (day: string, n: number) =>
   new Date(Date.parse(`${day}T00:00:00Z`) + n * 86_400_000).toISOString().slice(0, 10);
 
+/** Every ready zone's daily rollups are the 15-minute rollups summed per local day, row for row. */
+async function expectDailyExact(t: TestDb): Promise<void> {
+  const [diff] = await t.db.query<{ clicks: number; conversions: number }>(
+    `WITH c15 AS (
+       SELECT z.zone, (c.bucket AT TIME ZONE z.zone)::date AS day, c.kind, c.site_id, c.toplist_id, c.position,
+              c.brand_id, c.program_id, sum(c.n) AS n
+       FROM click_rollups c, rollup_zones z WHERE z.ready GROUP BY 1, 2, 3, 4, 5, 6, 7, 8
+     ), cd AS (
+       SELECT d.zone, d.day, d.kind, d.site_id, d.toplist_id, d.position, d.brand_id, d.program_id, d.n::numeric
+       FROM click_daily_rollups d JOIN rollup_zones z ON z.zone = d.zone AND z.ready
+     ), v15 AS (
+       SELECT z.zone, (v.bucket AT TIME ZONE z.zone)::date AS day, v.event, v.currency, v.site_id, v.toplist_id,
+              v.position, v.brand_id, v.program_id, sum(v.n) AS n, sum(v.amount) AS amount
+       FROM conversion_rollups v, rollup_zones z WHERE z.ready GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9
+     ), vd AS (
+       SELECT d.zone, d.day, d.event, d.currency, d.site_id, d.toplist_id, d.position, d.brand_id, d.program_id,
+              d.n::numeric, d.amount
+       FROM conversion_daily_rollups d JOIN rollup_zones z ON z.zone = d.zone AND z.ready
+     )
+     SELECT (SELECT count(*) FROM ((TABLE c15 EXCEPT ALL TABLE cd) UNION ALL (TABLE cd EXCEPT ALL TABLE c15)) x)::int
+              AS clicks,
+            (SELECT count(*) FROM ((TABLE v15 EXCEPT ALL TABLE vd) UNION ALL (TABLE vd EXCEPT ALL TABLE v15)) x)::int
+              AS conversions`,
+  );
+  expect(diff).toEqual({ clicks: 0, conversions: 0 });
+}
+
 describe('rollup reports equal the raw-row computation', () => {
   let t: TestDb;
   beforeAll(async () => {
@@ -136,15 +197,19 @@ describe('rollup reports equal the raw-row computation', () => {
   });
   afterAll(() => t.close());
 
-  it('stats and reconciliation, across zones with 30/45-minute offsets and DST changes', async () => {
+  it('stats (counts and money, by sub_id too) and reconciliation, across zones with 30/45-minute offsets and DST changes', async () => {
     const repo = new TrackingRepository(t.db);
+    const statsRepo = new StatsRepository(t.db);
     const aggregates = new AggregateRepository(t.db);
+    const zones = new RollupZones(new RollupZoneRepository(t.db));
     let run = 0;
     await fc.assert(
       fc.asyncProperty(scenario, async (s) => {
         run++;
+        // rollup_zones is kept: each run changes the sites' and programmes' zones from the last one's.
         await t.db.exec(`TRUNCATE clicks, conversions, conversion_keys, click_rollups, conversion_rollups,
-                                  postback_log, postback_outcomes, tracking_sites`);
+                                  click_daily_rollups, conversion_daily_rollups, postback_log, postback_outcomes,
+                                  tracking_sites`);
         for (const [i, zone] of s.siteZones.entries())
           if (zone)
             await t.db.query('INSERT INTO tracking_sites (site_id, timezone) VALUES ($1, $2)', [
@@ -166,15 +231,19 @@ describe('rollup reports equal the raw-row computation', () => {
           toplistId: h.toplist,
           position: h.position,
           programId: h.program,
-          subId: null,
+          subId: h.sub,
           referrer: null,
           userAgent: null,
           country: null,
           flag: h.flagged ? 'bot' : null,
         }));
         // Several batches, so buckets are added to as well as created.
+        if (s.sync === 'before') await zones.sync();
         const size = Math.ceil(rows.length / s.batches);
-        for (let i = 0; i < rows.length; i += size) await repo.insertClicks(rows.slice(i, i + size));
+        for (let i = 0; i < rows.length; i += size) {
+          await repo.insertClicks(rows.slice(i, i + size));
+          if (s.sync === 'between' && i === 0) await zones.sync();
+        }
         const jobs: PostbackJob[] = s.convs.map((c, i) => ({
           log: {
             program: `op-${c.program}`,
@@ -190,8 +259,8 @@ describe('rollup reports equal the raw-row computation', () => {
             programId: c.program,
             transactionId: `tx-${i % 30}`,
             event: c.event,
-            amount: null,
-            currency: null,
+            amount: c.amount === null ? null : decimal(c.amount),
+            currency: c.amount === null ? null : c.currency,
             playerRef: null,
             clickId: c.click === null ? null : `R${run}-${c.click}`,
           },
@@ -200,6 +269,8 @@ describe('rollup reports equal the raw-row computation', () => {
           const batch = jobs.slice(i, i + 7);
           await t.db.tx((q) => repo.with(q).writePostbacks(batch));
         }
+        if (s.sync === 'after') await zones.sync();
+        await expectDailyExact(t);
 
         // The raw computation: every counted hit and every conversion that won its transaction id.
         const zoneOf = (site: number | null, program: number | null) => {
@@ -222,6 +293,7 @@ describe('rollup reports equal the raw-row computation', () => {
               toplist: by?.toplist ?? null,
               position: by?.position ?? null,
               brand: by?.brand ?? null,
+              sub: by?.sub ?? null,
             },
           ];
         });
@@ -235,6 +307,7 @@ describe('rollup reports equal the raw-row computation', () => {
             position: number | null;
             brand: number | null;
             program: number | null;
+            sub: string | null;
             at: Date;
           },
           what: (r: StatsRow) => void,
@@ -244,7 +317,8 @@ describe('rollup reports equal the raw-row computation', () => {
           const tz = zoneOf(d.site, d.program);
           const day = localDay(d.at, tz);
           if (day < from || day > to) return;
-          const key = JSON.stringify([day, tz, d.site, d.toplist, d.position, d.brand, d.program]);
+          const sub = s.bySubId ? [d.sub] : [];
+          const key = JSON.stringify([day, tz, d.site, d.toplist, d.position, d.brand, d.program, ...sub]);
           let r = expected.get(key);
           if (!r) {
             r = {
@@ -258,6 +332,10 @@ describe('rollup reports equal the raw-row computation', () => {
               clicks: 0,
               impressions: 0,
               events: {},
+              revenue: {},
+              commission: {},
+              epc: {},
+              ...(s.bySubId ? { subId: d.sub } : {}),
             };
             expected.set(key, r);
           }
@@ -269,24 +347,54 @@ describe('rollup reports equal the raw-row computation', () => {
               if (h.kind === 'click') r.clicks++;
               else r.impressions++;
             });
+        // Money in exact ten-thousandths per row and currency, printed once every row is complete.
+        const money = new Map<StatsRow, { revenue: Map<string, bigint>; commission: Map<string, bigint> }>();
         for (const c of conversions)
           add(c, (r) => {
             r.events[c.event] = (r.events[c.event] ?? 0) + 1;
+            const kind = REVENUE.includes(c.event)
+              ? 'revenue'
+              : COMMISSION.includes(c.event)
+                ? 'commission'
+                : null;
+            if (kind === null || c.amount === null) return;
+            const m = money.get(r) ?? { revenue: new Map(), commission: new Map() };
+            money.set(r, m);
+            m[kind].set(c.currency, (m[kind].get(c.currency) ?? 0n) + c.amount);
           });
+        for (const [r, m] of money) {
+          for (const [cur, v] of m.revenue) r.revenue[cur] = decimal(v);
+          for (const [cur, v] of m.commission) {
+            r.commission[cur] = decimal(v);
+            r.epc[cur] = r.clicks ? perClick(v, r.clicks) : null;
+          }
+        }
 
-        const got = await repo.stats({
+        const got = await statsRepo.stats({
           from,
           to,
           tz: s.mode,
           zone: s.zone,
           siteId: s.siteFilter,
           programId: s.programFilter,
+          bySubId: s.bySubId,
           limit: 10_000,
           offset: 0,
         });
         const order = (rs: StatsRow[]) =>
           rs
-            .map((r) => JSON.stringify({ ...r, events: Object.fromEntries(Object.entries(r.events).sort()) }))
+            .map((r) =>
+              JSON.stringify(
+                Object.fromEntries(
+                  Object.entries(r)
+                    .sort()
+                    .map(([k, v]) => [
+                      k,
+                      v && typeof v === 'object' ? Object.fromEntries(Object.entries(v).sort()) : v,
+                    ]),
+                ),
+              ),
+            )
             .sort();
         expect(order(got.rows)).toEqual(order([...expected.values()]));
         expect(got.total).toBe(expected.size);
@@ -306,6 +414,18 @@ describe('rollup reports equal the raw-row computation', () => {
           ourFtds: conversions.filter(
             (c) => c.program === program && c.event === 'ftd' && localDay(c.at, s.zone) === day,
           ).length,
+          // No operator pull: our commission in the programme's currency (EUR, the default).
+          ourCommission: decimal(
+            conversions
+              .filter(
+                (c) =>
+                  c.program === program &&
+                  COMMISSION.includes(c.event) &&
+                  c.currency === 'EUR' &&
+                  localDay(c.at, s.zone) === day,
+              )
+              .reduce((n, c) => n + (c.amount ?? 0n), 0n),
+          ),
         });
         expect(
           days.map((d) => ({
@@ -313,6 +433,7 @@ describe('rollup reports equal the raw-row computation', () => {
             ourClicks: d.ourClicks,
             ourRegistrations: d.ourRegistrations,
             ourFtds: d.ourFtds,
+            ourCommission: d.ourCommission,
           })),
         ).toEqual(Array.from({ length: s.days + 1 }, (_, i) => ours(shiftDay(from, i))));
       }),
@@ -320,4 +441,76 @@ describe('rollup reports equal the raw-row computation', () => {
       { numRuns: Number(process.env.ROLLUP_PROPERTY_RUNS ?? 30), endOnFailure: true },
     );
   }, 300_000);
+  it('builds a zone that comes into use while batches commit concurrently, counting every row once', async () => {
+    await t.db.exec(`TRUNCATE clicks, click_rollups, click_daily_rollups, tracking_sites;
+                     DELETE FROM rollup_zones WHERE zone <> 'UTC'`);
+    await t.db.query("UPDATE affiliate_programs SET timezone = 'Asia/Kathmandu'");
+    const repo = new TrackingRepository(t.db);
+    const zones = new RollupZones(new RollupZoneRepository(t.db));
+    const start = Date.parse('2026-10-24T12:00:00Z');
+    const writer = async (w: number) => {
+      for (let b = 0; b < 15; b++)
+        await repo.insertClicks(
+          Array.from({ length: 40 }, (_, i): ClickRow => {
+            const n = (w * 15 + b) * 40 + i;
+            return {
+              id: `Z${n}`,
+              kind: 'click',
+              // Spread over three days around the EU DST change, on and off quarter-hour edges.
+              at: new Date(start + ((n * 7919) % 288) * 900_000 + (n % 3) * 450_000),
+              linkId: 1 + (n % 2),
+              trackerId: 1,
+              offerId: null,
+              brandId: 1,
+              siteId: SITES[n % SITES.length] as number,
+              toplistId: 1,
+              position: 1 + (n % 3),
+              programId: PROGRAMS[n % PROGRAMS.length] as number,
+              subId: null,
+              referrer: null,
+              userAgent: null,
+              country: null,
+              flag: null,
+            };
+          }),
+        );
+    };
+    const writers = [0, 1, 2].map(writer);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(await zones.sync()).toEqual(['Asia/Kathmandu']);
+    await Promise.all(writers);
+    expect(await zones.sync()).toEqual([]);
+    await expectDailyExact(t);
+    const [n] = await t.db.query<{ n: number }>(
+      "SELECT sum(n)::int AS n FROM click_daily_rollups WHERE zone = 'Asia/Kathmandu'",
+    );
+    expect(n?.n).toBe(3 * 15 * 40);
+    // A zone no site or programme uses any more is dropped with its daily rows.
+    await t.db.query("UPDATE affiliate_programs SET timezone = 'UTC'");
+    await zones.sync();
+    expect(await t.db.query('SELECT zone FROM rollup_zones ORDER BY zone')).toEqual([{ zone: 'UTC' }]);
+    expect(await t.db.query('SELECT 1 FROM click_daily_rollups WHERE zone <> $1', ['UTC'])).toEqual([]);
+  }, 120_000);
+  it('reads again with the 15-minute rollups when a zone is dropped during a daily read', async () => {
+    await t.db.exec(
+      "INSERT INTO rollup_zones (zone, ready) VALUES ('Asia/Tehran', true) ON CONFLICT DO NOTHING",
+    );
+    const unready = async () =>
+      (await t.db.query("SELECT 1 FROM rollup_zones WHERE zone = 'Asia/Tehran' AND ready")).length === 0;
+    const reads: boolean[] = [];
+    const out = await readRollups(unready, async (withQuarters) => {
+      reads.push(withQuarters);
+      // The zone job drops the zone (no site or programme uses it) while the daily read runs.
+      if (!withQuarters) await t.db.exec("DELETE FROM rollup_zones WHERE zone = 'Asia/Tehran'");
+      return withQuarters ? 'quarters' : 'daily';
+    });
+    expect(reads).toEqual([false, true]);
+    expect(out).toBe('quarters');
+    expect(
+      await readRollups(
+        async () => false,
+        async (withQuarters) => withQuarters,
+      ),
+    ).toBe(false);
+  });
 });

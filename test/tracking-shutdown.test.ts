@@ -1,13 +1,9 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.ts';
 import { type Db, openDb } from '../src/db/index.ts';
-import { migrate } from '../src/db/migrate.ts';
 import { TrackingService } from '../src/modules/tracking/service.ts';
-import { DB_KIND, schemaOf, servicesOn, type TestDb, testDb } from './helpers.ts';
-import { serve } from './serve-process.ts';
+import { DB_KIND, servicesOn } from './helpers.ts';
+import { type ServedDb, serve, servedDb } from './serve-process.ts';
 import { redirectedClickIds, storm, trackingFixture } from './tracking-fixture.ts';
 
 /**
@@ -15,29 +11,15 @@ import { redirectedClickIds, storm, trackingFixture } from './tracking-fixture.t
  * answered with a 302 must be in the database afterwards (pending batches are drained).
  */
 describe(`SIGTERM during a click storm (${DB_KIND})`, () => {
-  let pg: TestDb | undefined;
-  let dir: string | undefined;
+  let served: ServedDb | undefined;
   afterAll(async () => {
-    await pg?.close();
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    await served?.remove();
   });
 
   /** A seeded database and the environment that points `podium serve` at it. */
   async function seed(): Promise<{ env: NodeJS.ProcessEnv; slug: string; reopen: () => Promise<Db> }> {
-    let db: Db;
-    const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'info' };
-    if (process.env.DATABASE_URL) {
-      pg = await testDb();
-      db = pg.db;
-      const url = new URL(process.env.DATABASE_URL);
-      url.searchParams.set('options', `-c search_path=${await schemaOf(db)}`);
-      env.DATABASE_URL = url.toString();
-    } else {
-      dir = mkdtempSync(join(tmpdir(), 'podium-drain-'));
-      db = await openDb({ dataDir: dir });
-      await migrate(db);
-      env.PODIUM_DATA_DIR = dir;
-    }
+    served = await servedDb('podium-drain');
+    const { db, env, dir } = served;
     const services = await servicesOn(db);
     const fx = await trackingFixture(services, db);
     const config = loadConfig({}, { logLevel: 'silent' });
@@ -48,11 +30,10 @@ describe(`SIGTERM during a click storm (${DB_KIND})`, () => {
       trackerIds: fx.trackerIds,
     });
     if (dir) await db.close();
-    const dataDir = dir;
     return {
       env,
       slug: fx.slugs[0] as string,
-      reopen: async () => (dataDir ? openDb({ dataDir }) : db),
+      reopen: async () => (dir ? openDb({ dataDir: dir }) : db),
     };
   }
 
@@ -75,7 +56,7 @@ describe(`SIGTERM during a click storm (${DB_KIND})`, () => {
       );
       expect(row?.n).toBe(ids.length);
     } finally {
-      if (dir) await db.close();
+      if (served?.dir) await db.close();
     }
   }, 180_000);
 });

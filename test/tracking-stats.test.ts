@@ -13,6 +13,7 @@ describe(`stats by day and dimension (${DB_KIND})`, () => {
   let t: TestApp;
   let fx: TrackingFixture;
   let programId: number;
+  let postbackToken: string;
 
   const get = async (query: string, headers: Record<string, string> = {}) => {
     const res = await t.app.inject({
@@ -27,8 +28,8 @@ describe(`stats by day and dimension (${DB_KIND})`, () => {
     expect(res.statusCode, res.body).toBe(200);
     return res.json().data as Record<string, unknown>[];
   };
-  const click = async (slug: string) => {
-    const res = await t.app.inject({ method: 'GET', url: `/go/${slug}`, headers: BROWSER });
+  const click = async (slug: string, query = '') => {
+    const res = await t.app.inject({ method: 'GET', url: `/go/${slug}${query}`, headers: BROWSER });
     expect(res.statusCode).toBe(302);
     return new URL(res.headers.location as string).searchParams.get('btag') as string;
   };
@@ -51,6 +52,7 @@ describe(`stats by day and dimension (${DB_KIND})`, () => {
     });
     programId = created.json().data.id;
     const token = created.json().data.postbackToken;
+    postbackToken = token;
     const site = await t.app.inject({
       method: 'PUT',
       url: `/api/admin/v1/tracking/sites/${fx.siteId}`,
@@ -144,12 +146,87 @@ describe(`stats by day and dimension (${DB_KIND})`, () => {
     const lines = byAccept.body.trimEnd().split('\r\n');
     expect(lines).toHaveLength(4);
     expect(lines[1]).toBe(
-      `2026-03-10,UTC,${fx.siteId},${fx.toplistId},1,${fx.brandId},${programId},2,0,1,0,2,0.5000,0.0000,'-cmd:1 registration:1`,
+      `2026-03-10,UTC,${fx.siteId},${fx.toplistId},1,${fx.brandId},${programId},2,0,1,0,2,0.5000,0.0000,,,,'-cmd:1 registration:1`,
     );
     const byFormat = await get(`${range}&tz=utc&format=csv`);
     expect(byFormat.body).toBe(byAccept.body);
     const json = await get(`${range}&format=json`, { accept: 'text/csv' });
     expect(json.headers['content-type']).toContain('application/json');
+  });
+
+  it('sums money per currency exactly: revenue, commission and EPC, also by sub_id and in CSV', async () => {
+    // A later day: 3 clicks on position 1 (two with sub_id news), money on the first one, and an
+    // unattributed SEK commission. Expected by hand:
+    //   revenue EUR 0.0001 + 12345678.9999 = 12345679.0000 (ftd, deposit)
+    //   commission EUR 10 + 0.0002 = 10.0002, USD 12345678.9999 + 0.0001 = 12345679.0000
+    //   EPC over 3 clicks: EUR 3.3334 (3.33340), USD 4115226.3333 (4115226.33333…)
+    t.clock.now = new Date('2026-03-20T10:00:00Z');
+    const first = await click(fx.slugs[0] as string, '?sub_id=news');
+    await click(fx.slugs[0] as string, '?sub_id=news');
+    await click(fx.slugs[0] as string);
+    const pb = async (q: string) => {
+      const res = await t.app.inject({ url: `/api/postback/malta/${postbackToken}?${q}` });
+      expect(res.statusCode, res.body).toBe(200);
+    };
+    for (const [n, event, amount, currency] of [
+      [1, 'ftd', '0.0001', 'EUR'],
+      [2, 'deposit', '12345678.9999', 'EUR'],
+      [3, 'cpa', '12345678.9999', 'USD'],
+      [4, 'revshare', '0.0001', 'USD'],
+      [5, 'cpa', '10', 'EUR'],
+      [6, 'commission', '0.0002', 'EUR'],
+      [7, 'registration', '', ''],
+    ])
+      await pb(
+        `click_id=${first}&transaction_id=M${n}&event=${event}${amount ? `&amount=${amount}&currency=${currency}` : ''}`,
+      );
+    await pb('transaction_id=M8&event=cpa&amount=5&currency=SEK');
+    const day = 'from=2026-03-20&to=2026-03-20&tz=utc';
+    const rs = await rows(day);
+    expect(rs).toHaveLength(2);
+    expect(rs[0]).toMatchObject({
+      siteId: null,
+      clicks: 0,
+      revenue: {},
+      commission: { SEK: '5.0000' },
+      epc: { SEK: null },
+    });
+    expect(rs[1]).toMatchObject({
+      position: 1,
+      clicks: 3,
+      conversions: 7,
+      revenue: { EUR: '12345679.0000' },
+      commission: { EUR: '10.0002', USD: '12345679.0000' },
+      epc: { EUR: '3.3334', USD: '4115226.3333' },
+    });
+    expect(rs[1]).not.toHaveProperty('subId');
+
+    const subs = await rows(`${day}&by=sub_id`);
+    expect(subs.map((r) => [r.position, r.subId, r.clicks])).toEqual([
+      [null, null, 0],
+      [1, null, 1],
+      [1, 'news', 2],
+    ]);
+    expect(subs[1]).toMatchObject({ revenue: {}, commission: {}, epc: {} });
+    expect(subs[2]).toMatchObject({
+      revenue: { EUR: '12345679.0000' },
+      commission: { EUR: '10.0002', USD: '12345679.0000' },
+      epc: { EUR: '5.0001', USD: '6172839.5000' },
+    });
+
+    const csv = (await get(`${day}&by=sub_id&format=csv`)).body.trimEnd().split('\r\n');
+    expect(csv[0]).toBe(
+      'day,timezone,site_id,toplist_id,position,brand_id,program_id,sub_id,clicks,impressions,registrations,ftds,conversions,conversion_rate,ftd_rate,revenue,commission,epc,events',
+    );
+    expect(csv[3]).toContain(
+      ',news,2,0,1,1,7,0.5000,0.5000,EUR:12345679.0000,EUR:10.0002 USD:12345679.0000,EUR:5.0001 USD:6172839.5000,',
+    );
+    expect((await get(`${day}&format=csv`)).body).toContain(',SEK:5.0000,SEK:-,');
+
+    const wide = await get('from=2026-03-01&to=2026-04-01&by=sub_id');
+    expect(wide.statusCode).toBe(422);
+    expect(wide.json().message).toContain('31 days');
+    expect((await get(`${day}&by=brand`)).statusCode).toBe(422);
   });
 
   it('reads and sets a site zone, refusing bad input', async () => {

@@ -1,7 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import type { TSchema } from '@sinclair/typebox';
-import Ajv2020 from 'ajv/dist/2020.js';
-import addFormats from 'ajv-formats';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app.ts';
@@ -18,14 +15,7 @@ import {
 import type { ToplistChange } from '../src/modules/webhooks/types.ts';
 import { DB_KIND, eventually, type TestApp, testApp } from './helpers.ts';
 import { json, type LoopbackServer, loopbackServer } from './hostile-server.ts';
-
-const ajv = new Ajv2020({ allErrors: true, strict: false });
-addFormats(ajv);
-function expectSchema(schema: TSchema, body: unknown): void {
-  const validate = ajv.compile(schema);
-  const ok = validate(body);
-  expect(ok ? [] : validate.errors?.map((e) => `${e.instancePath} ${e.message}`)).toEqual([]);
-}
+import { expectSchema } from './schema-check.ts';
 
 const LOOPBACK = { allowHttp: true, allowAddresses: ['127.0.0.1'] } as const;
 const KEYS = [{ version: 1, key: randomBytes(32) }];

@@ -4,7 +4,8 @@ import { openSync } from 'node:fs';
 import { SERVER_CPU } from './wrk.ts';
 
 /**
- * Starts `node --import tsx script ...args` pinned to the server core with an IPC channel.
+ * Starts `node [--import tsx] script ...args` pinned to the server core with an IPC channel
+ * (TypeScript scripts get the tsx loader; `.mjs` ones run on plain node).
  * Its stdout (the per-request log lines) goes to `logFile`, as a real deployment's would go to a
  * file or a pipe; stderr is inherited.
  */
@@ -19,7 +20,15 @@ export function pinnedChild(
   // taskset execs node in place, so the pid is the server's and the IPC descriptor is inherited.
   return spawn(
     'taskset',
-    ['-c', SERVER_CPU, process.execPath, ...nodeFlags, '--import', 'tsx', script, ...args],
+    [
+      '-c',
+      SERVER_CPU,
+      process.execPath,
+      ...nodeFlags,
+      ...(script.endsWith('.ts') ? ['--import', 'tsx'] : []),
+      script,
+      ...args,
+    ],
     {
       env,
       stdio: ['ignore', out, 'inherit', 'ipc'],

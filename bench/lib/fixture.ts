@@ -46,6 +46,7 @@ export interface Fixture {
 }
 
 const PODIUM = join(import.meta.dirname, '..', 'servers', 'podium.ts');
+const SERVE = join(import.meta.dirname, '..', 'servers', 'serve.mjs');
 const BARE = join(import.meta.dirname, '..', 'servers', 'bare.ts');
 
 /**
@@ -103,10 +104,10 @@ export async function startFixture(
       ? { ...rest, DATABASE_URL, BENCH_SCHEMA: schema }
       : { ...rest, BENCH_DATA_DIR: join(dir, `${dataset}-db`), PODIUM_DATA_DIR: join(dir, `${dataset}-db`) };
   env.PODIUM_PUBLIC_URL = 'http://127.0.0.1';
-  env.LOG_LEVEL = 'info';
+  env.LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'info';
   const logFile = join(dir, `${dataset}-${db}.log`);
   const built = await buildOnce(dataset, db, env, logFile, log);
-  const podiumProc = pinnedChild(PODIUM, ['serve'], env, logFile);
+  const podiumProc = pinnedChild(SERVE, [], env, logFile);
   const podium = await reply<Side>(podiumProc, 'ready');
   const bareProc = pinnedChild(BARE, [], env, logFile);
   const bare = await reply<Side>(bareProc, 'ready');

@@ -1,7 +1,9 @@
-import { type FormEvent, useState } from 'react';
+import { useState } from 'react';
 import { api, CAPABILITIES, type Connection } from './api.ts';
 import { ConnectionDetail } from './ConnectionDetail.tsx';
-import { Field, failure, type Outcome, OutcomeLine, Status, useLoad } from './ui.tsx';
+import { Fields, FormCard, shownOf, useForm } from './form.tsx';
+import { ACTIONS, Table } from './table.tsx';
+import { failure, type Outcome, OutcomeLine, SelectField, Status, useLoad } from './ui.tsx';
 
 const STATE_TEXT: Record<Connection['state'], string> = {
   unverified: 'not verified yet',
@@ -107,164 +109,144 @@ export function AdServersScreen() {
       )}
       <OutcomeLine outcome={outcome} />
       <Status
-        loading={list.loading && !list.data}
-        error={list.error}
+        load={list}
         empty={connections.length === 0 && 'No ad-server connections yet. Add one to sync its inventory.'}
       >
-        <div className="table-wrap">
-          <table className="connections">
-            <thead>
-              <tr>
-                <th scope="col">Publisher</th>
-                <th scope="col">Status</th>
-                <th scope="col">Capabilities</th>
-                <th scope="col">Account</th>
-                <th scope="col">Last error</th>
-                <th scope="col">
-                  <span className="sr-only">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {connections.map((c) => (
-                <tr key={c.id} data-testid={`connection-${c.publisher}`} aria-current={c.id === current?.id}>
-                  <td>
-                    <strong>{c.publisher}</strong>
-                    <div className="muted small">{c.environment}</div>
-                    <div className="muted small break">{c.base_url}</div>
-                  </td>
-                  <td>
-                    <StatusBadge c={c} />
+        <Table
+          className="connections"
+          rows={connections}
+          rowKey={(c) => c.id}
+          rowProps={(c) => ({
+            'data-testid': `connection-${c.publisher}`,
+            'aria-current': c.id === current?.id,
+          })}
+          columns={[
+            {
+              head: 'Publisher',
+              cell: (c) => (
+                <>
+                  <strong>{c.publisher}</strong>
+                  <div className="muted small">{c.environment}</div>
+                  <div className="muted small break">{c.base_url}</div>
+                </>
+              ),
+            },
+            {
+              head: 'Status',
+              cell: (c) => (
+                <>
+                  <StatusBadge c={c} />
+                  <div className="muted small">
+                    {c.verified_at
+                      ? `verified ${new Date(c.verified_at).toLocaleString()}`
+                      : 'never verified'}
+                  </div>
+                </>
+              ),
+            },
+            { head: 'Capabilities', cell: (c) => <Capabilities c={c} /> },
+            {
+              head: 'Account',
+              cell: (c) =>
+                c.account_id ? (
+                  <>
+                    {c.account_name ?? c.account_id}
                     <div className="muted small">
-                      {c.verified_at
-                        ? `verified ${new Date(c.verified_at).toLocaleString()}`
-                        : 'never verified'}
+                      {c.timezone} · {c.currency}
                     </div>
-                  </td>
-                  <td>
-                    <Capabilities c={c} />
-                  </td>
-                  <td>
-                    {c.account_id ? (
-                      <>
-                        {c.account_name ?? c.account_id}
-                        <div className="muted small">
-                          {c.timezone} · {c.currency}
-                        </div>
-                      </>
-                    ) : (
-                      <span className="muted">unknown until /health answers</span>
-                    )}
-                  </td>
-                  <td className="small break">
-                    {c.last_error ? (
-                      <span className="error">{c.last_error}</span>
-                    ) : (
-                      <span className="muted">none</span>
-                    )}
-                  </td>
-                  <td>
-                    <div className="stack">
-                      <button
-                        type="button"
-                        onClick={() => reverify(c)}
-                        disabled={verifying !== null}
-                        aria-label={`Re-verify ${c.publisher} (${c.environment})`}
-                      >
-                        {verifying === c.id ? 'Verifying…' : 'Re-verify'}
-                      </button>
-                      <button
-                        type="button"
-                        aria-pressed={c.id === current?.id}
-                        onClick={() => setOpenId(c.id)}
-                        aria-label={`Inventory and placements of ${c.publisher} (${c.environment})`}
-                      >
-                        Inventory
-                      </button>
-                    </div>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+                  </>
+                ) : (
+                  <span className="muted">unknown until /health answers</span>
+                ),
+            },
+            {
+              head: 'Last error',
+              className: 'small break',
+              cell: (c) =>
+                c.last_error ? (
+                  <span className="error">{c.last_error}</span>
+                ) : (
+                  <span className="muted">none</span>
+                ),
+            },
+            {
+              head: ACTIONS,
+              cell: (c) => (
+                <div className="stack">
+                  <button
+                    type="button"
+                    onClick={() => reverify(c)}
+                    disabled={verifying !== null}
+                    aria-label={`Re-verify ${c.publisher} (${c.environment})`}
+                  >
+                    {verifying === c.id ? 'Verifying…' : 'Re-verify'}
+                  </button>
+                  <button
+                    type="button"
+                    aria-pressed={c.id === current?.id}
+                    onClick={() => setOpenId(c.id)}
+                    aria-label={`Inventory and placements of ${c.publisher} (${c.environment})`}
+                  >
+                    Inventory
+                  </button>
+                </div>
+              ),
+            },
+          ]}
+        />
       </Status>
       {current && <ConnectionDetail key={current.id} connection={current} onChanged={list.reload} />}
     </section>
   );
 }
 
-const CONNECTION_FIELDS = ['publisher', 'environment', 'base_url', 'api_key'];
+const CONNECTION_SPECS = [
+  { key: 'publisher', id: 'conn-publisher', label: 'Publisher (slug)' },
+  { key: 'base_url', id: 'conn-base-url', label: 'Base URL (…/api/v1)' },
+  { key: 'api_key', id: 'conn-api-key', label: 'API key', type: 'password' },
+] as const;
 
 /** New connection: the key goes to the server once and is never shown again (the field is cleared). */
 function AddConnection({ onAdded }: { onAdded: (c: Connection) => void }) {
-  const [f, setF] = useState({ publisher: '', environment: 'production', base_url: '', api_key: '' });
-  const [outcome, setOutcome] = useState<Outcome>({});
-  const [busy, setBusy] = useState(false);
-  const set = (k: keyof typeof f) => (v: string) => setF({ ...f, [k]: v });
-  const submit = async (e: FormEvent) => {
-    e.preventDefault();
-    setBusy(true);
-    try {
-      const r = await api<{ data: Connection }>('POST', '/adserver/connections', f);
-      setF({ ...f, api_key: '' });
+  const form = useForm({ publisher: '', environment: 'production', base_url: '', api_key: '' });
+  const submit = () =>
+    form.run(async () => {
+      const r = await api<{ data: Connection }>('POST', '/adserver/connections', form.f);
+      form.setF({ ...form.f, api_key: '' });
       onAdded(r.data);
-    } catch (err) {
-      setOutcome(failure(err));
-    } finally {
-      setBusy(false);
-    }
-  };
+      return undefined;
+    });
   return (
-    <form onSubmit={submit} className="card" aria-labelledby="add-connection" noValidate>
-      <h2 id="add-connection">Add a connection</h2>
-      <div className="grid">
-        <Field
-          id="conn-publisher"
-          label="Publisher (slug)"
-          value={f.publisher}
-          onChange={set('publisher')}
-          outcome={outcome}
-          field="publisher"
-        />
-        <div className="field">
-          <label htmlFor="conn-environment">Environment</label>
-          <select
-            id="conn-environment"
-            value={f.environment}
-            onChange={(e) => set('environment')(e.target.value)}
-          >
-            <option value="production">production</option>
-            <option value="sandbox">sandbox</option>
-          </select>
-          {outcome.field === 'environment' && <span className="error">{outcome.error}</span>}
-        </div>
-        <Field
-          id="conn-base-url"
-          label="Base URL (…/api/v1)"
-          value={f.base_url}
-          onChange={set('base_url')}
-          outcome={outcome}
-          field="base_url"
-        />
-        <Field
-          id="conn-api-key"
-          label="API key"
-          type="password"
-          value={f.api_key}
-          onChange={set('api_key')}
-          outcome={outcome}
-          field="api_key"
-        />
-      </div>
-      <p className="muted small">
-        The key is stored encrypted and never shown again. Adding runs the verify probe (/health, then
-        /inventory).
-      </p>
-      <OutcomeLine outcome={outcome} shown={CONNECTION_FIELDS} />
-      <button type="submit" disabled={busy}>
-        {busy ? 'Connecting…' : 'Add connection'}
-      </button>
-    </form>
+    <FormCard
+      id="add-connection"
+      title="Add a connection"
+      outcome={form.outcome}
+      shown={[...shownOf(CONNECTION_SPECS), 'environment']}
+      onSubmit={submit}
+      submit="Add connection"
+      busy={form.busy}
+      busyText="Connecting…"
+      footer={
+        <p className="muted small">
+          The key is stored encrypted and never shown again. Adding runs the verify probe (/health, then
+          /inventory).
+        </p>
+      }
+    >
+      <Fields specs={CONNECTION_SPECS.slice(0, 1)} {...form} />
+      <SelectField
+        id="conn-environment"
+        label="Environment"
+        value={form.f.environment}
+        onChange={form.set('environment')}
+        options={[
+          ['production', 'production'],
+          ['sandbox', 'sandbox'],
+        ]}
+        outcome={form.outcome}
+        field="environment"
+      />
+      <Fields specs={CONNECTION_SPECS.slice(1)} {...form} />
+    </FormCard>
   );
 }

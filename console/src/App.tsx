@@ -1,9 +1,14 @@
 import { type FormEvent, lazy, Suspense, useEffect, useRef, useState } from 'react';
+import { AdminTokensScreen } from './AdminTokens.tsx';
 import { AdServersScreen } from './AdServers.tsx';
+import { AuditScreen } from './Audit.tsx';
 import { ApiError, api, SIGNED_OUT_EVENT } from './api.ts';
 import { BookingsScreen } from './Bookings.tsx';
 import { BrandsScreen } from './Brands.tsx';
+import { ConversionsScreen, PostbacksScreen } from './Conversions.tsx';
+import { ProgramsScreen } from './Programs.tsx';
 import { SitesScreen } from './Sites.tsx';
+import { TemplatesScreen } from './Templates.tsx';
 import { ToplistsScreen } from './Toplists.tsx';
 import { WebhooksScreen } from './Webhooks.tsx';
 
@@ -20,9 +25,15 @@ const SCREENS = [
   { hash: '#/toplists', label: 'Toplists' },
   { hash: '#/brands', label: 'Brands and offers' },
   { hash: '#/sites', label: 'Sites and tokens' },
+  { hash: '#/templates', label: 'Templates' },
   { hash: '#/tracking', label: 'Tracking' },
+  { hash: '#/programmes', label: 'Programmes' },
+  { hash: '#/conversions', label: 'Conversions' },
+  { hash: '#/postbacks', label: 'Postback log' },
   { hash: '#/adservers', label: 'Ad servers' },
   { hash: '#/webhooks', label: 'Webhooks' },
+  { hash: '#/admin-tokens', label: 'Admin tokens' },
+  { hash: '#/audit', label: 'Audit log' },
 ] as const;
 
 function useHash(): string {
@@ -112,6 +123,18 @@ export function App() {
           <AdServersScreen />
         ) : hash.startsWith('#/webhooks') ? (
           <WebhooksScreen />
+        ) : hash.startsWith('#/templates') ? (
+          <TemplatesScreen />
+        ) : hash.startsWith('#/programmes') ? (
+          <ProgramsScreen />
+        ) : hash.startsWith('#/conversions') ? (
+          <ConversionsScreen />
+        ) : hash.startsWith('#/postbacks') ? (
+          <PostbacksScreen />
+        ) : hash.startsWith('#/admin-tokens') ? (
+          <AdminTokensScreen />
+        ) : hash.startsWith('#/audit') ? (
+          <AuditScreen />
         ) : (
           <ToplistsScreen />
         )}

@@ -1,16 +1,17 @@
-import { type FormEvent, useState } from 'react';
+import { useState } from 'react';
 import { api, type Booking, type Connection, type Placement } from './api.ts';
-import { Field, failure, type Outcome, OutcomeLine, SelectField, useLoad } from './ui.tsx';
+import { Fields, FormCard, shownOf, useForm } from './form.tsx';
+import { failure, type Outcome, OutcomeLine, SelectField, useLoad } from './ui.tsx';
 
 /** What the operator enters for one line: placement, month (the flight), goal, sizes and the approved creative. */
-export interface LineDraft {
+export type LineDraft = {
   placement_id: string;
   month: string;
   goal: string;
   sizes: string;
   image_url: string;
   landing_url: string;
-}
+};
 
 export const emptyLine = (month: string): LineDraft => ({
   placement_id: '',
@@ -42,6 +43,36 @@ export function lineBody(l: LineDraft, placements: Placement[]) {
   };
 }
 
+const lineSpecs = (prefix: string) =>
+  [
+    { key: 'month', id: `line-${prefix}month`, label: 'Month (flight)', field: `${prefix}month` },
+    { key: 'goal', id: `line-${prefix}goal`, label: 'Goal impressions', field: `${prefix}goal_impressions` },
+    {
+      key: 'sizes',
+      id: `line-${prefix}sizes`,
+      label: "Sizes (default: the placement's)",
+      field: `${prefix}sizes`,
+    },
+    {
+      key: 'image_url',
+      id: `line-${prefix}image`,
+      label: 'Creative image URL',
+      field: `${prefix}creatives.0.image_url`,
+    },
+    {
+      key: 'landing_url',
+      id: `line-${prefix}landing`,
+      label: 'Creative landing URL',
+      field: `${prefix}creatives.0.landing_url`,
+    },
+  ] as const;
+
+const BOOKING_SPECS = [
+  { key: 'advertiser', id: 'booking-advertiser', label: 'Advertiser', field: 'advertiser.name' },
+  { key: 'campaign', id: 'booking-campaign', label: 'Campaign', field: 'campaign.name' },
+  { key: 'ref', id: 'booking-ref', label: 'Campaign reference', field: 'campaign.external_ref' },
+] as const;
+
 /** The fields of one line; `prefix` is the API field prefix its 422s name (`lines.0.` or none). */
 export function LineFields({
   value,
@@ -59,59 +90,19 @@ export function LineFields({
   prefix: string;
 }) {
   const set = (k: keyof LineDraft) => (v: string) => onChange({ ...value, [k]: v });
-  const id = (k: string) => `line-${prefix}${k}`;
   const mapped = placements.filter((p) => connection && p.slots[connection.id]);
   return (
     <fieldset>
       <legend>Line</legend>
       <SelectField
-        id={id('placement')}
+        id={`line-${prefix}placement`}
         label="Placement"
         value={value.placement_id}
         onChange={set('placement_id')}
         options={mapped.map((p) => [p.id, `${p.name} (${p.sizes.join(', ')})`])}
         all="Choose a placement"
       />
-      <Field
-        id={id('month')}
-        label="Month (flight)"
-        value={value.month}
-        onChange={set('month')}
-        outcome={outcome}
-        field={`${prefix}month`}
-      />
-      <Field
-        id={id('goal')}
-        label="Goal impressions"
-        value={value.goal}
-        onChange={set('goal')}
-        outcome={outcome}
-        field={`${prefix}goal_impressions`}
-      />
-      <Field
-        id={id('sizes')}
-        label="Sizes (default: the placement's)"
-        value={value.sizes}
-        onChange={set('sizes')}
-        outcome={outcome}
-        field={`${prefix}sizes`}
-      />
-      <Field
-        id={id('image')}
-        label="Creative image URL"
-        value={value.image_url}
-        onChange={set('image_url')}
-        outcome={outcome}
-        field={`${prefix}creatives.0.image_url`}
-      />
-      <Field
-        id={id('landing')}
-        label="Creative landing URL"
-        value={value.landing_url}
-        onChange={set('landing_url')}
-        outcome={outcome}
-        field={`${prefix}creatives.0.landing_url`}
-      />
+      <Fields specs={lineSpecs(prefix)} f={value} set={set} outcome={outcome} />
       <ForecastButton line={value} placements={placements} connection={connection} />
     </fieldset>
   );
@@ -184,93 +175,54 @@ export function nextMonth(now = new Date()): string {
 export function NewBooking({ onCreated }: { onCreated: (b: Booking) => void }) {
   const conns = useLoad(() => api<{ data: Connection[] }>('GET', '/adserver/connections'), 'new-booking');
   const places = useLoad(() => api<{ data: Placement[] }>('GET', '/adserver/placements'), 'new-booking');
-  const [connectionId, setConnectionId] = useState('');
-  const [advertiser, setAdvertiser] = useState('');
-  const [campaign, setCampaign] = useState('');
-  const [ref, setRef] = useState('');
+  const form = useForm({ connectionId: '', advertiser: '', campaign: '', ref: '' });
   const [line, setLine] = useState<LineDraft>(emptyLine(nextMonth()));
-  const [outcome, setOutcome] = useState<Outcome>({});
   const connections = conns.data?.data ?? [];
-  const connection = connections.find((c) => c.id === connectionId) ?? connections[0];
+  const connection = connections.find((c) => c.id === form.f.connectionId) ?? connections[0];
   const placements = places.data?.data ?? [];
 
-  const submit = async (e: FormEvent) => {
-    e.preventDefault();
-    if (!connection) return;
-    setOutcome({});
-    try {
+  const submit = () =>
+    form.run(async () => {
+      if (!connection) return undefined;
       const r = await api<{ data: Booking }>('POST', '/adserver/bookings', {
         connection_id: connection.id,
         currency: connection.currency ?? '',
-        advertiser: { name: advertiser },
-        campaign: { name: campaign, external_ref: ref },
+        advertiser: { name: form.f.advertiser },
+        campaign: { name: form.f.campaign, external_ref: form.f.ref },
         lines: [lineBody(line, placements)],
       });
-      setOutcome({ ok: `Booking ${r.data.campaign_name} created.` });
       onCreated(r.data);
-    } catch (err) {
-      setOutcome(failure(err));
-    }
-  };
+      return `Booking ${r.data.campaign_name} created.`;
+    });
 
   return (
-    <form onSubmit={submit} className="card" aria-labelledby="new-booking" noValidate>
-      <h2 id="new-booking">New booking</h2>
+    <FormCard
+      id="new-booking"
+      title="New booking"
+      grid={false}
+      outcome={form.outcome}
+      shown={[...shownOf(BOOKING_SPECS), ...shownOf(lineSpecs('lines.0.'))]}
+      onSubmit={submit}
+      submit="Create booking"
+      primary
+      disabled={!connection}
+    >
       <SelectField
         id="booking-connection"
         label="Ad server"
         value={connection?.id ?? ''}
-        onChange={setConnectionId}
+        onChange={form.set('connectionId')}
         options={connections.map((c) => [c.id, `${c.publisher} (${c.environment}, ${c.currency ?? '?'})`])}
       />
-      <Field
-        id="booking-advertiser"
-        label="Advertiser"
-        value={advertiser}
-        onChange={setAdvertiser}
-        outcome={outcome}
-        field="advertiser.name"
-      />
-      <Field
-        id="booking-campaign"
-        label="Campaign"
-        value={campaign}
-        onChange={setCampaign}
-        outcome={outcome}
-        field="campaign.name"
-      />
-      <Field
-        id="booking-ref"
-        label="Campaign reference"
-        value={ref}
-        onChange={setRef}
-        outcome={outcome}
-        field="campaign.external_ref"
-      />
+      <Fields specs={BOOKING_SPECS} {...form} />
       <LineFields
         value={line}
         onChange={setLine}
         placements={placements}
         connection={connection}
-        outcome={outcome}
+        outcome={form.outcome}
         prefix="lines.0."
       />
-      <button type="submit" className="primary" disabled={!connection}>
-        Create booking
-      </button>
-      <OutcomeLine
-        outcome={outcome}
-        shown={[
-          'advertiser.name',
-          'campaign.name',
-          'campaign.external_ref',
-          'lines.0.month',
-          'lines.0.goal_impressions',
-          'lines.0.sizes',
-          'lines.0.creatives.0.image_url',
-          'lines.0.creatives.0.landing_url',
-        ]}
-      />
-    </form>
+    </FormCard>
   );
 }

@@ -1,4 +1,4 @@
-import { type FormEvent, useState } from 'react';
+import { useState } from 'react';
 import { AdServersTabs } from './AdServers.tsx';
 import {
   api,
@@ -11,7 +11,9 @@ import {
   type Push,
 } from './api.ts';
 import { emptyLine, type LineDraft, LineFields, lineBody, NewBooking } from './BookingForm.tsx';
-import { Field, failure, type Outcome, OutcomeLine, Status, useLoad } from './ui.tsx';
+import { Fields, FormCard, shownOf, useForm } from './form.tsx';
+import { ACTIONS, Table } from './table.tsx';
+import { failure, type Outcome, OutcomeLine, Status, useLoad } from './ui.tsx';
 
 /** A push's state in words; a booking is "pushed" only when its current revision was accepted. */
 function pushState(b: Pick<Booking, 'order_id' | 'revision' | 'pushed_revision' | 'last_push_error'>) {
@@ -22,15 +24,9 @@ function pushState(b: Pick<Booking, 'order_id' | 'revision' | 'pushed_revision' 
   return <span className="badge">pushed (draft)</span>;
 }
 
-const DELIVERY_COLUMNS = [
-  'Days',
-  'Ad server impressions',
-  'Podium /imp',
-  'Impression discrepancy',
-  'Ad server clicks',
-  'Podium /go',
-  'Click discrepancy',
-];
+/** An id the ad server issued, or a muted note while there is none. */
+const orderCode = (id: string | null, none: string) =>
+  id ? <code>{id}</code> : <span className="muted">{none}</span>;
 
 const pct = (v: string | null) => (v === null ? '—' : `${v} %`);
 
@@ -52,58 +48,52 @@ export function BookingsScreen() {
           list.reload();
         }}
       />
-      <Status
-        loading={list.loading && !list.data}
-        error={list.error}
-        empty={bookings.length === 0 && 'No bookings yet: create one above.'}
-      >
-        <div className="table-wrap">
-          <table className="connections" data-testid="bookings">
-            <thead>
-              <tr>
-                <th scope="col">Campaign</th>
-                <th scope="col">Ad server</th>
-                <th scope="col">Order</th>
-                <th scope="col">State</th>
-                <th scope="col" className="num">
-                  Lines
-                </th>
-                <th scope="col">
-                  <span className="sr-only">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {bookings.map((b) => (
-                <tr key={b.id} aria-current={b.id === current?.id}>
-                  <td>
-                    <strong>{b.campaign_name}</strong>
-                    <div className="muted small">
-                      {b.advertiser_name} · {b.external_ref} · {b.currency}
-                    </div>
-                  </td>
-                  <td>{b.publisher}</td>
-                  <td>{b.order_id ? <code>{b.order_id}</code> : <span className="muted">none yet</span>}</td>
-                  <td>
-                    {pushState(b)}
-                    <div className="muted small">revision {b.revision}</div>
-                  </td>
-                  <td className="num">{b.lines}</td>
-                  <td>
-                    <button
-                      type="button"
-                      aria-pressed={b.id === current?.id}
-                      onClick={() => setOpenId(b.id)}
-                      aria-label={`Open booking ${b.campaign_name}`}
-                    >
-                      Open
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+      <Status load={list} empty={bookings.length === 0 && 'No bookings yet: create one above.'}>
+        <Table
+          className="connections"
+          testId="bookings"
+          rows={bookings}
+          rowKey={(b) => b.id}
+          rowProps={(b) => ({ 'aria-current': b.id === current?.id })}
+          columns={[
+            {
+              head: 'Campaign',
+              cell: (b) => (
+                <>
+                  <strong>{b.campaign_name}</strong>
+                  <div className="muted small">
+                    {b.advertiser_name} · {b.external_ref} · {b.currency}
+                  </div>
+                </>
+              ),
+            },
+            { head: 'Ad server', cell: (b) => b.publisher },
+            { head: 'Order', cell: (b) => orderCode(b.order_id, 'none yet') },
+            {
+              head: 'State',
+              cell: (b) => (
+                <>
+                  {pushState(b)}
+                  <div className="muted small">revision {b.revision}</div>
+                </>
+              ),
+            },
+            { head: 'Lines', num: true, cell: (b) => b.lines },
+            {
+              head: ACTIONS,
+              cell: (b) => (
+                <button
+                  type="button"
+                  aria-pressed={b.id === current?.id}
+                  onClick={() => setOpenId(b.id)}
+                  aria-label={`Open booking ${b.campaign_name}`}
+                >
+                  Open
+                </button>
+              ),
+            },
+          ]}
+        />
       </Status>
       {current && <BookingDetail key={current.id} id={current.id} onPushed={list.reload} />}
     </section>
@@ -153,8 +143,7 @@ function BookingDetail({ id, onPushed }: { id: string; onPushed: () => void }) {
               </button>
             </div>
             <p data-testid="booking-order">
-              Order: {b.order_id ? <code>{b.order_id}</code> : <span className="muted">not pushed yet</span>}{' '}
-              · {pushState(b)} · revision {b.revision}
+              Order: {orderCode(b.order_id, 'not pushed yet')} · {pushState(b)} · revision {b.revision}
               {b.pushed_revision !== null && `, pushed ${b.pushed_revision}`}
             </p>
             {b.last_push_error && (
@@ -164,56 +153,45 @@ function BookingDetail({ id, onPushed }: { id: string; onPushed: () => void }) {
             )}
             <OutcomeLine outcome={outcome} />
             <h3>Lines</h3>
-            <div className="table-wrap">
-              <table data-testid="booking-lines">
-                <thead>
-                  <tr>
-                    <th scope="col">Line</th>
-                    <th scope="col">Month</th>
-                    <th scope="col">Slot</th>
-                    <th scope="col">Sizes · geo</th>
-                    <th scope="col" className="num">
-                      Goal
-                    </th>
-                    <th scope="col">line_item_id</th>
-                    <th scope="col">Banner code</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {b.lines.map((l) => (
-                    <tr key={l.line_no}>
-                      <th scope="row">
-                        {l.line_no}
-                        <div className="muted small">{l.external_ref}</div>
-                      </th>
-                      <td>{l.month}</td>
-                      <td>
-                        <code>{l.inventory_id}</code>
-                      </td>
-                      <td>
-                        {l.sizes.join(', ')}
-                        <div className="muted small">{l.geo.length ? l.geo.join(', ') : 'all geos'}</div>
-                      </td>
-                      <td className="num">{l.goal_impressions.toLocaleString('en')}</td>
-                      <td>
-                        {l.line_item_id ? (
-                          <code>{l.line_item_id}</code>
-                        ) : (
-                          <span className="muted">not pushed</span>
-                        )}
-                      </td>
-                      <td>
-                        {l.click_codes.length ? (
-                          l.click_codes.map((c) => <code key={c}>{c}</code>)
-                        ) : (
-                          <span className="muted">no creative yet</span>
-                        )}
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <Table
+              testId="booking-lines"
+              rows={b.lines}
+              rowKey={(l) => l.line_no}
+              columns={[
+                {
+                  head: 'Line',
+                  rowHeader: true,
+                  cell: (l) => (
+                    <>
+                      {l.line_no}
+                      <div className="muted small">{l.external_ref}</div>
+                    </>
+                  ),
+                },
+                { head: 'Month', cell: (l) => l.month },
+                { head: 'Slot', cell: (l) => <code>{l.inventory_id}</code> },
+                {
+                  head: 'Sizes · geo',
+                  cell: (l) => (
+                    <>
+                      {l.sizes.join(', ')}
+                      <div className="muted small">{l.geo.length ? l.geo.join(', ') : 'all geos'}</div>
+                    </>
+                  ),
+                },
+                { head: 'Goal', num: true, cell: (l) => l.goal_impressions.toLocaleString('en') },
+                { head: 'line_item_id', cell: (l) => orderCode(l.line_item_id, 'not pushed') },
+                {
+                  head: 'Banner code',
+                  cell: (l) =>
+                    l.click_codes.length ? (
+                      l.click_codes.map((c) => <code key={c}>{c}</code>)
+                    ) : (
+                      <span className="muted">no creative yet</span>
+                    ),
+                },
+              ]}
+            />
             <Tags lines={b.lines} />
             <EditLines booking={b} onSaved={() => setPushed((n) => n + 1)} />
             <Delivery id={id} version={pushed} />
@@ -221,47 +199,34 @@ function BookingDetail({ id, onPushed }: { id: string; onPushed: () => void }) {
         )}
       </Status>
       <h3>Push history</h3>
-      <Status
-        loading={pushes.loading && !pushes.data}
-        error={pushes.error}
-        empty={(pushes.data?.data.length ?? 0) === 0 && 'Never pushed.'}
-      >
-        <div className="table-wrap">
-          <table data-testid="booking-pushes">
-            <thead>
-              <tr>
-                <th scope="col">Revision</th>
-                <th scope="col">Status</th>
-                <th scope="col" className="num">
-                  HTTP
-                </th>
-                <th scope="col" className="num">
-                  Calls
-                </th>
-                <th scope="col">Idempotency key</th>
-                <th scope="col">Error</th>
-              </tr>
-            </thead>
-            <tbody>
-              {pushes.data?.data.map((p) => (
-                <tr key={p.idempotency_key}>
-                  <th scope="row">{p.revision}</th>
-                  <td>
-                    <span className={`badge ${p.status === 'succeeded' ? '' : 'off'}`}>{p.status}</span>
-                  </td>
-                  <td className="num">{p.http_status ?? '—'}</td>
-                  <td className="num">{p.calls}</td>
-                  <td className="small break">
-                    <code>{p.idempotency_key}</code>
-                  </td>
-                  <td className="small break">
-                    {p.error ? <span className="error">{p.error}</span> : <span className="muted">none</span>}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+      <Status load={pushes} empty={(pushes.data?.data.length ?? 0) === 0 && 'Never pushed.'}>
+        <Table
+          testId="booking-pushes"
+          rows={pushes.data?.data ?? []}
+          rowKey={(p) => p.idempotency_key}
+          columns={[
+            { head: 'Revision', rowHeader: true, cell: (p) => p.revision },
+            {
+              head: 'Status',
+              cell: (p) => (
+                <span className={`badge ${p.status === 'succeeded' ? '' : 'off'}`}>{p.status}</span>
+              ),
+            },
+            { head: 'HTTP', num: true, cell: (p) => p.http_status ?? '—' },
+            { head: 'Calls', num: true, cell: (p) => p.calls },
+            {
+              head: 'Idempotency key',
+              className: 'small break',
+              cell: (p) => <code>{p.idempotency_key}</code>,
+            },
+            {
+              head: 'Error',
+              className: 'small break',
+              cell: (p) =>
+                p.error ? <span className="error">{p.error}</span> : <span className="muted">none</span>,
+            },
+          ]}
+        />
       </Status>
     </section>
   );
@@ -285,39 +250,44 @@ function Delivery({ id, version }: { id: string; version: number }) {
                 'No delivery reported yet: the ad server reports once the order is live and a pull has run. '}
               Days in the account time zone {d.timezone}. Discrepancy = (ad server − Podium) / ad server.
             </p>
-            <div className="table-wrap">
-              <table data-testid="booking-delivery">
-                <thead>
-                  <tr>
-                    <th scope="col">Line</th>
-                    {DELIVERY_COLUMNS.map((c) => (
-                      <th key={c} scope="col" className="num">
-                        {c}
-                      </th>
-                    ))}
-                  </tr>
-                </thead>
-                <tbody>
-                  {d.lines.map((l) => (
-                    <tr key={l.line_no}>
-                      <th scope="row">
-                        {l.line_no} · {l.month}
-                        <div className="muted small">
-                          {l.line_item_id ? <code>{l.line_item_id}</code> : 'not pushed'}
-                        </div>
-                      </th>
-                      <td className="num">{l.days.length}</td>
-                      <td className="num">{l.totals.impressions.toLocaleString('en')}</td>
-                      <td className="num">{l.totals.podium_impressions.toLocaleString('en')}</td>
-                      <td className="num">{pct(l.totals.impression_discrepancy_pct)}</td>
-                      <td className="num">{l.totals.clicks.toLocaleString('en')}</td>
-                      <td className="num">{l.totals.podium_clicks.toLocaleString('en')}</td>
-                      <td className="num">{pct(l.totals.click_discrepancy_pct)}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <Table
+              testId="booking-delivery"
+              rows={d.lines}
+              rowKey={(l) => l.line_no}
+              columns={[
+                {
+                  head: 'Line',
+                  rowHeader: true,
+                  cell: (l) => (
+                    <>
+                      {l.line_no} · {l.month}
+                      <div className="muted small">
+                        {l.line_item_id ? <code>{l.line_item_id}</code> : 'not pushed'}
+                      </div>
+                    </>
+                  ),
+                },
+                { head: 'Days', num: true, cell: (l) => l.days.length },
+                {
+                  head: 'Ad server impressions',
+                  num: true,
+                  cell: (l) => l.totals.impressions.toLocaleString('en'),
+                },
+                {
+                  head: 'Podium /imp',
+                  num: true,
+                  cell: (l) => l.totals.podium_impressions.toLocaleString('en'),
+                },
+                {
+                  head: 'Impression discrepancy',
+                  num: true,
+                  cell: (l) => pct(l.totals.impression_discrepancy_pct),
+                },
+                { head: 'Ad server clicks', num: true, cell: (l) => l.totals.clicks.toLocaleString('en') },
+                { head: 'Podium /go', num: true, cell: (l) => l.totals.podium_clicks.toLocaleString('en') },
+                { head: 'Click discrepancy', num: true, cell: (l) => pct(l.totals.click_discrepancy_pct) },
+              ]}
+            />
           </>
         )}
       </Status>
@@ -351,6 +321,17 @@ function Tags({ lines }: { lines: BookingLine[] }) {
   );
 }
 
+const LINE_SPECS = [
+  { key: 'goal', id: 'edit-goal', label: 'Goal impressions', field: 'goal_impressions' },
+  { key: 'image', id: 'edit-image', label: 'Approved creative image URL', field: 'creatives.0.image_url' },
+  {
+    key: 'landing',
+    id: 'edit-landing',
+    label: 'Approved creative landing URL',
+    field: 'creatives.0.landing_url',
+  },
+] as const;
+
 /** Edits a line's goal and approved creative, and adds lines; each change is a revision to push. */
 function EditLines({ booking, onSaved }: { booking: Booking; onSaved: () => void }) {
   const conn = useLoad(
@@ -361,48 +342,44 @@ function EditLines({ booking, onSaved }: { booking: Booking; onSaved: () => void
   const first = booking.lines[0];
   const [lineNo, setLineNo] = useState(String(first?.line_no ?? 1));
   const line = booking.lines.find((l) => String(l.line_no) === lineNo) ?? first;
-  const [goal, setGoal] = useState('');
-  const [image, setImage] = useState('');
-  const [landing, setLanding] = useState('');
+  const form = useForm({ goal: '', image: '', landing: '' });
   const [added, setAdded] = useState<LineDraft>(emptyLine(first?.month ?? ''));
-  const [outcome, setOutcome] = useState<Outcome>({});
-  const [addOutcome, setAddOutcome] = useState<Outcome>({});
+  const addForm = useForm({});
 
-  const save = async (e: FormEvent) => {
-    e.preventDefault();
-    if (!line) return;
-    setOutcome({});
-    const [w, h] = (line.sizes[0] ?? '0x0').split('x').map(Number) as [number, number];
-    try {
+  const save = () =>
+    form.run(async () => {
+      if (!line) return undefined;
+      const { goal, image, landing } = form.f;
+      const [w, h] = (line.sizes[0] ?? '0x0').split('x').map(Number) as [number, number];
       await api('PATCH', `/adserver/bookings/${booking.id}/lines/${line.line_no}`, {
         ...(goal ? { goal_impressions: Number(goal) } : {}),
         ...(image || landing
           ? { creatives: [{ image_url: image, landing_url: landing, width: w, height: h }] }
           : {}),
       });
-      setOutcome({ ok: `Line ${line.line_no} saved: push to send the change.` });
       onSaved();
-    } catch (err) {
-      setOutcome(failure(err));
-    }
-  };
+      return `Line ${line.line_no} saved: push to send the change.`;
+    });
 
-  const add = async (e: FormEvent) => {
-    e.preventDefault();
-    setAddOutcome({});
-    try {
+  const add = () =>
+    addForm.run(async () => {
       await api('POST', `/adserver/bookings/${booking.id}/lines`, lineBody(added, places.data?.data ?? []));
-      setAddOutcome({ ok: 'Line added: push to create it.' });
       onSaved();
-    } catch (err) {
-      setAddOutcome(failure(err));
-    }
-  };
+      return 'Line added: push to create it.';
+    });
 
   return (
     <div className="row wrap">
-      <form onSubmit={save} className="card" aria-labelledby="edit-line" noValidate>
-        <h3 id="edit-line">Edit a line</h3>
+      <FormCard
+        id="edit-line"
+        title="Edit a line"
+        heading="h3"
+        grid={false}
+        outcome={form.outcome}
+        shown={shownOf(LINE_SPECS)}
+        onSubmit={save}
+        submit="Save line"
+      >
         <div className="field">
           <label htmlFor="edit-line-no">Line</label>
           <select id="edit-line-no" value={lineNo} onChange={(e) => setLineNo(e.target.value)}>
@@ -413,49 +390,27 @@ function EditLines({ booking, onSaved }: { booking: Booking; onSaved: () => void
             ))}
           </select>
         </div>
-        <Field
-          id="edit-goal"
-          label="Goal impressions"
-          value={goal}
-          onChange={setGoal}
-          outcome={outcome}
-          field="goal_impressions"
-        />
-        <Field
-          id="edit-image"
-          label="Approved creative image URL"
-          value={image}
-          onChange={setImage}
-          outcome={outcome}
-          field="creatives.0.image_url"
-        />
-        <Field
-          id="edit-landing"
-          label="Approved creative landing URL"
-          value={landing}
-          onChange={setLanding}
-          outcome={outcome}
-          field="creatives.0.landing_url"
-        />
-        <button type="submit">Save line</button>
-        <OutcomeLine
-          outcome={outcome}
-          shown={['goal_impressions', 'creatives.0.image_url', 'creatives.0.landing_url']}
-        />
-      </form>
-      <form onSubmit={add} className="card" aria-labelledby="add-line" noValidate>
-        <h3 id="add-line">Add a line</h3>
+        <Fields specs={LINE_SPECS} {...form} />
+      </FormCard>
+      <FormCard
+        id="add-line"
+        title="Add a line"
+        heading="h3"
+        grid={false}
+        outcome={addForm.outcome}
+        shown={['month', 'goal_impressions', 'sizes']}
+        onSubmit={add}
+        submit="Add line"
+      >
         <LineFields
           value={added}
           onChange={setAdded}
           placements={places.data?.data ?? []}
           connection={conn.data?.data}
-          outcome={addOutcome}
+          outcome={addForm.outcome}
           prefix=""
         />
-        <button type="submit">Add line</button>
-        <OutcomeLine outcome={addOutcome} shown={['month', 'goal_impressions', 'sizes']} />
-      </form>
+      </FormCard>
     </div>
   );
 }

@@ -1,7 +1,8 @@
 import { useEffect, useState } from 'react';
 import { api, type Edition, type WireToplist } from './api.ts';
 import { diffEditions } from './edition-diff.ts';
-import { Status } from './ui.tsx';
+import { Table } from './table.tsx';
+import { PickList, Status } from './ui.tsx';
 
 /** Fetches edition documents on demand and keeps them (editions never change once published). */
 function useEditionDocs(toplistId: number, wanted: (string | null)[]) {
@@ -48,16 +49,19 @@ export function EditionHistory({
     <div>
       <h2>Edition history</h2>
       <Status loading={loading} error={error} empty={editions?.length === 0 && 'Never published.'}>
-        <ul className="picklist">
-          {editions?.map((ed) => (
-            <li key={ed.id}>
-              <button type="button" aria-pressed={shown === ed.version} onClick={() => onShow(ed.version)}>
-                v{ed.version} · {new Date(ed.publishedAt).toLocaleString()}
-                {ed.version === latest && <span className="muted"> (latest)</span>}
-              </button>
-            </li>
-          ))}
-        </ul>
+        <PickList
+          items={editions}
+          itemKey={(ed) => ed.version}
+          current={shown}
+          onPick={(ed) => onShow(ed.version)}
+        >
+          {(ed) => (
+            <>
+              v{ed.version} · {new Date(ed.publishedAt).toLocaleString()}
+              {ed.version === latest && <span className="muted"> (latest)</span>}
+            </>
+          )}
+        </PickList>
         {editions && editions.length >= 2 && (
           <section aria-labelledby="diff-heading" className="card diff">
             <h3 id="diff-heading">Compare two editions</h3>
@@ -136,35 +140,19 @@ function DiffTable({ older, newer }: { older: WireToplist; newer: WireToplist })
           No item changes between v{older.version} and v{newer.version}.
         </p>
       ) : (
-        <table data-testid="edition-diff">
-          <caption className="sr-only">
-            Item changes from version {older.version} to version {newer.version}
-          </caption>
-          <thead>
-            <tr>
-              <th scope="col">Pos.</th>
-              <th scope="col">Change</th>
-              <th scope="col">Brand</th>
-              <th scope="col">Details</th>
-            </tr>
-          </thead>
-          <tbody>
-            {changes.map((c) => (
-              <tr key={`${c.kind}-${c.position}-${c.brand}`} className={`diff-${c.kind}`}>
-                <td>{c.position}</td>
-                <td>
-                  <span className={`badge ${c.kind}`}>{KIND_LABEL[c.kind]}</span>
-                </td>
-                <td>{c.brand}</td>
-                <td>
-                  {c.details.map((d) => (
-                    <div key={d}>{d}</div>
-                  ))}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <Table
+          testId="edition-diff"
+          caption={`Item changes from version ${older.version} to version ${newer.version}`}
+          rows={changes}
+          rowKey={(c) => `${c.kind}-${c.position}-${c.brand}`}
+          rowProps={(c) => ({ className: `diff-${c.kind}` })}
+          columns={[
+            { head: 'Pos.', cell: (c) => c.position },
+            { head: 'Change', cell: (c) => <span className={`badge ${c.kind}`}>{KIND_LABEL[c.kind]}</span> },
+            { head: 'Brand', cell: (c) => c.brand },
+            { head: 'Details', cell: (c) => c.details.map((d) => <div key={d}>{d}</div>) },
+          ]}
+        />
       )}
     </>
   );

@@ -52,11 +52,7 @@ export function ReconciliationTable({
   return (
     <section aria-labelledby="rec-heading">
       <h2 id="rec-heading">Reconciliation with the operator's report</h2>
-      <Status
-        loading={rec.loading && !rec.data}
-        error={rec.error}
-        empty={r?.days.length === 0 && 'No days in this range.'}
-      >
+      <Status load={rec} empty={r?.days.length === 0 && 'No days in this range.'}>
         {r && (
           <>
             <p className="muted small" data-testid="rec-summary">

@@ -1,79 +1,70 @@
 import { type FormEvent, useState } from 'react';
-import { api, type Page, type Site, type SiteToken } from './api.ts';
-import { Field, failure, type Outcome, OutcomeLine, Status, useLoad } from './ui.tsx';
+import { api, type Site, type SiteToken } from './api.ts';
+import { FormCard, useForm } from './form.tsx';
+import { MasterList, usePagedList } from './lists.tsx';
+import { TokenTable } from './tokens.tsx';
+import { failure, type Outcome, OutcomeLine, SecretOnce, Status, useLoad } from './ui.tsx';
 
 /** Sites and their read tokens: create (shown once, with copy), list, revoke. */
 export function SitesScreen() {
-  const sites = useLoad(() => api<Page<Site>>('GET', '/sites?per_page=100'), '');
+  const sites = usePagedList<Site>('/sites', { perPage: 50 });
   const [siteId, setSiteId] = useState<number | null>(null);
   const current = siteId ?? sites.data?.data[0]?.id ?? null;
   return (
     <section className="split">
-      <div>
-        <h1>Sites</h1>
-        <Status
-          loading={sites.loading}
-          error={sites.error}
-          empty={sites.data?.data.length === 0 && 'No sites yet.'}
-        >
-          <ul className="picklist">
-            {sites.data?.data.map((s) => (
-              <li key={s.id}>
-                <button type="button" aria-pressed={s.id === current} onClick={() => setSiteId(s.id)}>
-                  {s.name} <span className="muted">{s.domain}</span>
-                </button>
-              </li>
-            ))}
-          </ul>
-        </Status>
+      <MasterList
+        title="Sites"
+        unit="site"
+        list={sites}
+        search={{ id: 'site-search', label: 'Search sites', placeholder: 'name or domain' }}
+        empty="No sites yet."
+        current={current}
+        onPick={(s) => setSiteId(s.id)}
+        item={(s) => (
+          <>
+            {s.name} <span className="muted">{s.domain}</span>
+          </>
+        )}
+      >
         <NewSite
           onCreated={(site) => {
             setSiteId(site.id);
             sites.reload();
           }}
         />
-      </div>
+      </MasterList>
       {current !== null && <Tokens key={current} siteId={current} />}
     </section>
   );
 }
 
+const SITE_SPECS = [
+  { key: 'domain', id: 'site-domain', label: 'Domain' },
+  { key: 'name', id: 'site-name', label: 'Name' },
+] as const;
+
 function NewSite({ onCreated }: { onCreated: (site: Site) => void }) {
-  const [f, setF] = useState({ domain: '', name: '' });
-  const [outcome, setOutcome] = useState<Outcome>({});
-  const create = async (e: FormEvent) => {
-    e.preventDefault();
-    try {
-      const r = await api<{ data: Site }>('POST', '/sites', { domain: f.domain.trim(), name: f.name.trim() });
-      setF({ domain: '', name: '' });
-      setOutcome({ ok: `Site ${r.data.domain} created.` });
+  const form = useForm({ domain: '', name: '' });
+  const create = () =>
+    form.run(async () => {
+      const r = await api<{ data: Site }>('POST', '/sites', {
+        domain: form.f.domain.trim(),
+        name: form.f.name.trim(),
+      });
+      form.setF({ domain: '', name: '' });
       onCreated(r.data);
-    } catch (err) {
-      setOutcome(failure(err));
-    }
-  };
+      return `Site ${r.data.domain} created.`;
+    });
   return (
-    <form onSubmit={create} className="card" aria-labelledby="new-site" noValidate>
-      <h2 id="new-site">New site</h2>
-      <Field
-        id="site-domain"
-        label="Domain"
-        value={f.domain}
-        onChange={(v) => setF({ ...f, domain: v })}
-        outcome={outcome}
-        field="domain"
-      />
-      <Field
-        id="site-name"
-        label="Name"
-        value={f.name}
-        onChange={(v) => setF({ ...f, name: v })}
-        outcome={outcome}
-        field="name"
-      />
-      <OutcomeLine outcome={outcome} shown={['domain', 'name']} />
-      <button type="submit">Create site</button>
-    </form>
+    <FormCard
+      id="new-site"
+      title="New site"
+      grid={false}
+      form={form}
+      specs={SITE_SPECS}
+      onSubmit={create}
+      submit="Create site"
+    />
   );
 }
 
@@ -82,7 +73,6 @@ function Tokens({ siteId }: { siteId: number }) {
   const [name, setName] = useState('');
   const [created, setCreated] = useState<{ token: string; name: string } | null>(null);
   const [outcome, setOutcome] = useState<Outcome>({});
-  const [copied, setCopied] = useState(false);
 
   const create = async (e: FormEvent) => {
     e.preventDefault();
@@ -91,7 +81,6 @@ function Tokens({ siteId }: { siteId: number }) {
         name,
       });
       setCreated(r.data);
-      setCopied(false);
       setName('');
       setOutcome({});
       tokens.reload();
@@ -109,11 +98,6 @@ function Tokens({ siteId }: { siteId: number }) {
       setOutcome(failure(err));
     }
   };
-  const copy = async (token: string) => {
-    await navigator.clipboard.writeText(token);
-    setCopied(true);
-  };
-
   return (
     <div>
       <h2>Tokens</h2>
@@ -125,57 +109,18 @@ function Tokens({ siteId }: { siteId: number }) {
         <button type="submit">Create token</button>
       </form>
       {created && (
-        <div className="notice" role="status">
-          <p>
-            Token <strong>{created.name || '(unnamed)'}</strong> — copy it now, it is shown only once:
-          </p>
-          <code className="secret" data-testid="new-token">
-            {created.token}
-          </code>
-          <button type="button" onClick={() => copy(created.token)}>
-            {copied ? 'Copied' : 'Copy token'}
-          </button>
-          <button type="button" onClick={() => setCreated(null)}>
-            Done
-          </button>
-        </div>
+        <SecretOnce
+          secret={created.token}
+          testId="new-token"
+          copyLabel="Copy token"
+          onDone={() => setCreated(null)}
+        >
+          Token <strong>{created.name || '(unnamed)'}</strong> — copy it now, it is shown only once:
+        </SecretOnce>
       )}
       <OutcomeLine outcome={outcome} />
-      <Status
-        loading={tokens.loading}
-        error={tokens.error}
-        empty={tokens.data?.data.length === 0 && 'No tokens.'}
-      >
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Token</th>
-              <th scope="col">Created</th>
-              <th scope="col">Status</th>
-            </tr>
-          </thead>
-          <tbody>
-            {tokens.data?.data.map((t) => (
-              <tr key={t.id}>
-                <td>{t.name || <span className="muted">(unnamed)</span>}</td>
-                <td>
-                  <code>{t.hint}</code>
-                </td>
-                <td>{new Date(t.createdAt).toLocaleString()}</td>
-                <td>
-                  {t.revokedAt ? (
-                    <span className="badge off">revoked</span>
-                  ) : (
-                    <button type="button" onClick={() => revoke(t)} aria-label={`Revoke ${t.name || t.hint}`}>
-                      Revoke
-                    </button>
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+      <Status load={tokens} empty={tokens.data?.data.length === 0 && 'No tokens.'}>
+        <TokenTable tokens={tokens.data?.data ?? []} onRevoke={revoke} />
       </Status>
     </div>
   );

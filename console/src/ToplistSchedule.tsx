@@ -1,6 +1,5 @@
-import { type FormEvent, useState } from 'react';
 import { api, type Toplist } from './api.ts';
-import { Field, failure, type Outcome, OutcomeLine } from './ui.tsx';
+import { Fields, FormCard, shownOf, useForm } from './form.tsx';
 
 /** Where now falls in a toplist's publish window (evaluated by the server at read time, too). */
 export function windowState(t: Pick<Toplist, 'liveFrom' | 'liveUntil'>, now = Date.now()) {
@@ -45,53 +44,47 @@ function WindowSummary({ t }: { t: Toplist }) {
 
 /** The publish window (`liveFrom` / `liveUntil`): the toplist is served only inside it. */
 export function ToplistSchedule({ toplist, onSaved }: { toplist: Toplist; onSaved: () => void }) {
-  const [from, setFrom] = useState(toLocalInput(toplist.liveFrom));
-  const [until, setUntil] = useState(toLocalInput(toplist.liveUntil));
-  const [outcome, setOutcome] = useState<Outcome>({});
+  const form = useForm(() => ({
+    from: toLocalInput(toplist.liveFrom),
+    until: toLocalInput(toplist.liveUntil),
+  }));
   const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+  const specs = [
+    { key: 'from', id: 'live-from', label: `Live from (${zone})`, type: 'datetime-local', field: 'liveFrom' },
+    {
+      key: 'until',
+      id: 'live-until',
+      label: `Live until (${zone})`,
+      type: 'datetime-local',
+      field: 'liveUntil',
+    },
+  ] as const;
 
-  const save = async (window: { liveFrom: string | null; liveUntil: string | null }, ok: string) => {
-    try {
+  const save = (window: { liveFrom: string | null; liveUntil: string | null }, ok: string) =>
+    form.run(async () => {
       const r = await api<{ data: Toplist }>('PATCH', `/toplists/${toplist.id}`, window);
-      setFrom(toLocalInput(r.data.liveFrom));
-      setUntil(toLocalInput(r.data.liveUntil));
-      setOutcome({ ok });
+      form.setF({ from: toLocalInput(r.data.liveFrom), until: toLocalInput(r.data.liveUntil) });
       onSaved();
-    } catch (err) {
-      setOutcome(failure(err));
-    }
-  };
-  const submit = (e: FormEvent) => {
-    e.preventDefault();
-    save({ liveFrom: fromLocalInput(from), liveUntil: fromLocalInput(until) }, 'Schedule saved.');
-  };
+      return ok;
+    });
   return (
-    <form onSubmit={submit} className="card" aria-labelledby="schedule-heading" noValidate>
-      <h2 id="schedule-heading">Schedule</h2>
-      <WindowSummary t={toplist} />
-      <div className="row">
-        <Field
-          id="live-from"
-          label={`Live from (${zone})`}
-          type="datetime-local"
-          value={from}
-          onChange={setFrom}
-          outcome={outcome}
-          field="liveFrom"
-        />
-        <Field
-          id="live-until"
-          label={`Live until (${zone})`}
-          type="datetime-local"
-          value={until}
-          onChange={setUntil}
-          outcome={outcome}
-          field="liveUntil"
-        />
-      </div>
-      <p className="muted small">Empty means no limit. A change applies to the live edition at once.</p>
-      <div className="row">
-        <button type="submit">Save schedule</button>
+    <FormCard
+      id="schedule-heading"
+      title="Schedule"
+      grid={false}
+      outcome={form.outcome}
+      shown={shownOf(specs)}
+      onSubmit={() =>
+        save(
+          { liveFrom: fromLocalInput(form.f.from), liveUntil: fromLocalInput(form.f.until) },
+          'Schedule saved.',
+        )
+      }
+      submit="Save schedule"
+      footer={
+        <p className="muted small">Empty means no limit. A change applies to the live edition at once.</p>
+      }
+      actions={
         <button
           type="button"
           onClick={() => save({ liveFrom: null, liveUntil: null }, 'Schedule cleared.')}
@@ -99,8 +92,12 @@ export function ToplistSchedule({ toplist, onSaved }: { toplist: Toplist; onSave
         >
           Clear schedule
         </button>
+      }
+    >
+      <WindowSummary t={toplist} />
+      <div className="row">
+        <Fields specs={specs} {...form} />
       </div>
-      <OutcomeLine outcome={outcome} shown={['liveFrom', 'liveUntil']} />
-    </form>
+    </FormCard>
   );
 }

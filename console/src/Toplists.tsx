@@ -11,7 +11,10 @@ import {
   type ToplistItem,
 } from './api.ts';
 import { EditionHistory } from './Editions.tsx';
+import { SearchBox, SearchPicker, useNames, usePagedList } from './lists.tsx';
+import { applyOrder, SuggestedOrder } from './SuggestedOrder.tsx';
 import { ToplistSchedule, windowState } from './ToplistSchedule.tsx';
+import { ACTIONS, Pager, Table } from './table.tsx';
 import { failure, type Outcome, OutcomeLine, SelectField, Status, useLoad } from './ui.tsx';
 
 /** Toplists filtered by site, template and geo; picking one opens its draft editor. */
@@ -20,13 +23,12 @@ export function ToplistsScreen() {
   const [openId, setOpenId] = useState<number | null>(null);
   const sites = useLoad(() => api<Page<Site>>('GET', '/sites?per_page=100'), '');
   const templates = useLoad(() => api<Page<Template>>('GET', '/templates?per_page=100'), '');
-  const query = new URLSearchParams({ per_page: '100' });
-  if (filter.site) query.set('site_id', filter.site);
-  if (filter.template) query.set('template_id', filter.template);
-  if (filter.geoType) query.set('geo_type', filter.geoType);
-  if (filter.geoCode.trim()) query.set('geo_code', filter.geoCode.trim().toUpperCase());
-  const qs = query.toString();
-  const list = useLoad(() => api<Page<Toplist>>('GET', `/toplists?${qs}`), qs);
+  const params: Record<string, string> = {};
+  if (filter.site) params.site_id = filter.site;
+  if (filter.template) params.template_id = filter.template;
+  if (filter.geoType) params.geo_type = filter.geoType;
+  if (filter.geoCode.trim()) params.geo_code = filter.geoCode.trim().toUpperCase();
+  const list = usePagedList<Toplist>('/toplists', { params, perPage: 50 });
   const siteName = (id: number) => sites.data?.data.find((s) => s.id === id)?.domain ?? `site ${id}`;
 
   if (openId !== null) {
@@ -45,6 +47,7 @@ export function ToplistsScreen() {
     <section>
       <h1>Toplists</h1>
       <form className="row" aria-label="Filter toplists" onSubmit={(e) => e.preventDefault()}>
+        <SearchBox id="f-search" label="Search toplists" value={list.q} onChange={list.setQ} />
         <SelectField
           id="f-site"
           label="Site"
@@ -84,64 +87,52 @@ export function ToplistsScreen() {
           />
         </div>
       </form>
-      <Status
-        loading={list.loading}
-        error={list.error}
-        empty={list.data?.data.length === 0 && 'No toplists match these filters.'}
-      >
-        <p className="muted small">
-          {list.data?.meta.total} toplists
-          {(list.data?.meta.total ?? 0) > 100 ? ' (first 100 shown; narrow the filters)' : ''}
-        </p>
-        <div className="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Slug</th>
-                <th scope="col">Site</th>
-                <th scope="col">Geo</th>
-                <th scope="col">Live</th>
-                <th scope="col">
-                  <span className="sr-only">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.data?.data.map((t) => (
-                <tr key={t.id}>
-                  <td>{t.name}</td>
-                  <td>
-                    <code>{t.slug}</code>
-                  </td>
-                  <td>{siteName(t.siteId)}</td>
-                  <td>
-                    {t.geo.type} {t.geo.code}
-                  </td>
-                  <td>
-                    {t.liveVersion ? (
-                      <span className="badge">v{t.liveVersion}</span>
-                    ) : (
-                      <span className="badge off">unpublished</span>
-                    )}{' '}
-                    <ScheduleBadge t={t} />
-                  </td>
-                  <td>
-                    <button
-                      type="button"
-                      onClick={() => setOpenId(t.id)}
-                      aria-label={`Edit ${t.name} (${t.geo.code})`}
-                    >
-                      Edit
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+      <Status load={list} empty={list.data?.data.length === 0 && 'No toplists match these filters.'}>
+        <p className="muted small">{list.data?.meta.total} toplists</p>
+        <Table
+          rows={list.data?.data ?? []}
+          rowKey={(t) => t.id}
+          columns={[
+            { head: 'Name', cell: (t) => t.name },
+            { head: 'Slug', cell: (t) => <code>{t.slug}</code> },
+            { head: 'Site', cell: (t) => siteName(t.siteId) },
+            { head: 'Geo', cell: (t) => `${t.geo.type} ${t.geo.code}` },
+            {
+              head: 'Live',
+              cell: (t) => (
+                <>
+                  <LiveBadge t={t} /> <ScheduleBadge t={t} />
+                </>
+              ),
+            },
+            {
+              head: ACTIONS,
+              cell: (t) => (
+                <button
+                  type="button"
+                  onClick={() => setOpenId(t.id)}
+                  aria-label={`Edit ${t.name} (${t.geo.code})`}
+                >
+                  Edit
+                </button>
+              ),
+            },
+          ]}
+        />
+        <Pager meta={list.data?.meta} onPage={list.setPage} label="Toplist pages" />
       </Status>
     </section>
+  );
+}
+
+function LiveBadge({ t, prefix = 'v' }: { t: Toplist; prefix?: string }) {
+  return t.liveVersion ? (
+    <span className="badge">
+      {prefix}
+      {t.liveVersion}
+    </span>
+  ) : (
+    <span className="badge off">unpublished</span>
   );
 }
 
@@ -171,8 +162,10 @@ function ToplistEditor({
   siteName: (id: number) => string;
 }) {
   const toplist = useLoad(() => api<{ data: Toplist }>('GET', `/toplists/${id}`), String(id));
-  const brands = useLoad(() => api<Page<Brand>>('GET', '/brands?per_page=100'), '');
-  const editions = useLoad(() => api<{ data: Edition[] }>('GET', `/toplists/${id}/editions`), String(id));
+  const editions = useLoad(
+    () => api<{ data: Edition[] }>('GET', `/toplists/${id}/editions?per_page=100`),
+    String(id),
+  );
   const [items, setItems] = useState<ToplistItem[] | null>(null);
   const [offers, setOffers] = useState<Record<number, Offer[]>>({});
   const [outcome, setOutcome] = useState<Outcome>({});
@@ -208,29 +201,44 @@ function ToplistEditor({
     edit(move(items, index, to));
     focusRow(to);
   };
-  const firstBrand = brands.data?.data[0];
-  const addItem = async () => {
-    if (!items || !firstBrand) return;
-    const list =
-      offers[firstBrand.id] ??
-      (await api<Page<Offer>>('GET', `/offers?brand_id=${firstBrand.id}&per_page=100`)).data;
-    setOffers((o) => ({ ...o, [firstBrand.id]: list }));
-    if (!list[0]) return setOutcome({ error: `${firstBrand.name} has no offer to add` });
-    edit([...items, { position: items.length + 1, brandId: firstBrand.id, offerId: list[0].id }]);
-  };
-  const pickBrand = async (index: number, brandId: number) => {
-    if (!items) return;
+  const [picked, setPicked] = useState<Record<number, string>>({});
+  const fetched = useNames(
+    '/brands',
+    (items ?? []).map((i) => i.brandId).filter((b) => !(b in picked)),
+    (r) => String(r.name),
+  );
+  const brandName = (id: number) => picked[id] ?? fetched[id] ?? `brand ${id}`;
+  const offersOf = async (brandId: number) => {
     const list =
       offers[brandId] ?? (await api<Page<Offer>>('GET', `/offers?brand_id=${brandId}&per_page=100`)).data;
     setOffers((o) => ({ ...o, [brandId]: list }));
-    edit(items.map((it, i) => (i === index ? { ...it, brandId, offerId: list[0]?.id ?? 0 } : it)));
+    return list;
   };
-  const saveDraft = async () => {
-    if (!items) return false;
+  /** Puts a brand (picked by search) at `index`, or adds it at the end, with its first offer. */
+  const placeBrand = async (index: number | null, b: Brand) => {
+    if (!items) return;
+    setPicked((n) => ({ ...n, [b.id]: b.name }));
+    const list = await offersOf(b.id);
+    if (!list[0]) return setOutcome({ error: `${b.name} has no offer to add` });
+    const offerId = list[0].id;
+    if (index === null) edit([...items, { position: items.length + 1, brandId: b.id, offerId }]);
+    else edit(items.map((it, i) => (i === index ? { ...it, brandId: b.id, offerId } : it)));
+  };
+  const searchOffers = async (brandId: number, q: string) =>
+    (await api<Page<Offer>>('GET', `/offers?brand_id=${brandId}&q=${encodeURIComponent(q)}&per_page=20`))
+      .data;
+  const offerText = (brandId: number, offerId: number) => {
+    const o = offers[brandId]?.find((x) => x.id === offerId);
+    return o ? `#${o.id} ${o.offerText.slice(0, 40)}` : `offer #${offerId}`;
+  };
+  const searchBrands = async (q: string) =>
+    (await api<Page<Brand>>('GET', `/brands?q=${encodeURIComponent(q)}&per_page=20`)).data;
+  const saveDraft = async (list = items) => {
+    if (!list) return false;
     try {
       const r = await api<{ data: Toplist }>('PUT', `/toplists/${id}/items`, {
         // The item id, deal id and lock travel back unchanged so the wire item keeps its identity.
-        items: items.map((it) => ({
+        items: list.map((it) => ({
           ...(it.id === undefined ? {} : { id: it.id }),
           position: it.position,
           brandId: it.brandId,
@@ -283,11 +291,7 @@ function ToplistEditor({
             <h1>{t.name}</h1>
             <p className="muted">
               <code>{t.slug}</code> · {siteName(t.siteId)} · {t.geo.type} {t.geo.code} ·{' '}
-              {t.liveVersion ? (
-                <span className="badge">live v{t.liveVersion}</span>
-              ) : (
-                <span className="badge off">unpublished</span>
-              )}
+              <LiveBadge t={t} prefix="live v" />
               {dirty && <span className="badge off"> unsaved changes</span>}
             </p>
             <div className="split editor">
@@ -299,8 +303,7 @@ function ToplistEditor({
                 {items && items.length === 0 && <p className="muted">No items in the draft yet.</p>}
                 <ol className="items" aria-labelledby="items-heading">
                   {items?.map((it, i) => {
-                    const brandName =
-                      brands.data?.data.find((b) => b.id === it.brandId)?.name ?? `brand ${it.brandId}`;
+                    const name = brandName(it.brandId);
                     return (
                       <li
                         key={`${it.position}-${it.brandId}-${it.offerId}`}
@@ -317,44 +320,33 @@ function ToplistEditor({
                           type="button"
                           data-handle={i}
                           aria-describedby="reorder-help"
-                          aria-label={`Position ${i + 1}: ${brandName}. Move with arrow keys`}
+                          aria-label={`Position ${i + 1}: ${name}. Move with arrow keys`}
                           onKeyDown={onHandleKey(i)}
                         >
                           ⇅
                         </button>
                         <span className="pos">{i + 1}</span>
-                        <label className="sr-only" htmlFor={`brand-${i}`}>
-                          Brand at position {i + 1}
-                        </label>
-                        <select
+                        <SearchPicker
                           id={`brand-${i}`}
-                          value={it.brandId}
-                          onChange={(e) => pickBrand(i, Number(e.target.value))}
-                        >
-                          {brands.data?.data.map((b) => (
-                            <option key={b.id} value={b.id}>
-                              {b.name}
-                            </option>
-                          ))}
-                        </select>
-                        <label className="sr-only" htmlFor={`offer-${i}`}>
-                          Offer at position {i + 1}
-                        </label>
-                        <select
+                          label={`Brand at position ${i + 1}`}
+                          current={name}
+                          search={searchBrands}
+                          optionText={(b) => b.name}
+                          optionKey={(b) => b.id}
+                          onPick={(b) => placeBrand(i, b)}
+                        />
+                        <SearchPicker
                           id={`offer-${i}`}
-                          value={it.offerId}
-                          onChange={(e) =>
-                            edit(
-                              items.map((x, j) => (j === i ? { ...x, offerId: Number(e.target.value) } : x)),
-                            )
-                          }
-                        >
-                          {(offers[it.brandId] ?? []).map((o) => (
-                            <option key={o.id} value={o.id}>
-                              #{o.id} {o.offerText.slice(0, 40)}
-                            </option>
-                          ))}
-                        </select>
+                          label={`Offer at position ${i + 1}`}
+                          current={offerText(it.brandId, it.offerId)}
+                          search={(q) => searchOffers(it.brandId, q)}
+                          optionText={(o) => `#${o.id} ${o.offerText.slice(0, 40)}`}
+                          optionKey={(o) => o.id}
+                          onPick={(o) => {
+                            setOffers((all) => ({ ...all, [o.brandId]: [o, ...(all[o.brandId] ?? [])] }));
+                            edit(items.map((x, j) => (j === i ? { ...x, offerId: o.id } : x)));
+                          }}
+                        />
                         <button
                           type="button"
                           onClick={() => edit(move(items, i, i - 1))}
@@ -382,11 +374,19 @@ function ToplistEditor({
                     );
                   })}
                 </ol>
+                {!t.locked && (
+                  <SearchPicker
+                    id="add-brand"
+                    label="Add a brand"
+                    current="Add a brand:"
+                    search={searchBrands}
+                    optionText={(b) => b.name}
+                    optionKey={(b) => b.id}
+                    onPick={(b) => placeBrand(null, b)}
+                  />
+                )}
                 <div className="row">
-                  <button type="button" onClick={addItem} disabled={!firstBrand || t.locked}>
-                    Add item
-                  </button>
-                  <button type="button" onClick={saveDraft} disabled={!dirty}>
+                  <button type="button" onClick={() => saveDraft()} disabled={!dirty}>
                     Save draft
                   </button>
                   <button type="button" className="primary" onClick={publish}>
@@ -399,6 +399,16 @@ function ToplistEditor({
                 <OutcomeLine outcome={outcome} />
               </div>
               <div>
+                <SuggestedOrder
+                  toplistId={id}
+                  onApply={async (order) => {
+                    if (!items) return;
+                    const next = applyOrder(items, order).map((it, i) => ({ ...it, position: i + 1 }));
+                    setItems(next);
+                    if (await saveDraft(next))
+                      setOutcome({ ok: 'Suggested order written to the draft (not published).' });
+                  }}
+                />
                 <ToplistSchedule toplist={t} onSaved={toplist.reload} />
                 <EditionHistory
                   toplistId={id}

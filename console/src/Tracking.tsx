@@ -1,5 +1,7 @@
-import { useEffect, useState } from 'react';
-import { api, type Brand, type Page, type Site, type Toplist } from './api.ts';
+import { useState } from 'react';
+import { api, type Page, type Program, type Site } from './api.ts';
+import { DateRange } from './form.tsx';
+import { useNames } from './lists.tsx';
 import { ReconciliationTable } from './Reconciliation.tsx';
 import { StatsChart } from './StatsChart.tsx';
 import {
@@ -9,16 +11,11 @@ import {
   type Metric,
   type StatsRow,
   seriesOf,
+  type Totals,
   totalsBy,
 } from './stats.ts';
+import { Table } from './table.tsx';
 import { SelectField, Status, useLoad } from './ui.tsx';
-
-interface Program {
-  id: number;
-  slug: string;
-  name: string;
-  timezone: string;
-}
 
 const DIMENSIONS: [Dimension, string][] = [
   ['total', 'Nothing (totals)'],
@@ -26,6 +23,14 @@ const DIMENSIONS: [Dimension, string][] = [
   ['toplist', 'Toplist'],
   ['position', 'Position'],
   ['brand', 'Brand'],
+];
+
+const TOTAL_COLUMNS: [Exclude<keyof Totals, 'key'>, string][] = [
+  ['clicks', 'Clicks'],
+  ['impressions', 'Impressions'],
+  ['registrations', 'Registrations'],
+  ['ftds', 'FTDs'],
+  ['conversions', 'Conversions'],
 ];
 
 const localDay = (d: Date) =>
@@ -53,22 +58,6 @@ async function allStats(qs: string): Promise<{ rows: StatsRow[]; tz: string }> {
 const zoneText = (tz: string | undefined) =>
   tz === 'program' ? "each programme's time zone" : tz === 'site' ? "each site's time zone" : (tz ?? '');
 
-/** Names of the toplists that appear in the numbers, fetched one by one (there can be hundreds of toplists). */
-function useToplistNames(ids: number[]) {
-  const [names, setNames] = useState<Record<number, string>>({});
-  const missing = ids.filter((id) => !(id in names)).slice(0, 30);
-  const key = missing.join(',');
-  useEffect(() => {
-    for (const id of key ? key.split(',').map(Number) : []) {
-      api<{ data: Toplist }>('GET', `/toplists/${id}`).then(
-        (r) => setNames((n) => ({ ...n, [id]: `${r.data.name} (${r.data.geo.code})` })),
-        () => setNames((n) => ({ ...n, [id]: `toplist ${id}` })),
-      );
-    }
-  }, [key]);
-  return names;
-}
-
 /** Clicks, impressions and conversions per day, broken down by site, toplist, position or brand; CSV export. */
 export function TrackingScreen() {
   const [f, setF] = useState(() => ({
@@ -82,7 +71,6 @@ export function TrackingScreen() {
   }));
   const [tz, setTz] = useState('');
   const sites = useLoad(() => api<Page<Site>>('GET', '/sites?per_page=100'), '');
-  const brands = useLoad(() => api<Page<Brand>>('GET', '/brands?per_page=100'), '');
   const programs = useLoad(() => api<Page<Program>>('GET', '/tracking/programs?per_page=100'), '');
 
   const query = new URLSearchParams({ from: f.from, to: f.to });
@@ -92,8 +80,18 @@ export function TrackingScreen() {
   const qs = query.toString();
   const stats = useLoad(() => allStats(qs), qs);
   const rows = stats.data?.rows ?? [];
-  const toplistNames = useToplistNames(
-    f.dim === 'toplist' ? [...new Set(rows.map((r) => r.toplistId).filter((id) => id !== null))] : [],
+  // Toplists and brands can be thousands: only the names the numbers show are fetched, one by one.
+  const idsOf = (dim: Dimension, pick: (r: StatsRow) => number | null) =>
+    f.dim === dim ? rows.map(pick).filter((id) => id !== null) : [];
+  const toplistNames = useNames(
+    '/toplists',
+    idsOf('toplist', (r) => r.toplistId),
+    (t) => `${t.name} (${(t.geo as { code: string }).code})`,
+  );
+  const brandNames = useNames(
+    '/brands',
+    idsOf('brand', (r) => r.brandId),
+    (b) => String(b.name),
   );
 
   const label = (key: string): string => {
@@ -102,7 +100,7 @@ export function TrackingScreen() {
     if (f.dim === 'total') return key;
     const id = Number(key);
     if (f.dim === 'site') return sites.data?.data.find((s) => s.id === id)?.domain ?? `site ${key}`;
-    if (f.dim === 'brand') return brands.data?.data.find((b) => b.id === id)?.name ?? `brand ${key}`;
+    if (f.dim === 'brand') return brandNames[id] ?? `brand ${key}`;
     if (f.dim === 'toplist') return toplistNames[id] ?? `toplist ${key}`;
     return `position ${key}`;
   };
@@ -131,26 +129,7 @@ export function TrackingScreen() {
           setF({ ...f, timezone: tz });
         }}
       >
-        <div className="field">
-          <label htmlFor="t-from">From</label>
-          <input
-            id="t-from"
-            type="date"
-            value={f.from}
-            max={f.to}
-            onChange={(e) => set('from')(e.target.value)}
-          />
-        </div>
-        <div className="field">
-          <label htmlFor="t-to">To</label>
-          <input
-            id="t-to"
-            type="date"
-            value={f.to}
-            min={f.from}
-            onChange={(e) => set('to')(e.target.value)}
-          />
-        </div>
+        <DateRange id="t" from={f.from} to={f.to} onChange={(r) => setF({ ...f, ...r })} />
         <div className="field">
           <label htmlFor="t-tz">Time zone</label>
           <input
@@ -203,57 +182,36 @@ export function TrackingScreen() {
         )}
       </form>
       <Status
-        loading={stats.loading && !stats.data}
-        error={stats.error}
+        load={stats}
         empty={rows.length === 0 && 'No clicks, impressions or conversions in this range.'}
       >
         <p className="muted small" data-testid="stats-summary">
           Days cut in {zoneText(stats.data?.tz)}. {METRICS.map((m) => `${sum(m)} ${m}`).join(' · ')}
         </p>
         <StatsChart days={days} series={series} label={label} summary={summary} />
-        <div className="table-wrap">
-          <table data-testid="stats-totals">
-            <caption className="sr-only">Totals by {f.dim}</caption>
-            <thead>
-              <tr>
-                <th scope="col">{DIMENSIONS.find(([d]) => d === f.dim)?.[1].replace(' (totals)', '')}</th>
-                <th scope="col" className="num">
-                  Clicks
-                </th>
-                <th scope="col" className="num">
-                  Impressions
-                </th>
-                <th scope="col" className="num">
-                  Registrations
-                </th>
-                <th scope="col" className="num">
-                  FTDs
-                </th>
-                <th scope="col" className="num">
-                  Conversions
-                </th>
-                <th scope="col" className="num">
-                  Reg. per click
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {totals.map((t) => (
-                <tr key={t.key}>
-                  <th scope="row">{f.dim === 'total' ? 'All' : label(t.key)}</th>
-                  <td className="num">{t.clicks}</td>
-                  <td className="num">{t.impressions}</td>
-                  <td className="num">{t.registrations}</td>
-                  <td className="num">{t.ftds}</td>
-                  <td className="num">{t.conversions}</td>
-                  <td className="num">
-                    {t.clicks ? `${((100 * t.registrations) / t.clicks).toFixed(1)} %` : '—'}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table
+          testId="stats-totals"
+          caption={`Totals by ${f.dim}`}
+          rows={totals}
+          rowKey={(t) => t.key}
+          columns={[
+            {
+              head: DIMENSIONS.find(([d]) => d === f.dim)?.[1].replace(' (totals)', ''),
+              rowHeader: true,
+              cell: (t) => (f.dim === 'total' ? 'All' : label(t.key)),
+            },
+            ...TOTAL_COLUMNS.map(([m, head]) => ({
+              head,
+              num: true,
+              cell: (t: Totals) => t[m],
+            })),
+            {
+              head: 'Reg. per click',
+              num: true,
+              cell: (t) => (t.clicks ? `${((100 * t.registrations) / t.clicks).toFixed(1)} %` : '—'),
+            },
+          ]}
+        />
       </Status>
       {f.program ? (
         <ReconciliationTable programId={f.program} from={f.from} to={f.to} />

@@ -1,8 +1,11 @@
-import { type FormEvent, Fragment, useState } from 'react';
+import { useState } from 'react';
 import type { Delivery, WebhookEndpoint } from '../../src/modules/webhooks/types.ts';
 import { WEBHOOK_EVENTS } from '../../src/modules/webhooks/types.ts';
 import { api, type Page, type Site } from './api.ts';
-import { Field, failure, type Outcome, OutcomeLine, SelectField, Status, useLoad } from './ui.tsx';
+import { Fields, FormCard, useForm } from './form.tsx';
+import { MasterList, usePagedList } from './lists.tsx';
+import { Table } from './table.tsx';
+import { failure, type Outcome, OutcomeLine, SecretOnce, SelectField, Status, useLoad } from './ui.tsx';
 
 type WithSecret = { data: WebhookEndpoint; secret: string };
 
@@ -10,7 +13,7 @@ const when = (iso: string | null) => (iso ? new Date(iso).toLocaleString() : '�
 
 /** Change webhooks: endpoints (enabled or disabled), create with the secret shown once, test, rotate, and the delivery log. */
 export function WebhooksScreen() {
-  const endpoints = useLoad(() => api<Page<WebhookEndpoint>>('GET', '/webhooks?per_page=100'), '');
+  const endpoints = usePagedList<WebhookEndpoint>('/webhooks', { perPage: 50, search: false });
   const sites = useLoad(() => api<Page<Site>>('GET', '/sites?per_page=100'), '');
   const [selected, setSelected] = useState<string | null>(null);
   const [secret, setSecret] = useState<{ id: string; secret: string; why: string } | null>(null);
@@ -24,42 +27,33 @@ export function WebhooksScreen() {
   };
   return (
     <section className="split wide-right">
-      <div>
-        <h1>Webhooks</h1>
-        <Status
-          loading={endpoints.loading}
-          error={endpoints.error}
-          empty={endpoints.data?.data.length === 0 && 'No webhook endpoints yet.'}
-        >
-          <ul className="picklist" aria-label="Webhook endpoints">
-            {endpoints.data?.data.map((e) => (
-              <li key={e.id}>
-                <button type="button" aria-pressed={e.id === current} onClick={() => setSelected(e.id)}>
-                  <span className={e.enabled ? 'badge' : 'badge off'}>
-                    {e.enabled ? 'enabled' : 'disabled'}
-                  </span>{' '}
-                  {e.url} <span className="muted">{siteName(e.siteId)}</span>
-                </button>
-              </li>
-            ))}
-          </ul>
-        </Status>
+      <MasterList
+        title="Webhooks"
+        listLabel="Webhook endpoints"
+        unit="endpoint"
+        list={endpoints}
+        empty="No webhook endpoints yet."
+        current={current}
+        onPick={(e) => setSelected(e.id)}
+        item={(e) => (
+          <>
+            <span className={e.enabled ? 'badge' : 'badge off'}>{e.enabled ? 'enabled' : 'disabled'}</span>{' '}
+            {e.url} <span className="muted">{siteName(e.siteId)}</span>
+          </>
+        )}
+      >
         <NewEndpoint sites={sites.data?.data ?? []} onCreated={(r) => shown(r, 'created')} />
-      </div>
+      </MasterList>
       <div>
         {secret && (
-          <div className="notice" role="status">
-            <p>Signing secret ({secret.why}): copy it now, it is shown only once.</p>
-            <code className="secret" data-testid="webhook-secret">
-              {secret.secret}
-            </code>
-            <button type="button" onClick={() => navigator.clipboard.writeText(secret.secret)}>
-              Copy secret
-            </button>
-            <button type="button" onClick={() => setSecret(null)}>
-              Done
-            </button>
-          </div>
+          <SecretOnce
+            secret={secret.secret}
+            testId="webhook-secret"
+            copyLabel="Copy secret"
+            onDone={() => setSecret(null)}
+          >
+            Signing secret ({secret.why}): copy it now, it is shown only once.
+          </SecretOnce>
         )}
         {current !== null && (
           <EndpointDetail
@@ -80,47 +74,41 @@ export function WebhooksScreen() {
 }
 
 function NewEndpoint({ sites, onCreated }: { sites: Site[]; onCreated: (r: WithSecret) => void }) {
-  const [url, setUrl] = useState('');
-  const [siteId, setSiteId] = useState('');
+  const form = useForm({ url: '', siteId: '' });
   const [events, setEvents] = useState<string[]>([...WEBHOOK_EVENTS]);
-  const [outcome, setOutcome] = useState<Outcome>({});
-  const create = async (e: FormEvent) => {
-    e.preventDefault();
-    try {
+  const create = () =>
+    form.run(async () => {
       const r = await api<WithSecret>('POST', '/webhooks', {
-        url: url.trim(),
+        url: form.f.url.trim(),
         events,
-        siteId: siteId ? Number(siteId) : null,
+        siteId: form.f.siteId ? Number(form.f.siteId) : null,
       });
-      setUrl('');
-      setOutcome({ ok: `Endpoint ${r.data.url} created.` });
+      form.setF({ ...form.f, url: '' });
       onCreated(r);
-    } catch (err) {
-      setOutcome(failure(err));
-    }
-  };
+      return `Endpoint ${r.data.url} created.`;
+    });
   const toggle = (ev: string) =>
     setEvents(events.includes(ev) ? events.filter((x) => x !== ev) : [...events, ev]);
   return (
-    <form onSubmit={create} className="card" aria-labelledby="new-webhook" noValidate>
-      <h2 id="new-webhook">New endpoint</h2>
-      <Field
-        id="webhook-url"
-        label="URL (https)"
-        value={url}
-        onChange={setUrl}
-        outcome={outcome}
-        field="url"
-      />
+    <FormCard
+      id="new-webhook"
+      title="New endpoint"
+      grid={false}
+      outcome={form.outcome}
+      shown={['url']}
+      onSubmit={create}
+      submit="Create endpoint"
+    >
+      <Fields specs={[{ key: 'url', id: 'webhook-url', label: 'URL (https)' }]} {...form} />
       <SelectField
         id="webhook-site"
         label="Site"
-        value={siteId}
-        onChange={setSiteId}
+        value={form.f.siteId}
+        onChange={form.set('siteId')}
         all="Every site (workspace)"
         options={sites.map((s) => [s.id, s.domain])}
       />
-      <fieldset aria-invalid={outcome.field === 'events'}>
+      <fieldset aria-invalid={form.outcome.field === 'events'}>
         <legend>Events</legend>
         {WEBHOOK_EVENTS.map((ev) => (
           <label key={ev} className="check">
@@ -128,9 +116,7 @@ function NewEndpoint({ sites, onCreated }: { sites: Site[]; onCreated: (r: WithS
           </label>
         ))}
       </fieldset>
-      <OutcomeLine outcome={outcome} shown={['url']} />
-      <button type="submit">Create endpoint</button>
-    </form>
+    </FormCard>
   );
 }
 
@@ -242,77 +228,57 @@ function EndpointDetail({
           </div>
           <OutcomeLine outcome={outcome} />
           <h3>Deliveries</h3>
-          <Status
-            loading={deliveries.loading && !deliveries.data}
-            error={deliveries.error}
-            empty={deliveries.data?.data.length === 0 && 'Nothing sent yet.'}
-          >
-            <table aria-label="Deliveries">
-              <thead>
-                <tr>
-                  <th scope="col">Created</th>
-                  <th scope="col">Event</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Tries</th>
-                  <th scope="col">Next try</th>
-                  <th scope="col">Last error</th>
-                </tr>
-              </thead>
-              <tbody>
-                {deliveries.data?.data.map((d) => (
-                  <Fragment key={d.id}>
-                    <tr>
-                      <td>{when(d.createdAt)}</td>
-                      <td>{d.eventType}</td>
-                      <td>
-                        <span className={d.status === 'failed' ? 'badge off' : 'badge'}>{d.status}</span>
-                      </td>
-                      <td>
-                        <button
-                          type="button"
-                          aria-expanded={open === d.id}
-                          onClick={() => setOpen(open === d.id ? null : d.id)}
-                        >
-                          {d.attempts} / {d.maxAttempts}
-                        </button>
-                      </td>
-                      <td>{when(d.nextAttemptAt)}</td>
-                      <td className="small">{d.lastError ?? ''}</td>
-                    </tr>
-                    {open === d.id && (
-                      <tr>
-                        <td colSpan={6}>
-                          <table aria-label={`Tries of ${d.id}`}>
-                            <thead>
-                              <tr>
-                                <th scope="col">Try</th>
-                                <th scope="col">At</th>
-                                <th scope="col">HTTP</th>
-                                <th scope="col">Latency</th>
-                                <th scope="col">Error</th>
-                                <th scope="col">Next try</th>
-                              </tr>
-                            </thead>
-                            <tbody>
-                              {d.log.map((a) => (
-                                <tr key={a.attempt}>
-                                  <td>{a.attempt}</td>
-                                  <td>{when(a.startedAt)}</td>
-                                  <td>{a.httpStatus ?? '—'}</td>
-                                  <td>{a.latencyMs} ms</td>
-                                  <td className="small">{a.error ?? (a.succeeded ? 'ok' : '')}</td>
-                                  <td>{when(a.nextAttemptAt)}</td>
-                                </tr>
-                              ))}
-                            </tbody>
-                          </table>
-                        </td>
-                      </tr>
-                    )}
-                  </Fragment>
-                ))}
-              </tbody>
-            </table>
+          <Status load={deliveries} empty={deliveries.data?.data.length === 0 && 'Nothing sent yet.'}>
+            <Table
+              label="Deliveries"
+              rows={deliveries.data?.data ?? []}
+              rowKey={(d) => d.id}
+              columns={[
+                { head: 'Created', cell: (d) => when(d.createdAt) },
+                { head: 'Event', cell: (d) => d.eventType },
+                {
+                  head: 'Status',
+                  cell: (d) => (
+                    <span className={d.status === 'failed' ? 'badge off' : 'badge'}>{d.status}</span>
+                  ),
+                },
+                {
+                  head: 'Tries',
+                  cell: (d) => (
+                    <button
+                      type="button"
+                      aria-expanded={open === d.id}
+                      onClick={() => setOpen(open === d.id ? null : d.id)}
+                    >
+                      {d.attempts} / {d.maxAttempts}
+                    </button>
+                  ),
+                },
+                { head: 'Next try', cell: (d) => when(d.nextAttemptAt) },
+                { head: 'Last error', className: 'small', cell: (d) => d.lastError ?? '' },
+              ]}
+              expanded={(d) =>
+                open === d.id && (
+                  <Table
+                    label={`Tries of ${d.id}`}
+                    rows={d.log}
+                    rowKey={(a) => a.attempt}
+                    columns={[
+                      { head: 'Try', cell: (a) => a.attempt },
+                      { head: 'At', cell: (a) => when(a.startedAt) },
+                      { head: 'HTTP', cell: (a) => a.httpStatus ?? '—' },
+                      { head: 'Latency', cell: (a) => `${a.latencyMs} ms` },
+                      {
+                        head: 'Error',
+                        className: 'small',
+                        cell: (a) => a.error ?? (a.succeeded ? 'ok' : ''),
+                      },
+                      { head: 'Next try', cell: (a) => when(a.nextAttemptAt) },
+                    ]}
+                  />
+                )
+              }
+            />
           </Status>
         </div>
       )}

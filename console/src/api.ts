@@ -1,5 +1,11 @@
 // The ad-server shapes are the server's own (a self-contained types file), so the two cannot drift.
+import type { PageMeta } from '../../src/lib/paging.ts';
 import type { Capability } from '../../src/modules/adserver/types.ts';
+import type {
+  EditionMeta,
+  ToplistItem as ServerItem,
+  Toplist as ServerToplist,
+} from '../../src/modules/catalog/types.ts';
 
 export type { Booking, BookingLine, BookingSummary } from '../../src/modules/adserver/orders.ts';
 export type {
@@ -50,69 +56,22 @@ export async function api<T>(method: string, path: string, body?: unknown): Prom
   return json as T;
 }
 
+export type { PageMeta } from '../../src/lib/paging.ts';
+export type { Program } from '../../src/modules/tracking/types.ts';
+
+/** A list answer of the admin API: one page of rows and the server's paging meta. */
 export interface Page<T> {
   data: T[];
-  meta: { total: number };
+  meta: PageMeta;
 }
-export interface Site {
-  id: number;
-  domain: string;
-  name: string;
-}
-export interface Template {
-  id: number;
-  name: string;
-}
-export interface SiteToken {
-  id: number;
-  name: string;
-  hint: string;
-  createdAt: string;
-  revokedAt: string | null;
-}
-export interface Brand {
-  id: number;
-  name: string;
-  slug: string;
-  rating: number;
-  logo: { rectangular: string; square: string; backgroundColor: string };
-}
-export interface Offer {
-  id: number;
-  brandId: number;
-  offerText: string;
-  bonusCode: string;
-  bonusWageringRequirement: number;
-}
-export interface ToplistItem {
-  /** Absent on an item added in the console and not saved yet; kept on save so the wire item id stays stable. */
-  id?: number;
-  position: number;
-  brandId: number;
-  offerId: number;
-  dealId?: number;
-  isLocked?: boolean;
-}
-export interface Toplist {
-  id: number;
-  siteId: number;
-  templateId: number;
-  name: string;
-  slug: string;
-  geo: { type: string; code: string; name: string };
-  locked: boolean;
-  liveFrom: string | null;
-  liveUntil: string | null;
-  liveVersion: string | null;
-  draftUpdatedAt: string;
-  items: ToplistItem[];
-}
-export interface Edition {
-  id: number;
-  version: string;
-  publishedAt: string;
-  publishedBy: number | null;
-}
+export type { AdminToken, SiteToken } from '../../src/modules/access/types.ts';
+export type { Brand, Offer, Site, Template } from '../../src/modules/catalog/types.ts';
+export type Edition = EditionMeta;
+
+/** A draft item; an item added in the console and not saved yet has no id, deal or lock (kept on save so the wire item id stays stable). */
+export type ToplistItem = Omit<ServerItem, 'id' | 'dealId' | 'isLocked'> &
+  Partial<Pick<ServerItem, 'id' | 'dealId' | 'isLocked'>>;
+export type Toplist = Omit<ServerToplist, 'items'> & { items: ToplistItem[] };
 
 /** The parts of a published edition's wire document that the console compares. */
 export interface WireItem {

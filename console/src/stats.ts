@@ -1,17 +1,20 @@
-/** The parts of a `GET /tracking/stats` row the console reads. */
-export interface StatsRow {
-  day: string;
-  siteId: number | null;
-  toplistId: number | null;
-  position: number | null;
-  brandId: number | null;
-  programId: number | null;
-  clicks: number;
-  impressions: number;
-  registrations: number;
-  ftds: number;
-  conversions: number;
-}
+import type { StatsLine } from '../../src/modules/tracking/stats.ts';
+
+/** The parts of a `GET /tracking/stats` row the console reads (the server's own type, so the two cannot drift). */
+export type StatsRow = Pick<
+  StatsLine,
+  | 'day'
+  | 'siteId'
+  | 'toplistId'
+  | 'position'
+  | 'brandId'
+  | 'programId'
+  | 'clicks'
+  | 'impressions'
+  | 'registrations'
+  | 'ftds'
+  | 'conversions'
+>;
 /** What the chart breaks the numbers down by; `total` is one line per metric. */
 export type Dimension = 'total' | 'site' | 'toplist' | 'position' | 'brand';
 export type Metric = 'clicks' | 'impressions' | 'conversions';

@@ -16,14 +16,16 @@ export function useLoad<T>(load: () => Promise<T>, key: string) {
   return { ...state, reload: run };
 }
 
-/** The loading / error / empty states every list shows before its content. */
+/** The loading / error / empty states every list shows before its content; `load` is a {@link useLoad} result. */
 export function Status({
-  loading,
-  error,
+  load,
+  loading = load ? load.loading && load.data === undefined : false,
+  error = load?.error,
   empty,
   children,
 }: {
-  loading: boolean;
+  load?: { loading: boolean; error?: string; data?: unknown };
+  loading?: boolean;
   error?: string;
   empty?: string | false;
   children: ReactNode;
@@ -124,6 +126,8 @@ export function SelectField({
   onChange,
   options,
   all,
+  outcome,
+  field,
 }: {
   id: string;
   label: string;
@@ -131,6 +135,8 @@ export function SelectField({
   onChange: (v: string) => void;
   options: [string | number, string][];
   all?: string;
+  outcome?: Outcome;
+  field?: string;
 }) {
   return (
     <div className="field">
@@ -143,6 +149,77 @@ export function SelectField({
           </option>
         ))}
       </select>
+      {field && outcome?.field === field && (
+        <span id={`${id}-error`} className="error" role="alert">
+          {outcome.error}
+        </span>
+      )}
     </div>
+  );
+}
+
+/** A secret the server shows once (token, signing secret): copy it now, then Done hides it for good. */
+export function SecretOnce({
+  secret,
+  testId,
+  copyLabel = 'Copy',
+  onDone,
+  children,
+}: {
+  secret: string;
+  testId: string;
+  copyLabel?: string;
+  onDone: () => void;
+  children: ReactNode;
+}) {
+  const [copied, setCopied] = useState(false);
+  const copy = async () => {
+    await navigator.clipboard.writeText(secret);
+    setCopied(true);
+  };
+  return (
+    <div className="notice" role="status">
+      <p>{children}</p>
+      <code className="secret" data-testid={testId}>
+        {secret}
+      </code>
+      <button type="button" onClick={copy}>
+        {copied ? 'Copied' : copyLabel}
+      </button>
+      <button type="button" onClick={onDone}>
+        Done
+      </button>
+    </div>
+  );
+}
+
+/** A list of buttons, one per item, the current one pressed (the left column of a master–detail screen). */
+export function PickList<T>({
+  items,
+  itemKey,
+  current,
+  onPick,
+  children,
+  label,
+  className = 'picklist',
+}: {
+  items: readonly T[] | undefined;
+  itemKey: (item: T) => string | number;
+  current: string | number | null | undefined;
+  onPick: (item: T) => void;
+  children: (item: T) => ReactNode;
+  label?: string;
+  className?: string;
+}) {
+  return (
+    <ul className={className} aria-label={label}>
+      {items?.map((item) => (
+        <li key={itemKey(item)}>
+          <button type="button" aria-pressed={itemKey(item) === current} onClick={() => onPick(item)}>
+            {children(item)}
+          </button>
+        </li>
+      ))}
+    </ul>
   );
 }

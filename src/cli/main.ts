@@ -321,18 +321,25 @@ common(adserver.command('verify').description('re-run the verify probe of a conn
     out(JSON.stringify(c));
     if (c.status !== 'connected') process.exitCode = 1;
   });
-common(
-  adserver
-    .command('rotate-keys')
-    .description('re-encrypt every stored API key with the current PODIUM_SECRET_KEYS key'),
-).action(async (opts: CommonOpts) => {
-  const r = await withAdserver(configFrom(opts), err, (a) => a.connections.rotateKeys());
+/** Re-seals every secret at rest with the current key; exit 1 when some cannot be opened. */
+async function rotateKeys(opts: CommonOpts): Promise<void> {
+  const r = await withServices(configFrom(opts), (s) => s.rotateSecretKeys(), err);
   out(JSON.stringify(r));
   if (r.unreadable.length) {
-    err(`${r.unreadable.length} key(s) could not be opened with the configured keys: re-enter them`);
+    err(`${r.unreadable.length} secret(s) could not be opened with the configured keys: re-enter them`);
     process.exitCode = 1;
   }
-});
+}
+common(
+  program
+    .command('rotate-keys')
+    .description(
+      're-encrypt every secret at rest (ad-server API keys, operator report keys, webhook secrets) with the current PODIUM_SECRET_KEYS key',
+    ),
+).action(rotateKeys);
+common(
+  adserver.command('rotate-keys').description('the same as `podium rotate-keys` (kept for scripts)'),
+).action(rotateKeys);
 
 program.parseAsync(process.argv).catch((e: unknown) => {
   if (e instanceof ConfigError) err(e.message);

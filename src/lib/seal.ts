@@ -5,7 +5,7 @@ import { type Config, parseSecretKeys, type SealKey } from '../config.ts';
 import { AppError } from './errors.ts';
 
 /**
- * Secrets at rest (ad-server API keys) sealed with AES-256-GCM: a 96-bit random IV per seal, a
+ * Secrets at rest (ad-server API keys, operator report keys, webhook signing secrets) sealed with AES-256-GCM: a 96-bit random IV per seal, a
  * 128-bit tag, the key version in clear beside the ciphertext, and the caller's associated data
  * (the record id) bound in, so a sealed value copied onto another record does not open.
  *
@@ -21,6 +21,20 @@ export interface SealerSource {
   /** Set on server deployments: a missing key is then an operator error, never generated. */
   databaseUrl?: string | undefined;
   dataDir: string;
+}
+
+/** One sealed secret as stored: the record it names, the associated data bound in, the sealed value. */
+export interface StoredSecret {
+  record: string;
+  aad: string;
+  sealed: string;
+}
+
+/** What one re-seal pass did: values re-sealed, records no configured key opens, values looked at. */
+export interface ResealReport {
+  resealed: number;
+  unreadable: string[];
+  total: number;
 }
 
 /** Seals and opens secrets with the configured key ring (current key first). */
@@ -60,6 +74,31 @@ export class Sealer {
   /** True when `sealed` was made with a key other than the current one (re-seal it). */
   needsRotation(sealed: string): boolean {
     return parse(sealed).version !== this.keys()[0]!.version;
+  }
+
+  /**
+   * Re-seals every value not sealed with the current key. `store` writes one only if the stored
+   * value is still the one read (false when it changed meanwhile: whoever changed it sealed it
+   * with the current key). Values no configured key opens are listed by record, never touched.
+   */
+  async reseal<S extends StoredSecret>(
+    secrets: readonly S[],
+    store: (secret: S, resealed: string) => Promise<boolean>,
+  ): Promise<ResealReport> {
+    let resealed = 0;
+    const unreadable: string[] = [];
+    for (const s of secrets) {
+      let plain: string;
+      try {
+        if (!this.needsRotation(s.sealed)) continue;
+        plain = this.open(s.sealed, s.aad);
+      } catch {
+        unreadable.push(s.record);
+        continue;
+      }
+      if (await store(s, this.seal(plain, s.aad))) resealed++;
+    }
+    return { resealed, unreadable, total: secrets.length };
   }
 
   /** Version of the key new seals use. */

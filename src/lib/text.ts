@@ -35,6 +35,8 @@ export const UNSTORABLE_TEXT = 'must not contain NUL characters (U+0000) or unpa
  * Buffers and dates are not text.
  */
 export function findUnstorable(value: unknown, path: string[] = []): Unstorable | undefined {
+  // Nearly every value is fine: check that without building paths, walk again only to name the culprit.
+  if (path.length === 0 && allStorable(value, 0)) return undefined;
   if (typeof value === 'string')
     return isStorableText(value) ? undefined : { path, problem: UNSTORABLE_TEXT };
   if (value === null || typeof value !== 'object' || value instanceof Date || Buffer.isBuffer(value))
@@ -53,4 +55,21 @@ export function findUnstorable(value: unknown, path: string[] = []): Unstorable 
     if (found) return found;
   }
   return undefined;
+}
+
+/** Whether every string and key in `value` can be stored, within MAX_DEPTH; allocates nothing. */
+function allStorable(value: unknown, depth: number): boolean {
+  if (typeof value === 'string') return isStorableText(value);
+  if (value === null || typeof value !== 'object' || value instanceof Date || Buffer.isBuffer(value))
+    return true;
+  if (depth >= MAX_DEPTH) return false;
+  if (Array.isArray(value)) {
+    for (const v of value) if (!allStorable(v, depth + 1)) return false;
+    return true;
+  }
+  for (const k in value) {
+    if (!Object.hasOwn(value, k)) continue;
+    if (!isStorableText(k) || !allStorable((value as Record<string, unknown>)[k], depth + 1)) return false;
+  }
+  return true;
 }

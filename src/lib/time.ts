@@ -4,6 +4,16 @@ export function wireTimestamp(d: Date | string): string {
   return `${date.toISOString().slice(0, 19)}+00:00`;
 }
 
+/** A database timestamp as ISO 8601 (null stays null): drivers return Date objects or text. */
+export function isoOrNull(d: Date | string | null): string | null {
+  return d === null ? null : new Date(d).toISOString();
+}
+
+/** A database `date` as `YYYY-MM-DD`, whether the driver returned text or a Date at UTC midnight. */
+export function dayText(d: Date | string): string {
+  return typeof d === 'string' ? d.slice(0, 10) : d.toISOString().slice(0, 10);
+}
+
 /**
  * An IANA zone name that both Intl and the database read the same way: `databaseZones` is the
  * server's own list (src/db/timezones.ts). Offsets such as `+02:00` are refused: PostgreSQL reads

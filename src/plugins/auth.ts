@@ -1,3 +1,4 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type {
   FastifyInstance,
   FastifyReply,
@@ -115,6 +116,22 @@ export function requireSite(verifier: Authenticator): onRequestAsyncHookHandler 
     },
     { kind: 'site' },
   );
+}
+
+/**
+ * What an admin area's routes start from: the scope with TypeBox types, and the `onRequest`
+ * options of its read and write routes (each needing its scope).
+ */
+export function adminArea<S extends string>(
+  scope: FastifyInstance,
+  verifier: Authenticator<S>,
+  scopes: { read: NoInfer<S>; write: NoInfer<S> },
+) {
+  return {
+    app: scope.withTypeProvider<TypeBoxTypeProvider>(),
+    read: { onRequest: requireAdmin(verifier, scopes.read) },
+    write: { onRequest: requireAdmin(verifier, scopes.write) },
+  };
 }
 
 /** Name of the console's HttpOnly session cookie. */

@@ -1,5 +1,6 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify';
 import { ulid } from '../lib/ids.ts';
+import { TRUSTED_LINE } from '../lib/logger.ts';
 
 const SAFE_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
@@ -20,16 +21,45 @@ export function registerRequestLog(app: FastifyInstance): void {
     done();
   });
   app.addHook('onResponse', (request: FastifyRequest, reply, done) => {
-    const line: Record<string, unknown> = {
+    logRequest(app.log, {
+      reqId: request.id,
       method: request.method,
       route: request.routeOptions.url ?? 'unmatched',
       status: reply.statusCode,
-      ms: Math.round(reply.elapsedTime * 10) / 10,
-    };
-    if (request.site) line.siteId = request.site.siteId;
-    if (request.admin) line.adminTokenId = request.admin.tokenId;
-    const level = reply.statusCode >= 500 ? 'error' : 'info';
-    request.log[level](line, 'request');
+      ms: reply.elapsedTime,
+      siteId: request.site?.siteId,
+      adminTokenId: request.admin?.tokenId,
+    });
     done();
   });
+}
+
+/** What one request line says (ids only when the request had them). */
+export interface RequestLine {
+  reqId: string;
+  method: string;
+  route: string;
+  status: number;
+  ms: number;
+  siteId?: number | undefined;
+  adminTokenId?: number | undefined;
+}
+
+/**
+ * Writes the per-request line (the route's hook and the by-slug fast path share it): on the root
+ * logger, since `request.log` would make the per-request child this line does not need, and
+ * marked trusted, as it holds no value a secret could hide in.
+ */
+export function logRequest(log: FastifyBaseLogger, r: RequestLine): void {
+  const line: Record<string | symbol, unknown> = {
+    [TRUSTED_LINE]: true,
+    reqId: r.reqId,
+    method: r.method,
+    route: r.route,
+    status: r.status,
+    ms: Math.round(r.ms * 10) / 10,
+  };
+  if (r.siteId !== undefined) line.siteId = r.siteId;
+  if (r.adminTokenId !== undefined) line.adminTokenId = r.adminTokenId;
+  log[r.status >= 500 ? 'error' : 'info'](line, 'request');
 }

@@ -4,6 +4,7 @@ import { fromDbError } from '../../lib/db-errors.ts';
 import { AppError, invalidField, notFound } from '../../lib/errors.ts';
 import { ulid } from '../../lib/ids.ts';
 import { withRetries } from '../../lib/retry.ts';
+import type { BookingRepository } from './booking-repository.ts';
 import type { Connections } from './connections.ts';
 import {
   type Booking,
@@ -64,7 +65,8 @@ const PUSH_POLICY = { attempts: 4, budgetMs: 60_000, baseMs: 500, capMs: 10_000 
 export class Bookings {
   constructor(
     private readonly db: Db,
-    private readonly repo: AdserverRepository,
+    private readonly repo: BookingRepository,
+    private readonly connectionRepo: AdserverRepository,
     private readonly connections: Connections,
     private readonly deps: BookingDeps,
     private readonly now: () => Date,
@@ -197,7 +199,8 @@ export class Bookings {
       await repo.insertPush(key, id, b.revision, body);
       return { idempotency_key: key, revision: b.revision, body } as Push;
     });
-    if (!claim) return first;
+    // Read again: a concurrent push may have finished since `first` was read.
+    if (!claim) return this.get(id);
     const sent = JSON.parse(claim.body) as { line_items: { external_ref: string }[] };
     const { outcome, calls } = await withRetries(
       () =>
@@ -230,7 +233,7 @@ export class Bookings {
         await this.repo.with(q).recordPushed(id, claim.revision, read.order_id, read.lineIds);
         await this.repo.with(q).finishPush(key, 'succeeded', outcome.status, calls, null);
       });
-      await this.repo.confirmCapability(conn.id, 'draft_booking');
+      await this.connectionRepo.confirmCapability(conn.id, 'draft_booking');
       return this.get(id);
     }
     const status = 'status' in outcome ? outcome.status : null;

@@ -2,7 +2,7 @@ import { fromDbError } from '../../lib/db-errors.ts';
 import { invalidField, notFound } from '../../lib/errors.ts';
 import { ulid } from '../../lib/ids.ts';
 import type { OutboundClient, OutboundRequest, Outcome } from '../../lib/outbound.ts';
-import type { Sealer } from '../../lib/seal.ts';
+import type { ResealReport, Sealer } from '../../lib/seal.ts';
 import { classifyHealth, confirmsInventory } from './probe.ts';
 import type { AdserverRepository } from './repository.ts';
 import type { Connection, Environment, StoredConnection } from './types.ts';
@@ -116,27 +116,11 @@ export class Connections {
     return outcome;
   }
 
-  /**
-   * Re-seals every key not sealed with the current key version. Keys no configured key opens
-   * are listed, not touched (the operator re-enters them).
-   */
-  async rotateKeys(): Promise<{ resealed: number; unreadable: string[]; total: number }> {
-    const all = await this.repo.listConnections();
-    let resealed = 0;
-    const unreadable: string[] = [];
-    for (const c of all) {
-      if (!this.sealer.needsRotation(c.apiKeySealed)) continue;
-      let plain: string;
-      try {
-        plain = this.sealer.open(c.apiKeySealed, c.id);
-      } catch {
-        unreadable.push(c.id);
-        continue;
-      }
-      await this.repo.setSealedKey(c.id, this.sealer.seal(plain, c.id));
-      resealed++;
-    }
-    return { resealed, unreadable, total: all.length };
+  /** Re-seals every API key not sealed with the current key version (see `Sealer.reseal`). */
+  async rotateKeys(): Promise<ResealReport> {
+    return this.sealer.reseal(await this.repo.sealedKeys(), (s, sealed) =>
+      this.repo.replaceSealedKey(s.record, s.sealed, sealed),
+    );
   }
 
   private send(conn: StoredConnection, req: ContractCall): Promise<Outcome> {

@@ -2,7 +2,8 @@ import { todayIn } from '../../../packages/adserver-kit/src/reference/dates.ts';
 import type { Outcome } from '../../lib/outbound.ts';
 import { withRetries } from '../../lib/retry.ts';
 import type { Connections } from './connections.ts';
-import type { AdserverRepository, DeliveryRow, PullRecord, PushedLine } from './repository.ts';
+import type { DeliveryRow, PullRecord, PushedLine, ReportRepository } from './report-repository.ts';
+import type { AdserverRepository } from './repository.ts';
 import type { StoredConnection } from './types.ts';
 
 /** Most line ids per `POST /reports` call and rows per page (the contract's maximum). */
@@ -77,7 +78,8 @@ function readRow(raw: unknown): DeliveryRow | undefined {
  */
 export class Reports {
   constructor(
-    private readonly repo: AdserverRepository,
+    private readonly repo: ReportRepository,
+    private readonly connectionRepo: AdserverRepository,
     private readonly connections: Connections,
     private readonly now: () => Date,
     private readonly options: ReportOptions,
@@ -163,7 +165,7 @@ export class Reports {
           'invalid_response',
           'POST /reports: rows missing or a row breaks the contract',
         );
-      await this.repo.confirmCapability(conn.id, 'reporting');
+      await this.connectionRepo.confirmCapability(conn.id, 'reporting');
       const valid = rows as DeliveryRow[];
       const matched = valid.filter((r) => known.has(r.line_item_id));
       const unmatched = valid.filter((r) => !known.has(r.line_item_id));
@@ -220,7 +222,7 @@ export class Reports {
     if (record.state !== 'unreachable' && record.state !== 'invalid_response') return;
     const streak = await this.repo.failedPullStreak(record.connection_id, FAILING_PULLS);
     if (streak < FAILING_PULLS) return;
-    await this.repo.markError(
+    await this.connectionRepo.markError(
       record.connection_id,
       record.state,
       `report pulls failed ${streak} times in a row: ${record.error ?? record.state}`.slice(0, 2000),

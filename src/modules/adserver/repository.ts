@@ -1,46 +1,7 @@
 import type { Queryable } from '../../db/index.ts';
-import type { Booking, BookingLine, BookingSummary } from './orders.ts';
-import type {
-  Capability,
-  Environment,
-  Placement,
-  ProbeState,
-  Push,
-  Slot,
-  StoredConnection,
-} from './types.ts';
-
-const dateText = (d: Date | string): string =>
-  typeof d === 'string' ? d.slice(0, 10) : d.toISOString().slice(0, 10);
-
-/** A pushed line as the report job sees it. */
-export interface PushedLine {
-  line_item_id: string;
-  start_date: string;
-  end_date: string;
-  /** Whether any delivery was stored for it already (then only the trailing days are pulled again). */
-  pulled: boolean;
-}
-
-/** One report row as stored: `date` is the day in the account's time zone. */
-export interface DeliveryRow {
-  line_item_id: string;
-  date: string;
-  impressions: number;
-  clicks: number;
-}
-
-export interface PullRecord {
-  connection_id: string;
-  started_at: Date;
-  state: string;
-  date_from: string | null;
-  date_to: string | null;
-  calls: number;
-  matched: number;
-  unmatched: number;
-  error: string | null;
-}
+import type { StoredSecret } from '../../lib/seal.ts';
+import { isoOrNull as iso } from '../../lib/time.ts';
+import type { Capability, Environment, Placement, ProbeState, Slot, StoredConnection } from './types.ts';
 
 interface ConnectionRow {
   id: string;
@@ -64,8 +25,6 @@ interface ConnectionRow {
   created_at: Date;
   updated_at: Date;
 }
-
-const iso = (d: Date | string | null): string | null => (d === null ? null : new Date(d).toISOString());
 
 function toConnection(r: ConnectionRow): StoredConnection {
   return {
@@ -109,7 +68,7 @@ export interface ProbeRecord {
   inventoryRead?: 'confirmed' | 'not_verified';
 }
 
-/** The only place with ad-server SQL (connections, inventory, placements). */
+/** Ad-server SQL for connections, inventory and placements (bookings and delivery have their own repositories). */
 export class AdserverRepository {
   constructor(private readonly db: Queryable) {}
 
@@ -155,8 +114,20 @@ export class AdserverRepository {
     );
   }
 
-  async setSealedKey(id: string, sealed: string): Promise<void> {
-    await this.db.query('UPDATE adserver_connections SET api_key_sealed = $2 WHERE id = $1', [id, sealed]);
+  /** Every connection's sealed API key (the connection id is its associated data). */
+  async sealedKeys(): Promise<StoredSecret[]> {
+    return this.db.query<StoredSecret>(
+      'SELECT id AS record, id AS aad, api_key_sealed AS sealed FROM adserver_connections ORDER BY id',
+    );
+  }
+
+  /** Replaces a sealed key only if it is still `old`; false when it changed meanwhile. */
+  async replaceSealedKey(id: string, old: string, sealed: string): Promise<boolean> {
+    const rows = await this.db.query(
+      'UPDATE adserver_connections SET api_key_sealed = $3 WHERE id = $1 AND api_key_sealed = $2 RETURNING id',
+      [id, old, sealed],
+    );
+    return rows.length === 1;
   }
 
   async recordProbe(id: string, p: ProbeRecord): Promise<void> {
@@ -311,304 +282,5 @@ export class AdserverRepository {
       [placementId, connectionId],
     );
     return rows.length > 0;
-  }
-
-  /* Bookings */
-
-  async insertBooking(
-    b: Omit<
-      Booking,
-      'revision' | 'pushed_revision' | 'order_id' | 'last_push_error' | 'created_at' | 'updated_at'
-    >,
-  ): Promise<void> {
-    await this.db.query(
-      `INSERT INTO adserver_bookings (id, connection_id, external_ref, advertiser_name, advertiser_ref, campaign_name, currency)
-       VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-      [
-        b.id,
-        b.connection_id,
-        b.external_ref,
-        b.advertiser_name,
-        b.advertiser_ref,
-        b.campaign_name,
-        b.currency,
-      ],
-    );
-    for (const l of b.lines) await this.insertLine(b.id, b.connection_id, l);
-  }
-
-  async insertLine(bookingId: string, connectionId: string, l: BookingLine): Promise<void> {
-    await this.db.query(
-      `INSERT INTO adserver_booking_lines (booking_id, line_no, connection_id, external_ref, placement_id, inventory_id,
-         month, start_date, end_date, geo, goal_impressions, sizes, creatives, click_codes, impression_codes,
-         approved_creatives)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
-      [
-        bookingId,
-        l.line_no,
-        connectionId,
-        l.external_ref,
-        l.placement_id,
-        l.inventory_id,
-        l.month,
-        l.start_date,
-        l.end_date,
-        l.geo,
-        l.goal_impressions,
-        l.sizes,
-        JSON.stringify(l.creatives),
-        l.click_codes,
-        l.impression_codes,
-        JSON.stringify(l.approved_creatives),
-      ],
-    );
-  }
-
-  async updateLine(bookingId: string, l: BookingLine): Promise<void> {
-    await this.db.query(
-      `UPDATE adserver_booking_lines SET geo = $3, goal_impressions = $4, creatives = $5, click_codes = $6,
-         impression_codes = $7, approved_creatives = $8 WHERE booking_id = $1 AND line_no = $2`,
-      [
-        bookingId,
-        l.line_no,
-        l.geo,
-        l.goal_impressions,
-        JSON.stringify(l.creatives),
-        l.click_codes,
-        l.impression_codes,
-        JSON.stringify(l.approved_creatives),
-      ],
-    );
-  }
-
-  /** Moves the booking to its next revision (a change the ad server has not seen yet). */
-  async bumpRevision(bookingId: string): Promise<void> {
-    await this.db.query(
-      'UPDATE adserver_bookings SET revision = revision + 1, updated_at = now() WHERE id = $1',
-      [bookingId],
-    );
-  }
-
-  /** Every booking, newest first, without its lines (the console's list); one connection's when given. */
-  async listBookings(connectionId?: string): Promise<BookingSummary[]> {
-    const rows = await this.db.query<
-      Omit<BookingSummary, 'created_at'> & { created_at: Date; lines: number }
-    >(
-      `SELECT b.id, b.connection_id, c.publisher, b.external_ref, b.advertiser_name, b.campaign_name, b.currency,
-              b.revision, b.pushed_revision, b.order_id, b.last_push_error, b.created_at,
-              (SELECT count(*)::int FROM adserver_booking_lines l WHERE l.booking_id = b.id) AS lines
-         FROM adserver_bookings b JOIN adserver_connections c ON c.id = b.connection_id
-        WHERE $1::text IS NULL OR b.connection_id = $1
-        ORDER BY b.created_at DESC, b.id DESC`,
-      [connectionId ?? null],
-    );
-    return rows.map((r) => ({ ...r, lines: Number(r.lines), created_at: iso(r.created_at)! }));
-  }
-
-  /** Whether the connection already has a booking with this campaign external_ref. */
-  async bookingRefTaken(connectionId: string, externalRef: string): Promise<boolean> {
-    const rows = await this.db.query(
-      'SELECT 1 FROM adserver_bookings WHERE connection_id = $1 AND external_ref = $2',
-      [connectionId, externalRef],
-    );
-    return rows.length > 0;
-  }
-
-  async getBooking(id: string, lock = false): Promise<Booking | undefined> {
-    const [b] = await this.db.query<
-      Omit<Booking, 'lines' | 'created_at' | 'updated_at'> & { created_at: Date; updated_at: Date }
-    >(`SELECT * FROM adserver_bookings WHERE id = $1${lock ? ' FOR UPDATE' : ''}`, [id]);
-    if (!b) return undefined;
-    const lines = await this.db.query<BookingLine & { start_date: Date | string; end_date: Date | string }>(
-      'SELECT * FROM adserver_booking_lines WHERE booking_id = $1 ORDER BY line_no',
-      [id],
-    );
-    return {
-      ...b,
-      created_at: iso(b.created_at)!,
-      updated_at: iso(b.updated_at)!,
-      lines: lines.map((l) => ({
-        line_no: l.line_no,
-        external_ref: l.external_ref,
-        placement_id: l.placement_id,
-        inventory_id: l.inventory_id,
-        month: l.month,
-        start_date: dateText(l.start_date),
-        end_date: dateText(l.end_date),
-        geo: l.geo,
-        goal_impressions: Number(l.goal_impressions),
-        sizes: l.sizes,
-        approved_creatives: l.approved_creatives,
-        creatives: l.creatives,
-        click_codes: l.click_codes,
-        impression_codes: l.impression_codes,
-        line_item_id: l.line_item_id,
-      })),
-    };
-  }
-
-  /** The push to resend for this revision (same key, same bytes), unless it succeeded or conflicted. */
-  async openPush(bookingId: string, revision: number): Promise<Push | undefined> {
-    const [p] = await this.db.query<Push>(
-      `SELECT * FROM adserver_pushes WHERE booking_id = $1 AND revision = $2 AND status IN ('pending', 'failed')
-       ORDER BY created_at DESC LIMIT 1`,
-      [bookingId, revision],
-    );
-    return p;
-  }
-
-  async insertPush(key: string, bookingId: string, revision: number, body: string): Promise<void> {
-    await this.db.query(
-      `INSERT INTO adserver_pushes (idempotency_key, booking_id, revision, body, status) VALUES ($1, $2, $3, $4, 'pending')`,
-      [key, bookingId, revision, body],
-    );
-  }
-
-  async finishPush(
-    key: string,
-    status: Push['status'],
-    httpStatus: number | null,
-    calls: number,
-    error: string | null,
-  ): Promise<void> {
-    await this.db.query(
-      `UPDATE adserver_pushes SET status = $2, http_status = $3, calls = calls + $4, error = $5, finished_at = now()
-       WHERE idempotency_key = $1`,
-      [key, status, httpStatus, calls, error],
-    );
-  }
-
-  async listPushes(bookingId: string): Promise<Push[]> {
-    return this.db.query<Push>('SELECT * FROM adserver_pushes WHERE booking_id = $1 ORDER BY created_at', [
-      bookingId,
-    ]);
-  }
-
-  /** Stores the ids the ad server issued and marks `revision` as pushed. */
-  async recordPushed(
-    bookingId: string,
-    revision: number,
-    orderId: string,
-    lineIds: Map<string, string>,
-  ): Promise<void> {
-    await this.db.query(
-      `UPDATE adserver_bookings SET order_id = $2, pushed_revision = $3, last_push_error = NULL, updated_at = now() WHERE id = $1`,
-      [bookingId, orderId, revision],
-    );
-    await this.db.query(
-      `UPDATE adserver_booking_lines l SET line_item_id = m.line_item_id
-       FROM jsonb_each_text($2::jsonb) AS m(external_ref, line_item_id)
-       WHERE l.booking_id = $1 AND l.external_ref = m.external_ref`,
-      [bookingId, JSON.stringify(Object.fromEntries(lineIds))],
-    );
-  }
-
-  async recordPushError(bookingId: string, error: string): Promise<void> {
-    await this.db.query(
-      'UPDATE adserver_bookings SET last_push_error = $2, updated_at = now() WHERE id = $1',
-      [bookingId, error],
-    );
-  }
-
-  /* Delivery */
-
-  /** Pushed lines of a connection with the first and last day already pulled (null before any pull). */
-  async pushedLines(connectionId: string): Promise<PushedLine[]> {
-    const rows = await this.db.query<PushedLine & { start_date: Date | string; end_date: Date | string }>(
-      `SELECT l.line_item_id, l.start_date, l.end_date,
-              EXISTS (SELECT 1 FROM adserver_delivery d WHERE d.connection_id = l.connection_id
-                      AND d.line_item_id = l.line_item_id) AS pulled
-       FROM adserver_booking_lines l WHERE l.connection_id = $1 AND l.line_item_id IS NOT NULL
-       ORDER BY l.start_date, l.line_item_id`,
-      [connectionId],
-    );
-    return rows.map((r) => ({ ...r, start_date: dateText(r.start_date), end_date: dateText(r.end_date) }));
-  }
-
-  /** Connections that have at least one pushed line (the report job's work list). */
-  async connectionsWithPushedLines(): Promise<string[]> {
-    const rows = await this.db.query<{ connection_id: string }>(
-      `SELECT DISTINCT connection_id FROM adserver_booking_lines WHERE line_item_id IS NOT NULL ORDER BY 1`,
-    );
-    return rows.map((r) => r.connection_id);
-  }
-
-  /** Stores report rows (newer figures replace older ones: ad servers revise recent days). */
-  async upsertDelivery(
-    table: 'matched' | 'unmatched',
-    connectionId: string,
-    rows: DeliveryRow[],
-    at: Date,
-  ): Promise<void> {
-    if (!rows.length) return;
-    const name = table === 'matched' ? 'adserver_delivery' : 'adserver_unmatched_delivery';
-    await this.db.query(
-      `INSERT INTO ${name} (connection_id, line_item_id, day, impressions, clicks, pulled_at)
-       SELECT $1, r.line_item_id, r.date::date, r.impressions, r.clicks, $3
-       FROM jsonb_to_recordset($2::jsonb) AS r(line_item_id text, date text, impressions bigint, clicks bigint)
-       ON CONFLICT (connection_id, line_item_id, day) DO UPDATE SET impressions = EXCLUDED.impressions,
-         clicks = EXCLUDED.clicks, pulled_at = EXCLUDED.pulled_at`,
-      [connectionId, JSON.stringify(rows), at],
-    );
-  }
-
-  async recordPull(p: PullRecord): Promise<void> {
-    await this.db.query(
-      `INSERT INTO adserver_report_pulls (connection_id, started_at, state, date_from, date_to, calls, matched, unmatched, error)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-      [
-        p.connection_id,
-        p.started_at,
-        p.state,
-        p.date_from,
-        p.date_to,
-        p.calls,
-        p.matched,
-        p.unmatched,
-        p.error,
-      ],
-    );
-  }
-
-  /** How many of the connection's latest pulls failed in a row (up to `window`). */
-  async failedPullStreak(connectionId: string, window: number): Promise<number> {
-    const rows = await this.db.query<{ state: string }>(
-      'SELECT state FROM adserver_report_pulls WHERE connection_id = $1 ORDER BY id DESC LIMIT $2',
-      [connectionId, window],
-    );
-    const ok = rows.findIndex((r) => r.state === 'ok');
-    return ok < 0 ? rows.length : ok;
-  }
-
-  async listPulls(connectionId: string, limit = 20): Promise<PullRecord[]> {
-    const rows = await this.db.query<
-      PullRecord & { started_at: Date; date_from: Date | null; date_to: Date | null }
-    >(
-      `SELECT connection_id, started_at, state, date_from, date_to, calls, matched, unmatched, error
-       FROM adserver_report_pulls WHERE connection_id = $1 ORDER BY id DESC LIMIT $2`,
-      [connectionId, limit],
-    );
-    return rows.map((r) => ({
-      ...r,
-      started_at: new Date(r.started_at),
-      date_from: r.date_from && dateText(r.date_from),
-      date_to: r.date_to && dateText(r.date_to),
-    }));
-  }
-
-  async deliveryOf(connectionId: string, lineItemIds: readonly string[]): Promise<DeliveryRow[]> {
-    return this.db.query<DeliveryRow>(
-      `SELECT line_item_id, to_char(day, 'YYYY-MM-DD') AS date, impressions::int AS impressions, clicks::int AS clicks
-       FROM adserver_delivery WHERE connection_id = $1 AND line_item_id = ANY($2::text[]) ORDER BY line_item_id, day`,
-      [connectionId, lineItemIds],
-    );
-  }
-
-  async unmatchedOf(connectionId: string): Promise<DeliveryRow[]> {
-    return this.db.query<DeliveryRow>(
-      `SELECT line_item_id, to_char(day, 'YYYY-MM-DD') AS date, impressions::int AS impressions, clicks::int AS clicks
-       FROM adserver_unmatched_delivery WHERE connection_id = $1 ORDER BY line_item_id, day LIMIT 10000`,
-      [connectionId],
-    );
   }
 }

@@ -1,6 +1,5 @@
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { type Authenticator, requireAdmin } from '../../plugins/auth.ts';
+import { type Authenticator, adminArea } from '../../plugins/auth.ts';
 import type { Scope } from '../access/scopes.ts';
 import { publicConnection } from './connections.ts';
 import {
@@ -25,12 +24,9 @@ import type { AdserverService } from './service.ts';
 /** Connections, inventory and placements, mounted under /api/admin/v1/adserver. */
 export async function registerAdserverAdmin(
   scope: FastifyInstance,
-  deps: { adserver: AdserverService; tokens: Authenticator<Scope> },
+  { adserver, tokens }: { adserver: AdserverService; tokens: Authenticator<Scope> },
 ): Promise<void> {
-  const app = scope.withTypeProvider<TypeBoxTypeProvider>();
-  const { adserver, tokens } = deps;
-  const read = { onRequest: requireAdmin(tokens, 'adserver:read') };
-  const write = { onRequest: requireAdmin(tokens, 'adserver:write') };
+  const { app, read, write } = adminArea(scope, tokens, { read: 'adserver:read', write: 'adserver:write' });
   const conns = adserver.connections;
 
   app.get('/adserver/connections', { ...read, schema: { querystring: PublisherQuery } }, async (req) => ({

@@ -1,5 +1,4 @@
 import { Type as T } from '@sinclair/typebox';
-import { Creative as CreativeSchema } from '../../../packages/adserver-kit/src/schemas.ts';
 
 /** Request schemas of the ad-server admin API. Field names follow the contract (snake_case). */
 

@@ -4,10 +4,12 @@ import { AppError, invalidField, notFound } from '../../lib/errors.ts';
 import type { OutboundClient } from '../../lib/outbound.ts';
 import { withRetries } from '../../lib/retry.ts';
 import type { Sealer } from '../../lib/seal.ts';
+import { BookingRepository } from './booking-repository.ts';
 import { Bookings } from './bookings.ts';
 import { Connections } from './connections.ts';
 import { type ForecastResult, readForecast } from './forecast.ts';
 import { INVENTORY_PAGE_LIMIT, walkInventory } from './inventory.ts';
+import { ReportRepository } from './report-repository.ts';
 import { type ReportOptions, Reports } from './reports.ts';
 import { AdserverRepository } from './repository.ts';
 import type { BannerCodes, BookingDelivery, Placement, Slot } from './types.ts';
@@ -53,6 +55,7 @@ export interface SyncSummary {
  */
 export class AdserverService {
   readonly repo: AdserverRepository;
+  private readonly delivered: ReportRepository;
   readonly connections: Connections;
   readonly bookings: Bookings;
   readonly reports: Reports;
@@ -66,15 +69,17 @@ export class AdserverService {
     options: AdserverOptions = DEFAULT_OPTIONS,
   ) {
     this.repo = new AdserverRepository(db);
+    this.delivered = new ReportRepository(db);
     this.connections = new Connections(this.repo, sealer, http);
     this.bookings = new Bookings(
       db,
+      new BookingRepository(db),
       this.repo,
       this.connections,
       { slotOf: (p, c) => this.placementSlot(p, c), bannerCode: options.bannerCode },
       now,
     );
-    this.reports = new Reports(this.repo, this.connections, now, options);
+    this.reports = new Reports(this.delivered, this.repo, this.connections, now, options);
     this.counts = options.counts;
   }
 
@@ -88,12 +93,12 @@ export class AdserverService {
 
   async pullHistory(connectionId: string) {
     await this.connections.get(connectionId);
-    return this.repo.listPulls(connectionId);
+    return this.delivered.listPulls(connectionId);
   }
 
   async unmatchedDelivery(connectionId: string) {
     await this.connections.get(connectionId);
-    return this.repo.unmatchedOf(connectionId);
+    return this.delivered.unmatchedOf(connectionId);
   }
 
   /**
@@ -106,7 +111,7 @@ export class AdserverService {
     const conn = await this.connections.get(booking.connection_id);
     const timezone = conn.timezone ?? 'UTC';
     const pushed = booking.lines.filter((l) => l.line_item_id);
-    const rows = await this.repo.deliveryOf(
+    const rows = await this.delivered.deliveryOf(
       conn.id,
       pushed.map((l) => l.line_item_id!),
     );

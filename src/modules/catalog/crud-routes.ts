@@ -3,13 +3,13 @@ import type { FastifyInstance, onRequestAsyncHookHandler } from 'fastify';
 import type { Crud } from './crud.ts';
 import { IdParams } from './schemas.ts';
 
-type PageQueryT = { page?: number; per_page?: number };
+type PageQueryT = { page?: number; per_page?: number; q?: string };
 
 /** Schemas and access rules of one editorial entity's four routes. */
 export interface CrudRouteSpec<F, Q extends TObject> {
   input: TSchema;
   patch: TSchema;
-  /** Page parameters plus the entity's list filters. */
+  /** Page parameters (with the `q` search) plus the entity's list filters. */
   query: Q;
   /** The list filter from the query string. */
   filter?: (q: Static<Q>) => F;
@@ -18,7 +18,7 @@ export interface CrudRouteSpec<F, Q extends TObject> {
 }
 
 /**
- * The four routes every editorial entity shares: `GET path` (a page), `POST path` (201),
+ * The four routes every editorial entity shares: `GET path` (a page, searchable with `q`), `POST path` (201),
  * `GET path/:id` and `PATCH path/:id`, each answering `{ data }`.
  */
 export function registerCrud<T, I, P, F, Q extends TObject>(
@@ -30,7 +30,7 @@ export function registerCrud<T, I, P, F, Q extends TObject>(
   const { read, write } = spec;
   app.get(path, { onRequest: read, schema: { querystring: spec.query } }, (req) => {
     const q = req.query as Static<Q> & PageQueryT;
-    return crud.list(q.page, q.per_page, spec.filter?.(q));
+    return crud.list(q.page, q.per_page, spec.filter?.(q), q.q?.trim());
   });
   app.post(path, { onRequest: write, schema: { body: spec.input } }, async (req, reply) =>
     reply.status(201).send({ data: await crud.create(req.body as I) }),

@@ -56,8 +56,9 @@ export class Crud<T, I, P = Partial<I>, F = undefined> {
     return (await this.store.get(id)) ?? Promise.reject(notFound(this.store.entity));
   }
 
-  async list(page = 1, perPage = 15, filter?: F): Promise<Page<T>> {
-    const { rows, total } = await this.store.list(pageWindow(page, perPage), filter as F);
+  /** One page, narrowed to the rows whose name or slug contains `search` (any case) when given. */
+  async list(page = 1, perPage = 15, filter?: F, search?: string): Promise<Page<T>> {
+    const { rows, total } = await this.store.list({ ...pageWindow(page, perPage), search }, filter as F);
     return { data: rows, meta: pageMeta(total, page, perPage) };
   }
 }

@@ -1,5 +1,8 @@
 import { countries, countryName } from '../../lib/geo.ts';
+import { rng } from '../../lib/prng.ts';
 import type { AccessService } from '../access/service.ts';
+import type { TrackingService } from '../tracking/service.ts';
+import { loadDemoHistory } from './demo-history.ts';
 import type { OfferInputT } from './schemas.ts';
 import type { CatalogService } from './service.ts';
 
@@ -20,17 +23,6 @@ export const DEMO_SITES = [
   { domain: 'sportsbet-review.example', name: 'Sportsbet Review' },
   { domain: 'pokerpro.example', name: 'Poker Pro' },
 ] as const;
-
-/** Deterministic PRNG (mulberry32) so every demo dataset is the same. */
-function rng(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const PREFIXES = [
   'Royal',
@@ -387,19 +379,22 @@ export async function mintDemoTokens(
 }
 
 /**
- * `npm start` / `podium demo`: loads the demo dataset into an empty catalog, or mints fresh
- * tokens when the demo sites are already there. Returns null for a catalog holding other
- * data, which the demo never touches.
+ * `npm start` / `podium demo`: loads the demo dataset into an empty catalog, with 30 days of
+ * tracking history ending `now`, or mints fresh tokens when the demo sites are already there.
+ * Returns null for a catalog holding other data, which the demo never touches.
  */
 export async function ensureDemo(
-  services: DemoServices,
+  services: DemoServices & { tracking: TrackingService },
   log: (msg: string) => void = () => {},
+  now: Date = new Date(),
 ): Promise<DemoTokens | null> {
   const { catalog } = services;
   const { meta } = await catalog.sites.list(1, 1);
   if (meta.total === 0) {
     log('demo: empty database, loading the demo dataset');
-    return loadDemo(services, log);
+    const tokens = await loadDemo(services, log);
+    await loadDemoHistory(services.tracking, now, log);
+    return tokens;
   }
   const sites = [];
   for (const s of DEMO_SITES) {

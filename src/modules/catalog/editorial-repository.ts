@@ -1,3 +1,4 @@
+import { containsPattern } from '../../lib/schema-parts.ts';
 import {
   brand,
   OFFER_SELECT,
@@ -15,6 +16,27 @@ import {
 import { CatalogSql } from './sql.ts';
 import type { Brand, NamedType, Offer, Owner, Site, Template, Toplist } from './types.ts';
 
+/**
+ * The WHERE of a list: `conds` (each with `?` for its value) and, when the page asks for a search,
+ * any of `searchable` containing it, case-insensitively (LIKE's `%`, `_` and `\` match literally).
+ */
+function whereOf(
+  p: PageArgs,
+  searchable: readonly string[],
+  conds: [sql: string, value: unknown][] = [],
+): { where: string; params: unknown[] } {
+  const params: unknown[] = [];
+  const parts = conds.map(([sql, v]) => {
+    params.push(v);
+    return sql.replace('?', `$${params.length}`);
+  });
+  if (p.search !== undefined) {
+    params.push(containsPattern(p.search));
+    parts.push(`(${searchable.map((c) => `${c} ILIKE $${params.length}`).join(' OR ')})`);
+  }
+  return { where: parts.length ? `WHERE ${parts.join(' AND ')}` : '', params };
+}
+
 /** SQL of the editorial catalog: owners, sites, named types, templates, brands, offers with trackers, toplist settings. */
 export class EditorialRepository extends CatalogSql {
   async insertOwner(v: { name: string; externalId: string | null }): Promise<number> {
@@ -31,7 +53,8 @@ export class EditorialRepository extends CatalogSql {
   }
 
   async listOwners(p: PageArgs): Promise<Paged<Owner>> {
-    return this.paged('SELECT * FROM owners', 'ORDER BY id', [], p, owner);
+    const { where, params } = whereOf(p, ['name']);
+    return this.paged(`SELECT * FROM owners ${where}`, 'ORDER BY id', params, p, owner);
   }
 
   async insertSite(v: { domain: string; name: string }): Promise<number> {
@@ -53,7 +76,8 @@ export class EditorialRepository extends CatalogSql {
   }
 
   async listSites(p: PageArgs): Promise<Paged<Site>> {
-    return this.paged('SELECT * FROM sites', 'ORDER BY id', [], p, site);
+    const { where, params } = whereOf(p, ['name', 'domain']);
+    return this.paged(`SELECT * FROM sites ${where}`, 'ORDER BY id', params, p, site);
   }
 
   async insertNamedType(
@@ -91,7 +115,8 @@ export class EditorialRepository extends CatalogSql {
   }
 
   async listTemplates(p: PageArgs): Promise<Paged<Template>> {
-    return this.paged(TEMPLATE_SELECT, 'ORDER BY t.id', [], p, template);
+    const { where, params } = whereOf(p, ['t.name']);
+    return this.paged(`${TEMPLATE_SELECT} ${where}`, 'ORDER BY t.id', params, p, template);
   }
 
   async insertBrand(v: Record<keyof (typeof UPDATABLE)['brands'], unknown>): Promise<number> {
@@ -104,7 +129,8 @@ export class EditorialRepository extends CatalogSql {
   }
 
   async listBrands(p: PageArgs): Promise<Paged<Brand>> {
-    return this.paged('SELECT * FROM brands', 'ORDER BY id', [], p, brand);
+    const { where, params } = whereOf(p, ['name', 'slug']);
+    return this.paged(`SELECT * FROM brands ${where}`, 'ORDER BY id', params, p, brand);
   }
 
   async insertOffer(v: Record<keyof (typeof UPDATABLE)['offers'], unknown>): Promise<number> {
@@ -141,14 +167,13 @@ export class EditorialRepository extends CatalogSql {
   }
 
   async listOffers(p: PageArgs, brandId?: number): Promise<Paged<Offer>> {
-    const where = brandId === undefined ? '' : 'WHERE o.brand_id = $1';
-    const page = await this.paged(
-      `${OFFER_SELECT} ${where}`,
-      'ORDER BY o.id',
-      brandId === undefined ? [] : [brandId],
+    // An offer has no name: its text and external id are what an editor searches by.
+    const { where, params } = whereOf(
       p,
-      (r) => r,
+      ['o.offer_text', 'o.external_id'],
+      brandId === undefined ? [] : [['o.brand_id = ?', brandId]],
     );
+    const page = await this.paged(`${OFFER_SELECT} ${where}`, 'ORDER BY o.id', params, p, (r) => r);
     const trackers = await this.trackersOf(page.rows.map((r) => r.id as number));
     return { total: page.total, rows: page.rows.map((r) => offer(r, trackers.get(r.id as number) ?? [])) };
   }
@@ -169,17 +194,17 @@ export class EditorialRepository extends CatalogSql {
     p: PageArgs,
     f: { siteId?: number; templateId?: number; geoType?: string; geoCode?: string },
   ): Promise<Paged<Toplist>> {
-    const conds: string[] = [];
-    const params: unknown[] = [];
-    const add = (sql: string, v: unknown) => {
-      params.push(v);
-      conds.push(sql.replace('?', `$${params.length}`));
-    };
-    if (f.siteId !== undefined) add('t.site_id = ?', f.siteId);
-    if (f.templateId !== undefined) add('t.template_id = ?', f.templateId);
-    if (f.geoType !== undefined) add('t.geo_type = ?', f.geoType);
-    if (f.geoCode !== undefined) add('t.geo_code = ?', f.geoCode);
-    const where = conds.length ? `WHERE ${conds.join(' AND ')}` : '';
+    const conds: [string, unknown][] = [
+      ['t.site_id = ?', f.siteId],
+      ['t.template_id = ?', f.templateId],
+      ['t.geo_type = ?', f.geoType],
+      ['t.geo_code = ?', f.geoCode],
+    ];
+    const { where, params } = whereOf(
+      p,
+      ['t.name', 't.slug'],
+      conds.filter(([, v]) => v !== undefined),
+    );
     const page = await this.paged(`${TOPLIST_SELECT} ${where}`, 'ORDER BY t.id', params, p, (r) => r);
     return { total: page.total, rows: page.rows.map((r) => toplist(r, [])) };
   }

@@ -1,4 +1,13 @@
-import { brand, iso, OFFER_SELECT, offer, TOPLIST_SELECT, toplist } from './rows.ts';
+import {
+  brand,
+  iso,
+  OFFER_SELECT,
+  offer,
+  type PageArgs,
+  type Paged,
+  TOPLIST_SELECT,
+  toplist,
+} from './rows.ts';
 import { CatalogSql } from './sql.ts';
 import type { Brand, EditionMeta, EditionSnapshot, Offer, ResolvedTrackingLink, Toplist } from './types.ts';
 
@@ -186,22 +195,20 @@ export class PublishingRepository extends CatalogSql {
     }
   }
 
-  async listEditions(toplistId: number): Promise<EditionMeta[]> {
-    const rows = await this.db.query<{
-      id: number;
-      version: number;
-      published_at: Date;
-      published_by: number | null;
-    }>(
-      'SELECT id, version, published_at, published_by FROM editions WHERE toplist_id = $1 ORDER BY version DESC',
+  /** A page of a toplist's editions, newest first, with how many it has. */
+  listEditions(toplistId: number, page: PageArgs): Promise<Paged<EditionMeta>> {
+    return this.paged(
+      'SELECT id, version, published_at, published_by FROM editions WHERE toplist_id = $1',
+      'ORDER BY version DESC',
       [toplistId],
+      page,
+      (r) => ({
+        id: r.id as number,
+        version: String(r.version),
+        publishedAt: iso(r.published_at as Date)!,
+        publishedBy: r.published_by as number | null,
+      }),
     );
-    return rows.map((r) => ({
-      id: r.id,
-      version: String(r.version),
-      publishedAt: iso(r.published_at)!,
-      publishedBy: r.published_by,
-    }));
   }
 
   async getEditionDocument(toplistId: number, version: number): Promise<string | undefined> {

@@ -3,9 +3,10 @@ import type { Config } from '../../config.ts';
 import type { ChangeBus } from '../../db/changes.ts';
 import type { Db, Queryable } from '../../db/index.ts';
 import { conflict, invalidField, notFound } from '../../lib/errors.ts';
+import { DEFAULT_PER_PAGE, pageMeta, pageWindow } from '../../lib/paging.ts';
 import type { ChangeEvents } from '../webhooks/service.ts';
 import type { ToplistChange } from '../webhooks/types.ts';
-import { guard } from './crud.ts';
+import { guard, type Page } from './crud.ts';
 import { renderEdition, retargetLinks } from './edition-render.ts';
 import { checkWindow } from './input.ts';
 import { PublishingRepository } from './publishing-repository.ts';
@@ -193,9 +194,11 @@ export class PublishingService {
     return out;
   }
 
-  async listEditions(toplistId: number): Promise<EditionMeta[]> {
+  /** A page of the toplist's editions, newest first. */
+  async listEditions(toplistId: number, page = 1, perPage = DEFAULT_PER_PAGE): Promise<Page<EditionMeta>> {
     await this.getToplist(toplistId);
-    return this.repo.listEditions(toplistId);
+    const { rows, total } = await this.repo.listEditions(toplistId, pageWindow(page, perPage));
+    return { data: rows, meta: pageMeta(total, page, perPage) };
   }
 
   /** The stored wire document of one edition, parsed. */

@@ -129,9 +129,11 @@ export async function registerCatalog(
     req.audit = { before: { liveVersion: before.liveVersion }, after: { liveVersion: data.liveVersion } };
     return { data };
   });
-  app.get('/toplists/:id/editions', { ...read, schema: { params: IdParams } }, async (req) => ({
-    data: await catalog.publishing.listEditions(req.params.id),
-  }));
+  app.get(
+    '/toplists/:id/editions',
+    { ...read, schema: { params: IdParams, querystring: PageQuery } },
+    (req) => catalog.publishing.listEditions(req.params.id, req.query.page, req.query.per_page),
+  );
   app.get('/toplists/:id/editions/:subId', { ...read, schema: { params: SubIdParams } }, async (req) => ({
     data: await catalog.publishing.getEdition(req.params.id, req.params.subId),
   }));

@@ -9,6 +9,8 @@ export interface Paged<T> {
 export interface PageArgs {
   limit: number;
   offset: number;
+  /** Part of the name or slug to match, case-insensitively (`q` of a list). */
+  search?: string | undefined;
 }
 
 /** Columns a PATCH may set, per table: API field name → column. The only way a column name reaches SQL. */

@@ -1,9 +1,9 @@
 import { type Static, Type as T, type TObject, type TProperties } from '@sinclair/typebox';
+import { RowId as Id, searchText } from '../../lib/schema-parts.ts';
 
 /** Request schemas of the editorial admin API. Unknown fields are rejected, not ignored. */
 
 const strict = { additionalProperties: false } as const;
-const Id = T.Integer({ minimum: 1, maximum: 2147483647 });
 const Name = T.String({ minLength: 1, maxLength: 200 });
 const ExternalId = T.String({ minLength: 1, maxLength: 100 });
 const Text = (max: number) => T.String({ maxLength: max });
@@ -28,6 +28,7 @@ export const SubIdParams = T.Object({ id: Id, subId: Id });
 export const PageQuery = T.Object({
   page: T.Optional(T.Integer({ minimum: 1, maximum: 1_000_000 })),
   per_page: T.Optional(T.Integer({ minimum: 1, maximum: 100 })),
+  q: T.Optional(searchText('search: part of the name or slug, case-insensitive')),
 });
 
 export const OwnerInput = T.Object(

@@ -25,10 +25,14 @@ export function etagMatches(header: string | undefined, etag: string): boolean {
   return header.split(',').some((t) => t.trim().replace(/^W\//, '') === etag);
 }
 
+/** Headers of every toplist API answer besides its ETag: private to the token that read it. */
+export const CACHE_HEADERS = { 'cache-control': 'private', vary: 'Authorization' } as const;
+export const JSON_TYPE = 'application/json; charset=utf-8';
+
 function send(request: FastifyRequest, reply: FastifyReply, r: Rendered): FastifyReply {
-  reply.header('etag', r.etag).header('cache-control', 'private').header('vary', 'Authorization');
+  reply.header('etag', r.etag).headers(CACHE_HEADERS);
   if (etagMatches(request.headers['if-none-match'], r.etag)) return reply.status(304).send();
-  reply.type('application/json; charset=utf-8');
+  reply.type(JSON_TYPE);
   if (Buffer.isBuffer(r.body)) return reply.send(r.body);
   // A 100-toplist page is ~20 MB: stream the stored buffers instead of copying them into one.
   const length = r.body.reduce((n, b) => n + b.length, 0);

@@ -1,4 +1,5 @@
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, type Metric, Registry } from 'prom-client';
+import { KeyedHistogram } from './keyed-histogram.ts';
 
 /**
  * The app's Prometheus registry (one per app, so tests and several apps in one process never
@@ -6,26 +7,18 @@ import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom
  */
 export class Metrics {
   readonly registry = new Registry();
-  readonly httpDuration = new Histogram({
-    name: 'podium_http_request_duration_seconds',
-    help: 'HTTP requests by route pattern, method and status',
-    labelNames: ['method', 'route', 'status'] as const,
-    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
-    registers: [this.registry],
-  });
-
-  /** Labelled children of `httpDuration` by method, route and status: `labels()` hashes its arguments on every call. */
-  private readonly httpChildren = new Map<string, { observe(v: number): void }>();
+  readonly httpDuration = new KeyedHistogram(
+    'podium_http_request_duration_seconds',
+    'HTTP requests by route pattern, method and status',
+    [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    { method: 'other', route: 'overflow', status: 'other' },
+  );
 
   /** Records one answered request (route pattern, never the raw URL, so the series stay few). */
   observeHttp(method: string, route: string, status: number, seconds: number): void {
     const key = `${method} ${status} ${route}`;
-    let child = this.httpChildren.get(key);
-    if (!child) {
-      child = this.httpDuration.labels(method, route, String(status));
-      if (this.httpChildren.size < 10_000) this.httpChildren.set(key, child);
-    }
-    child.observe(seconds);
+    const h = this.httpDuration;
+    h.record(h.find(key) ?? h.add(key, { method, route, status: String(status) }), seconds);
   }
 
   readonly outbound = new Histogram({
@@ -37,6 +30,7 @@ export class Metrics {
   });
 
   constructor() {
+    this.registry.registerMetric(this.httpDuration as unknown as Metric);
     // The event-loop delay monitor is a timer firing every `precision` ms: prom-client's 10 ms woke
     // an idle server 100 times a second. A blocked loop still delays the next tick, so 100 ms
     // sampling loses no stall worth reporting.

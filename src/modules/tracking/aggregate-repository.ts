@@ -1,5 +1,9 @@
 import type { Db, Queryable } from '../../db/index.ts';
+import type { StoredSecret } from '../../lib/seal.ts';
+import { isoOrNull as iso } from '../../lib/time.ts';
 import type { OperatorRow, ReportMapping } from './report-mapping.ts';
+import { readRollups, zoneReady as ready } from './rollup-zone-repository.ts';
+import { COMMISSION_EVENTS } from './stats-repository.ts';
 
 /** A programme's report endpoint as stored (the key still sealed). */
 export interface StoredReport {
@@ -49,12 +53,18 @@ export interface ReconcileDbRow {
   opClicks: number | null;
   opRegistrations: number | null;
   opFtds: number | null;
+  /** The operator's report currency that day, else the programme's. */
+  currency: string;
+  /** Our commission-event amounts in `currency`, and the operator's commission (null unpulled). */
+  ourCommission: string;
+  opCommission: string | null;
+  /** Ours minus the operator's, and that as a percentage of theirs (null when undefined). */
+  commissionDifference: string | null;
+  commissionDifferencePercent: string | null;
   lastStatus: 'ok' | 'failed' | null;
   lastReason: string | null;
   pulledAt: string | null;
 }
-
-const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
 
 /** SQL of operator aggregates, pulls and reconciliation. */
 export class AggregateRepository {
@@ -94,6 +104,23 @@ export class AggregateRepository {
        WHERE id = $1`,
       [programId, url, JSON.stringify(mapping), keySealed ?? null, keySealed === undefined],
     );
+  }
+
+  /** Every programme's sealed report key (the programme id is its associated data). */
+  async sealedReportKeys(): Promise<StoredSecret[]> {
+    return this.db.query<StoredSecret>(
+      `SELECT 'program ' || id AS record, id::text AS aad, report_key_sealed AS sealed
+       FROM affiliate_programs WHERE report_key_sealed IS NOT NULL ORDER BY id`,
+    );
+  }
+
+  /** Replaces a sealed report key only if it is still `old`; false when it changed meanwhile. */
+  async replaceSealedReportKey(programId: number, old: string, sealed: string): Promise<boolean> {
+    const rows = await this.db.query(
+      'UPDATE affiliate_programs SET report_key_sealed = $3 WHERE id = $1 AND report_key_sealed = $2 RETURNING id',
+      [programId, old, sealed],
+    );
+    return rows.length === 1;
   }
 
   /** Ids of the programmes that have a report endpoint. */
@@ -185,29 +212,59 @@ export class AggregateRepository {
   }
 
   /**
-   * Per day of [from, to]: our counted clicks and postback registrations/FTDs of the programme
-   * (days cut in `tz`, read from the 15-minute rollups), the operator's totals from the latest ok pull, and the last pull's outcome.
+   * Per day of [from, to]: our counted clicks, postback registrations/FTDs and commission of the programme
+   * (days cut in `tz`: the daily rollups when `tz` is a ready zone, else the 15-minute ones), the
+   * operator's totals from the latest ok pull, and the last pull's outcome.
    */
   async reconcile(programId: number, from: string, to: string, tz: string): Promise<ReconcileDbRow[]> {
+    return readRollups(
+      async () => {
+        const [r] = await this.reads.query<{ ready: boolean }>(`SELECT ${ready('$1::text')} AS ready`, [tz]);
+        return r?.ready !== true;
+      },
+      (withQuarters) => this.reconcileRead(programId, from, to, tz, withQuarters),
+    );
+  }
+
+  private async reconcileRead(
+    programId: number,
+    from: string,
+    to: string,
+    tz: string,
+    withQuarters: boolean,
+  ): Promise<ReconcileDbRow[]> {
+    // The zone is either ready (daily rows) or not (15-minute rows): the ready checks pick one branch.
+    const quarters = (sql: string) => (withQuarters ? `UNION ALL ${sql}` : '');
     const rows = await this.reads.query<ReconcileDbRow>(
       `WITH days AS (
          SELECT d::date AS day FROM generate_series($2::date, $3::date, interval '1 day') d
        ), bounds AS (
          SELECT ($2::date)::timestamp AT TIME ZONE $4 AS lo, ($3::date + 1)::timestamp AT TIME ZONE $4 AS hi
+       ), clk AS (
+         SELECT day, n FROM click_daily_rollups
+         WHERE zone = $4 AND ${ready('$4')} AND program_id = $1 AND kind = 'click' AND day BETWEEN $2::date AND $3::date
+         ${quarters(`SELECT (c.bucket AT TIME ZONE $4)::date, c.n
+           FROM click_rollups c, bounds b
+           WHERE NOT ${ready('$4')} AND c.program_id = $1 AND c.kind = 'click' AND c.bucket >= b.lo AND c.bucket < b.hi`)}
+       ), conv AS (
+         SELECT day, event, currency::text AS currency, n, amount FROM conversion_daily_rollups
+         WHERE zone = $4 AND ${ready('$4')} AND program_id = $1 AND day BETWEEN $2::date AND $3::date
+         ${quarters(`SELECT (v.bucket AT TIME ZONE $4)::date, v.event, v.currency::text, v.n, v.amount
+           FROM conversion_rollups v, bounds b
+           WHERE NOT ${ready('$4')} AND v.program_id = $1 AND v.bucket >= b.lo AND v.bucket < b.hi`)}
        ), our_clicks AS (
-         SELECT (c.bucket AT TIME ZONE $4)::date AS day, sum(c.n)::int AS n
-         FROM click_rollups c, bounds b
-         WHERE c.program_id = $1 AND c.kind = 'click' AND c.bucket >= b.lo AND c.bucket < b.hi
-         GROUP BY 1
+         SELECT day, sum(n)::int AS n FROM clk GROUP BY 1
        ), our_conv AS (
-         SELECT (v.bucket AT TIME ZONE $4)::date AS day,
-                coalesce(sum(v.n) FILTER (WHERE v.event = 'registration'), 0)::int AS registrations,
-                coalesce(sum(v.n) FILTER (WHERE v.event = 'ftd'), 0)::int AS ftds
-         FROM conversion_rollups v, bounds b
-         WHERE v.program_id = $1 AND v.bucket >= b.lo AND v.bucket < b.hi
-         GROUP BY 1
+         SELECT day, coalesce(sum(n) FILTER (WHERE event = 'registration'), 0)::int AS registrations,
+                coalesce(sum(n) FILTER (WHERE event = 'ftd'), 0)::int AS ftds
+         FROM conv GROUP BY 1
+       ), our_money AS (
+         SELECT day, currency, sum(amount) AS amount
+         FROM conv WHERE event = ANY($5::text[]) AND currency IS NOT NULL
+         GROUP BY 1, 2
        ), theirs AS (
-         SELECT day, sum(clicks)::int AS clicks, sum(registrations)::int AS registrations, sum(ftds)::int AS ftds
+         SELECT day, sum(clicks)::int AS clicks, sum(registrations)::int AS registrations, sum(ftds)::int AS ftds,
+                sum(commission) AS commission, max(currency)::text AS currency
          FROM operator_aggregates WHERE program_id = $1 AND day BETWEEN $2::date AND $3::date
          GROUP BY day
        ), last_pull AS (
@@ -218,6 +275,15 @@ export class AggregateRepository {
          SELECT DISTINCT ON (day) day, finished_at
          FROM aggregate_pulls WHERE program_id = $1 AND status = 'ok' AND day BETWEEN $2::date AND $3::date
          ORDER BY day, id DESC
+       ), money AS (
+         SELECT d.day, c.currency, round(coalesce(om.amount, 0), 4) AS ours,
+                CASE WHEN lo.day IS NULL THEN NULL ELSE round(coalesce(t.commission, 0), 4) END AS theirs
+         FROM days d
+         LEFT JOIN theirs t ON t.day = d.day
+         LEFT JOIN last_ok lo ON lo.day = d.day
+         CROSS JOIN LATERAL (SELECT coalesce(t.currency, (SELECT currency FROM affiliate_programs WHERE id = $1))
+                               AS currency) c
+         LEFT JOIN our_money om ON om.day = d.day AND om.currency = c.currency
        )
        SELECT to_char(d.day, 'YYYY-MM-DD') AS day,
               coalesce(oc.n, 0) AS "ourClicks", coalesce(ov.registrations, 0) AS "ourRegistrations",
@@ -225,6 +291,10 @@ export class AggregateRepository {
               CASE WHEN lo.day IS NULL THEN NULL ELSE coalesce(t.clicks, 0) END AS "opClicks",
               CASE WHEN lo.day IS NULL THEN NULL ELSE coalesce(t.registrations, 0) END AS "opRegistrations",
               CASE WHEN lo.day IS NULL THEN NULL ELSE coalesce(t.ftds, 0) END AS "opFtds",
+              m.currency, m.ours::text AS "ourCommission", m.theirs::text AS "opCommission",
+              (m.ours - m.theirs)::text AS "commissionDifference",
+              CASE WHEN m.theirs = 0 AND m.ours = 0 THEN '0.00' WHEN m.theirs <> 0
+                   THEN round((m.ours - m.theirs) * 100 / m.theirs, 2)::text END AS "commissionDifferencePercent",
               lp.status AS "lastStatus", lp.reason AS "lastReason", lo.finished_at AS "pulledAt"
        FROM days d
        LEFT JOIN our_clicks oc ON oc.day = d.day
@@ -232,8 +302,9 @@ export class AggregateRepository {
        LEFT JOIN theirs t ON t.day = d.day
        LEFT JOIN last_pull lp ON lp.day = d.day
        LEFT JOIN last_ok lo ON lo.day = d.day
+       JOIN money m ON m.day = d.day
        ORDER BY d.day`,
-      [programId, from, to, tz],
+      [programId, from, to, tz, COMMISSION_EVENTS],
     );
     return rows.map((r) => ({ ...r, pulledAt: iso(r.pulledAt) }));
   }

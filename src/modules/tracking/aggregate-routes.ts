@@ -1,6 +1,5 @@
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { type Authenticator, requireAdmin } from '../../plugins/auth.ts';
+import { type Authenticator, adminArea } from '../../plugins/auth.ts';
 import type { Scope } from '../access/scopes.ts';
 import type { OperatorAggregates } from './aggregates.ts';
 import { DayRangeQuery, IdParams, ReconcileQuery, ReportInput } from './schemas.ts';
@@ -8,12 +7,9 @@ import { DayRangeQuery, IdParams, ReconcileQuery, ReportInput } from './schemas.
 /** Report endpoints, pulls, stored operator rows and reconciliation, under /api/admin/v1. */
 export async function registerAggregateAdmin(
   scope: FastifyInstance,
-  deps: { aggregates: OperatorAggregates; tokens: Authenticator<Scope> },
+  { aggregates, tokens }: { aggregates: OperatorAggregates; tokens: Authenticator<Scope> },
 ): Promise<void> {
-  const app = scope.withTypeProvider<TypeBoxTypeProvider>();
-  const { aggregates, tokens } = deps;
-  const read = { onRequest: requireAdmin(tokens, 'tracking:read') };
-  const write = { onRequest: requireAdmin(tokens, 'tracking:write') };
+  const { app, read, write } = adminArea(scope, tokens, { read: 'tracking:read', write: 'tracking:write' });
   const base = '/tracking/programs/:id';
 
   app.get(`${base}/report`, { ...read, schema: { params: IdParams } }, async (req) => ({

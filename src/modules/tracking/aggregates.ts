@@ -3,7 +3,7 @@ import { invalidField, notFound } from '../../lib/errors.ts';
 import type { OutboundClient, Outcome } from '../../lib/outbound.ts';
 import { type RetryPolicy, withRetries } from '../../lib/retry.ts';
 import { scrub } from '../../lib/scrub.ts';
-import type { Sealer } from '../../lib/seal.ts';
+import type { ResealReport, Sealer } from '../../lib/seal.ts';
 import { addDays, dayIn, daysBetween, isDay } from '../../lib/time.ts';
 import type {
   AggregateRepository,
@@ -24,7 +24,7 @@ import type { Compared, ReconcileDay } from './types.ts';
 /** Path of the operator's daily report, appended to the programme's report URL. */
 export const REPORT_PATH = '/api/reports/affiliate-daily';
 const MAX_PAGES = 50;
-const MAX_BACKFILL_DAYS = 366;
+export const MAX_BACKFILL_DAYS = 366;
 const MAX_LISTED_PULLS = 500;
 
 /** A programme's report settings as the admin API shows them (never the key). */
@@ -46,6 +46,18 @@ export interface ReportInput {
 export type PullResult = Pick<PullRecord, 'day' | 'status' | 'reason' | 'calls' | 'pages' | 'rows'> & {
   id: number;
 };
+
+/** What a report test saw: the pull's own verdict on yesterday, and its first rows. */
+export interface ReportTest {
+  day: string;
+  outcome: PullRecord['status'];
+  status: number | null;
+  message: string;
+  rowCount: number;
+  currency: string | null;
+  rows: OperatorRow[];
+}
+const TEST_ROWS = 10;
 
 /** How the puller waits between retries; tests shorten it. */
 export type PullRetry = Pick<RetryPolicy, 'attempts' | 'budgetMs' | 'baseMs' | 'capMs' | 'sleep' | 'now'>;
@@ -138,6 +150,13 @@ export class OperatorAggregates {
     return this.report(programId);
   }
 
+  /** Re-seals every report key not sealed with the current key version (see `Sealer.reseal`). */
+  async rotateKeys(): Promise<ResealReport> {
+    return this.sealer.reseal(await this.repo.sealedReportKeys(), (s, sealed) =>
+      this.repo.replaceSealedReportKey(Number(s.aad), s.sealed, sealed),
+    );
+  }
+
   async programIdBySlug(slug: string): Promise<number> {
     const id = await this.repo.programBySlug(slug);
     if (id === undefined) throw notFound('Program');
@@ -145,7 +164,12 @@ export class OperatorAggregates {
   }
 
   /** Calls the operator once per page (with retries) and reads every page of one day. */
-  private async fetchDay(r: StoredReport, day: string, signal: AbortSignal | undefined) {
+  private async fetchDay(
+    r: StoredReport,
+    day: string,
+    signal: AbortSignal | undefined,
+    retry: PullRetry = this.retry,
+  ) {
     if (r.url === null) throw new PullFailed('the programme has no report endpoint', null, 0);
     const baseUrl = r.url;
     let apiKey: string | undefined;
@@ -174,7 +198,7 @@ export class OperatorAggregates {
           signal,
           target: 'operator',
         });
-      const { outcome, calls: made } = await withRetries(send, { ...this.retry, signal });
+      const { outcome, calls: made } = await withRetries(send, { ...retry, signal });
       calls += made;
       lastStatus = 'status' in outcome ? outcome.status : null;
       if (outcome.kind !== 'ok') throw fail(outcome.message.replace(/^base_url/, 'report URL'));
@@ -236,7 +260,41 @@ export class OperatorAggregates {
     return { id, day, status: 'ok', reason: null, calls: got.calls, pages: got.pages, rows: got.rows.length };
   }
 
-  private checkRange(from: string, to: string, max: number): void {
+  /**
+   * Yesterday (in the programme's zone) pulled once now, each page called once (no retries), and
+   * judged as the scheduled pull judges it; nothing is stored or recorded.
+   */
+  async testDay(programId: number): Promise<ReportTest> {
+    const r = await this.stored(programId);
+    const day = addDays(dayIn(this.now(), r.timezone), -1);
+    try {
+      const got = await this.fetchDay(r, day, undefined, { ...this.retry, attempts: 1 });
+      const n = got.rows.length;
+      return {
+        day,
+        outcome: 'ok',
+        status: got.httpStatus,
+        message: `${n} row${n === 1 ? '' : 's'} in ${got.pages} page${got.pages === 1 ? '' : 's'}`,
+        rowCount: n,
+        currency: got.currency,
+        rows: got.rows.slice(0, TEST_ROWS),
+      };
+    } catch (err) {
+      if (!(err instanceof PullFailed)) throw err;
+      return {
+        day,
+        outcome: 'failed',
+        status: err.httpStatus,
+        message: err.message,
+        rowCount: 0,
+        currency: null,
+        rows: [],
+      };
+    }
+  }
+
+  /** Refuses a range that is malformed, backwards or longer than `max` days (422 naming the field). */
+  checkRange(from: string, to: string, max: number): void {
     for (const [f, v] of [
       ['from', from],
       ['to', to],
@@ -298,7 +356,7 @@ export class OperatorAggregates {
   }
 
   /**
-   * Per day: our counted clicks and postback registrations/FTDs beside the operator's figures,
+   * Per day: our counted clicks, postback registrations/FTDs and commission beside the operator's figures,
    * with differences flagged beyond `thresholdPercent` (default from config). Days are cut in
    * the programme's time zone, the one its report uses.
    */
@@ -322,6 +380,19 @@ export class OperatorAggregates {
     const clicks = compare(row.ourClicks, row.opClicks, threshold);
     const registrations = compare(row.ourRegistrations, row.opRegistrations, threshold);
     const ftds = compare(row.ourFtds, row.opFtds, threshold);
+    const commission = {
+      currency: row.currency,
+      ours: row.ourCommission,
+      operator: row.opCommission,
+      difference: row.commissionDifference,
+      differencePercent: row.commissionDifferencePercent,
+      // Any difference is flagged when the operator's figure is 0, as for the counts.
+      flagged:
+        row.commissionDifference !== null &&
+        (row.commissionDifferencePercent === null
+          ? true
+          : Math.abs(Number(row.commissionDifferencePercent)) > threshold),
+    };
     return {
       day: row.day,
       pulled: row.opClicks !== null,
@@ -330,7 +401,8 @@ export class OperatorAggregates {
       clicks,
       registrations,
       ftds,
-      flagged: clicks.flagged || registrations.flagged || ftds.flagged,
+      commission,
+      flagged: clicks.flagged || registrations.flagged || ftds.flagged || commission.flagged,
     };
   }
 }

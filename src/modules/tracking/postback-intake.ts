@@ -1,6 +1,5 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import type { Config } from '../../config.ts';
-import type { Db } from '../../db/index.ts';
 import { AppError, notFound } from '../../lib/errors.ts';
 import { ulid } from '../../lib/ids.ts';
 import { storableText } from '../../lib/text.ts';
@@ -8,8 +7,16 @@ import { hashToken, sameBytes } from '../../lib/tokens.ts';
 import type { TrackingMetrics } from '../ops/metrics.ts';
 import { GroupCommit } from './group-commit.ts';
 import type { TrackingPartitions } from './partitions.ts';
-import { mergeFields, parseBody, rawBodyForLog, readPostback, redactForLog } from './postback.ts';
+import {
+  mergeFields,
+  type Postback,
+  parseBody,
+  rawBodyForLog,
+  readPostback,
+  redactForLog,
+} from './postback.ts';
 import type { PostbackJob, StoredProgram, TrackingRepository } from './repository.ts';
+import type { ConversionInput } from './types.ts';
 
 /** A raw postback as it arrived. */
 export interface RawPostback {
@@ -38,6 +45,27 @@ const PROGRAM_TTL_MS = 1000;
 const PROGRAM_CACHE_MAX = 1000;
 
 const trunc = (v: string | undefined, n: number) => (v ? v.slice(0, n) : null);
+/** A player id the log already holds pseudonymised (`ref:` and the keyed hash). */
+const PSEUDONYM = /^ref:[0-9a-f]{64}$/;
+
+/** A logged postback as a replay reads it back (secrets already removed). */
+export interface LoggedPostback {
+  id: number;
+  receivedAt: Date;
+  program: string;
+  method: string;
+  contentType: string | null;
+  query: Record<string, unknown>;
+  body: string | null;
+}
+
+/** The new outcome of a replayed postback. */
+export interface ReplayOutcome {
+  status: number;
+  code: string;
+  conversionId: string | null;
+  duplicate: boolean;
+}
 
 /**
  * Postbacks: each is validated on its own, then logged, deduplicated and recorded in a shared
@@ -46,11 +74,11 @@ const trunc = (v: string | undefined, n: number) => (v ? v.slice(0, n) : null);
  */
 export class PostbackIntake {
   private readonly batches: GroupCommit<PostbackJob>;
+  private readonly writeOne: (job: PostbackJob) => Promise<void>;
   private readonly programs = new Map<string, { program: StoredProgram | undefined; expires: number }>();
   private pseudonymKey: Promise<Buffer> | undefined;
 
   constructor(
-    db: Db,
     private readonly repo: TrackingRepository,
     private readonly config: Pick<Config, 'pseudonymKey'>,
     private readonly now: () => Date,
@@ -58,7 +86,13 @@ export class PostbackIntake {
     concurrency: number,
     partitions: TrackingPartitions,
   ) {
-    const write = (jobs: PostbackJob[]) => db.tx((q) => repo.with(q).writePostbacks(jobs));
+    // One statement a batch, atomic on its own (see TrackingRepository.writePostbacks).
+    const write = (jobs: PostbackJob[]) => repo.writePostbacks(jobs);
+    this.writeOne = (job) =>
+      partitions.writing(
+        () => [job.receivedAt],
+        () => write([job]),
+      );
     this.batches = new GroupCommit(
       (jobs) =>
         partitions.writing(
@@ -144,16 +178,7 @@ export class PostbackIntake {
       program = await this.authorise(raw, program);
       if (bodyError) throw bodyError;
       const pb = readPostback(mergeFields(raw.query, body ?? {}), program.paramMap);
-      job.conversion = {
-        id: ulid(),
-        programId: program.id,
-        transactionId: pb.transactionId,
-        event: pb.event,
-        amount: pb.amount,
-        currency: pb.currency ?? (pb.amount === null ? null : program.currency),
-        playerRef: pb.playerId === null ? null : pseudonymise(pb.playerId),
-        clickId: pb.clickId,
-      };
+      job.conversion = conversionOf(program, pb, pseudonymise);
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
       rejection = err;
@@ -178,4 +203,67 @@ export class PostbackIntake {
       attributed: done.attributed,
     };
   }
+
+  /**
+   * Processes a logged postback again with its programme's current settings (parameter mapping,
+   * currency) and records the new outcome, marked as a replay, beside the original one. The log
+   * row is not written again; dedupe applies as for any postback. The token is not checked again:
+   * callers replay only postbacks whose token was accepted when they arrived.
+   */
+  async replay(entry: LoggedPostback): Promise<ReplayOutcome> {
+    const program = await this.program(entry.program, true);
+    if (!program) throw notFound('Program');
+    const key = await this.key();
+    const pseudonymise = (v: string) =>
+      PSEUDONYM.test(v) ? v : `ref:${createHmac('sha256', key).update(v, 'utf8').digest('hex')}`;
+    const job: PostbackJob = {
+      log: { ...entry, remoteIp: null },
+      receivedAt: entry.receivedAt,
+      logId: entry.id,
+    };
+    // A body that parsed was logged as the JSON of its fields (`{}` when empty); one that did not
+    // was logged as text and fails again under its own content type.
+    const type = (entry.contentType ?? '').split(';')[0]?.trim().toLowerCase();
+    const storedType =
+      entry.body === '{}' || type === 'application/x-www-form-urlencoded'
+        ? 'application/json'
+        : entry.contentType;
+    try {
+      const body = parseBody(storedType ?? undefined, entry.body ?? '');
+      job.conversion = conversionOf(
+        program,
+        readPostback(mergeFields(entry.query, body), program.paramMap),
+        pseudonymise,
+      );
+    } catch (err) {
+      if (!(err instanceof AppError)) throw err;
+      job.rejected = { status: err.status, code: err.code };
+    }
+    await this.writeOne(job);
+    const done = job.written;
+    return {
+      status: job.rejected?.status ?? 200,
+      code: job.rejected?.code ?? (done?.duplicate ? 'duplicate' : 'accepted'),
+      conversionId: done?.conversionId ?? null,
+      duplicate: done?.duplicate ?? false,
+    };
+  }
+}
+
+/** The conversion a valid postback records; an amount without a currency is in the programme's. */
+function conversionOf(
+  program: StoredProgram,
+  pb: Postback,
+  pseudonymise: (v: string) => string,
+): ConversionInput {
+  return {
+    id: ulid(),
+    programId: program.id,
+    transactionId: pb.transactionId,
+    event: pb.event,
+    amount: pb.amount,
+    currency: pb.currency ?? (pb.amount === null ? null : program.currency),
+    playerRef: pb.playerId === null ? null : pseudonymise(pb.playerId),
+    clickId: pb.clickId,
+  };
 }

@@ -149,3 +149,31 @@ export function readPostback(fields: Fields, paramMap: Record<string, string>): 
     throw badField(name('player_id'), 'must be at most 128 printable characters');
   return { clickId, event, transactionId, amount, currency, playerId };
 }
+
+const LOG_MARKS = ['[redacted]', '\uFFFD'];
+
+/**
+ * Why a logged postback cannot be processed again as it arrived, or null when it can: a value the
+ * log cut short or replaced (a longer value or name was refused, a nested one too, so the copy
+ * would not be judged like the original), or a field the programme reads (`paramMap`) that the log
+ * redacted or that held a NUL.
+ */
+export function replayProblem(
+  params: Record<string, unknown>,
+  rawBody: string | null,
+  paramMap: Record<string, string>,
+): string | null {
+  if (rawBody !== null && rawBody.length >= MAX_LOGGED_BODY) return 'the logged body was cut short';
+  const read = new Set(POSTBACK_FIELDS.map((f) => paramMap[f] ?? f));
+  for (const [key, value] of Object.entries(params)) {
+    if (key.length >= MAX_KEY) return `the parameter name ${key.slice(0, 20)}… was cut short in the log`;
+    if (value === '[not a scalar]') return `${key}: the log holds no value it can replay`;
+    for (const v of Array.isArray(value) ? value : [value]) {
+      if (typeof v !== 'string') continue;
+      if (v.length >= MAX_VALUE) return `${key}: the logged value was cut short`;
+      if (read.has(key) && LOG_MARKS.some((m) => v.includes(m)))
+        return `${key}: the logged value was redacted or altered`;
+    }
+  }
+  return null;
+}

@@ -1,13 +1,6 @@
 import type { Queryable } from '../../db/index.ts';
-import type {
-  ClickAttribution,
-  ClickRow,
-  ConversionInput,
-  PostbackLogEntry,
-  Program,
-  StatsFilter,
-  StatsRow,
-} from './types.ts';
+import { containsPattern } from '../../lib/schema-parts.ts';
+import type { ClickRow, ConversionInput, PostbackLogEntry, Program } from './types.ts';
 
 interface ProgramDbRow {
   id: number;
@@ -29,6 +22,8 @@ interface ProgramDbRow {
 export interface PostbackJob {
   log: PostbackLogEntry;
   receivedAt: Date;
+  /** Set for a replay: the logged postback processed again (no new log row; its outcome is marked). */
+  logId?: number;
   /** Set when the postback is valid. */
   conversion?: ConversionInput;
   /** Set when it was refused: the answer's status and code, recorded as its outcome. */
@@ -80,10 +75,34 @@ export type ProgramFields = Partial<Record<keyof typeof PROGRAM_COLUMNS, unknown
 /** The 15-minute bucket of a time column (UTC-aligned, as the rollups key it). */
 export const BUCKET = (column: string) =>
   `date_bin('15 minutes', ${column}, timestamptz '2000-01-01 00:00:00+00')`;
-// Rollup rows are upserted in key order so concurrent batches lock them in the same order.
+// Rollup rows are upserted in key order, each table's as one sorted set, so concurrent batches
+// lock them in the same order and never wait on each other crosswise.
 const ROLLUP_ORDER = 'ORDER BY 1, 2, 3, 4, 5, 6, 7, 8';
 
-/** The only place with tracking SQL. */
+/** Clicks as the 16 column arrays of the `clicks` table, in column order, for one `unnest` insert. */
+export function clickColumns(rows: readonly ClickRow[]): unknown[] {
+  const col = <K extends keyof ClickRow>(k: K) => rows.map((r) => r[k]);
+  return [
+    col('id'),
+    col('kind'),
+    rows.map((r) => r.at.toISOString()),
+    col('linkId'),
+    col('trackerId'),
+    col('offerId'),
+    col('brandId'),
+    col('siteId'),
+    col('toplistId'),
+    col('position'),
+    col('programId'),
+    col('subId'),
+    col('referrer'),
+    col('userAgent'),
+    col('country'),
+    col('flag'),
+  ];
+}
+
+/** Tracking SQL of programmes, clicks and postbacks (stats read through `StatsRepository`). */
 export class TrackingRepository {
   constructor(private readonly db: Queryable) {}
 
@@ -158,12 +177,22 @@ export class TrackingRepository {
     return r && toProgram(r);
   }
 
-  async listPrograms(limit: number, offset: number): Promise<{ rows: StoredProgram[]; total: number }> {
-    const rows = await this.db.query<ProgramDbRow>(`${PROGRAM_SELECT} ORDER BY p.id LIMIT $1 OFFSET $2`, [
-      limit,
-      offset,
-    ]);
-    const [c] = await this.db.query<{ n: number }>('SELECT count(*)::int AS n FROM affiliate_programs');
+  /** A page of programmes by id; `search` matches part of the name or slug, case-insensitively. */
+  async listPrograms(
+    limit: number,
+    offset: number,
+    search?: string,
+  ): Promise<{ rows: StoredProgram[]; total: number }> {
+    const where = search === undefined ? '' : 'WHERE (p.name ILIKE $3 OR p.slug ILIKE $3)';
+    const like = search === undefined ? [] : [containsPattern(search)];
+    const rows = await this.db.query<ProgramDbRow>(
+      `${PROGRAM_SELECT} ${where} ORDER BY p.id LIMIT $1 OFFSET $2`,
+      [limit, offset, ...like],
+    );
+    const [c] = await this.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM affiliate_programs p ${where.replaceAll('$3', '$1')}`,
+      like,
+    );
     return { rows: rows.map(toProgram), total: c?.n ?? 0 };
   }
 
@@ -193,10 +222,10 @@ export class TrackingRepository {
 
   /**
    * One statement for a whole group-commit batch: the rows, and their counted ones added to the
-   * 15-minute rollups, so reports never see a batch half-counted.
+   * 15-minute rollups and to the daily rollups of every maintained zone, so reports never see a
+   * batch half-counted.
    */
   async insertClicks(rows: readonly ClickRow[]): Promise<void> {
-    const col = <K extends keyof ClickRow>(k: K) => rows.map((r) => r[k]);
     await this.db.query(
       `WITH ins AS (
          INSERT INTO clicks (id, kind, at, link_id, tracker_id, offer_id, brand_id, site_id, toplist_id, position,
@@ -205,268 +234,160 @@ export class TrackingRepository {
                               $8::int[], $9::int[], $10::int[], $11::int[], $12::text[], $13::text[], $14::text[],
                               $15::text[], $16::text[])
          RETURNING kind, at, site_id, toplist_id, position, brand_id, program_id, link_id, flag
+       ), counted AS (
+         SELECT ${BUCKET('at')} AS bucket, kind, site_id, toplist_id, position, brand_id, program_id, link_id,
+                count(*) AS n
+         FROM ins WHERE flag IS NULL
+         GROUP BY 1, 2, 3, 4, 5, 6, 7, 8
+       ), quarters AS (
+         INSERT INTO click_rollups (bucket, kind, site_id, toplist_id, position, brand_id, program_id, link_id, n)
+         SELECT * FROM counted
+         ${ROLLUP_ORDER}
+         ON CONFLICT ON CONSTRAINT click_rollups_key DO UPDATE SET n = click_rollups.n + EXCLUDED.n
        )
-       INSERT INTO click_rollups (bucket, kind, site_id, toplist_id, position, brand_id, program_id, link_id, n)
-       SELECT ${BUCKET('at')}, kind, site_id, toplist_id, position, brand_id, program_id, link_id, count(*)
-       FROM ins WHERE flag IS NULL
+       INSERT INTO click_daily_rollups (zone, day, kind, site_id, toplist_id, position, brand_id, program_id, n)
+       SELECT z.zone, (c.bucket AT TIME ZONE z.zone)::date, kind, site_id, toplist_id, position, brand_id,
+              program_id, sum(n)
+       FROM counted c CROSS JOIN rollup_zones z
        GROUP BY 1, 2, 3, 4, 5, 6, 7, 8
        ${ROLLUP_ORDER}
-       ON CONFLICT ON CONSTRAINT click_rollups_key DO UPDATE SET n = click_rollups.n + EXCLUDED.n`,
-      [
-        col('id'),
-        col('kind'),
-        rows.map((r) => r.at.toISOString()),
-        col('linkId'),
-        col('trackerId'),
-        col('offerId'),
-        col('brandId'),
-        col('siteId'),
-        col('toplistId'),
-        col('position'),
-        col('programId'),
-        col('subId'),
-        col('referrer'),
-        col('userAgent'),
-        col('country'),
-        col('flag'),
-      ],
+       ON CONFLICT ON CONSTRAINT click_daily_rollups_key DO UPDATE SET n = click_daily_rollups.n + EXCLUDED.n`,
+      clickColumns(rows),
     );
   }
 
   /* Postbacks */
 
   /**
-   * Writes a batch of postbacks in one transaction: their log rows, the conversions of the
-   * accepted ones (one per programme and transaction id; a repeat, in this batch or an earlier
-   * one, gets the holder's id), and every outcome. Fills each job's `written`. Run it on a
-   * transaction (`with(tx)`).
+   * Writes a batch of postbacks in one statement (atomic on its own: one round trip per batch):
+   * their log rows, the conversions of the accepted ones (one per programme and transaction id;
+   * a repeat, in this batch or an earlier one, gets the holder's id and attribution), their
+   * 15-minute rollups and the daily rollups of every maintained zone, and every outcome. Fills each job's `written`.
+   *
+   * The key table decides which postback holds each transaction id. Keys are taken in key order,
+   * so two batches never wait on each other crosswise; the earliest of equal keys in a batch is
+   * the one inserted. `DO UPDATE` (a no-op) rather than `DO NOTHING`: it locks and returns a key
+   * another transaction committed while this statement waited on it, which this statement's
+   * snapshot would not show. Log ids follow the insert order (one sequence, rows inserted by
+   * `ord`), which is how each job finds its own.
    */
-  async writePostbacks(jobs: PostbackJob[]): Promise<void> {
-    const q = this.db;
-    const logIds = await this.insertLogs(q, jobs);
-    const accepted = jobs.flatMap((job, i) =>
-      job.conversion ? [{ job, c: job.conversion, logId: logIds[i] as number }] : [],
-    );
-    const clicks = await this.clicksById(
-      q,
-      accepted.flatMap(({ c }) => (c.clickId ? [c.clickId] : [])),
-    );
-    const attributedTo = accepted.map(({ c }) => {
-      const click = c.clickId ? clicks.get(c.clickId) : undefined;
-      // A click of another programme's tracker is not this programme's conversion.
-      return click && (click.programId === null || click.programId === c.programId) ? click : undefined;
-    });
-    const col = <T>(f: (a: (typeof accepted)[number], i: number) => T) => accepted.map(f);
-    // The key table decides which postback holds each transaction id (a repeat in this batch or
-    // a concurrent one waits on the first writer's key and then finds it taken). Keys are taken
-    // in key order so two batches never wait on each other crosswise; the earlier of two equal
-    // keys in a batch wins.
-    const keyed = await q.query<{ conversion_id: string }>(
-      `INSERT INTO conversion_keys (program_id, transaction_id, conversion_id, attributed, received_at)
-       SELECT program_id, transaction_id, conversion_id, attributed, received_at
-       FROM unnest($1::int[], $2::text[], $3::text[], $4::bool[], $5::timestamptz[]) WITH ORDINALITY
-            AS k(program_id, transaction_id, conversion_id, attributed, received_at, ord)
-       ORDER BY program_id, transaction_id, ord
-       ON CONFLICT (program_id, transaction_id) DO NOTHING RETURNING conversion_id`,
-      [
-        col(({ c }) => c.programId),
-        col(({ c }) => c.transactionId),
-        col(({ c }) => c.id),
-        col((_, i) => attributedTo[i] !== undefined),
-        col(({ job }) => job.receivedAt.toISOString()),
-      ],
-    );
-    const created = new Set(keyed.map((r) => r.conversion_id));
-    const fresh = accepted.flatMap((a, i) => (created.has(a.c.id) ? [{ ...a, click: attributedTo[i] }] : []));
-    const put = <T>(f: (a: (typeof fresh)[number]) => T) => fresh.map(f);
-    if (fresh.length)
-      await q.query(
-        `WITH ins AS (
-           INSERT INTO conversions (id, program_id, transaction_id, event, amount, currency, player_ref, click_id,
-                                    attributed, tracker_id, offer_id, brand_id, site_id, toplist_id, position, log_id,
-                                    received_at)
-           SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::numeric[], $6::text[], $7::text[],
-                                $8::text[], $9::bool[], $10::int[], $11::int[], $12::int[], $13::int[], $14::int[],
-                                $15::int[], $16::bigint[], $17::timestamptz[])
-           RETURNING received_at, event, currency, site_id, toplist_id, position, brand_id, program_id
-         )
-         INSERT INTO conversion_rollups (bucket, event, currency, site_id, toplist_id, position, brand_id,
-                                         program_id, n)
-         SELECT ${BUCKET('received_at')}, event, currency, site_id, toplist_id, position, brand_id, program_id,
-                count(*)
-         FROM ins GROUP BY 1, 2, 3, 4, 5, 6, 7, 8
-         ${ROLLUP_ORDER}
-         ON CONFLICT ON CONSTRAINT conversion_rollups_key DO UPDATE SET n = conversion_rollups.n + EXCLUDED.n`,
-        [
-          put(({ c }) => c.id),
-          put(({ c }) => c.programId),
-          put(({ c }) => c.transactionId),
-          put(({ c }) => c.event),
-          put(({ c }) => c.amount),
-          put(({ c }) => c.currency),
-          put(({ c }) => c.playerRef),
-          put(({ c }) => c.clickId),
-          put(({ click }) => click !== undefined),
-          put(({ click }) => click?.trackerId ?? null),
-          put(({ click }) => click?.offerId ?? null),
-          put(({ click }) => click?.brandId ?? null),
-          put(({ click }) => click?.siteId ?? null),
-          put(({ click }) => click?.toplistId ?? null),
-          put(({ click }) => click?.position ?? null),
-          put(({ logId }) => logId),
-          put(({ job }) => job.receivedAt.toISOString()),
-        ],
-      );
-    const holders = await this.conversionHolders(
-      q,
-      accepted.filter(({ c }) => !created.has(c.id)).map(({ c }) => c),
-    );
-    accepted.forEach(({ job, c }, i) => {
-      if (created.has(c.id)) {
-        job.written = { conversionId: c.id, duplicate: false, attributed: attributedTo[i] !== undefined };
-        return;
-      }
-      const holder = holders.get(`${c.programId}\u0000${c.transactionId}`);
-      if (!holder) throw new Error('conversion neither inserted nor found');
-      job.written = { conversionId: holder.id, duplicate: true, attributed: holder.attributed };
-    });
-    await q.query(
-      `INSERT INTO postback_outcomes (log_id, status, code, conversion_id, duplicate)
-       SELECT * FROM unnest($1::bigint[], $2::int[], $3::text[], $4::text[], $5::bool[])`,
-      [
-        logIds,
-        jobs.map((j) => j.rejected?.status ?? 200),
-        jobs.map((j) => j.rejected?.code ?? (j.written?.duplicate ? 'duplicate' : 'accepted')),
-        jobs.map((j) => j.written?.conversionId ?? null),
-        jobs.map((j) => j.written?.duplicate ?? false),
-      ],
-    );
-  }
-
-  /** Inserts the log rows of a batch; ids in the jobs' order (one sequence, rows inserted in order). */
-  private async insertLogs(q: Queryable, jobs: PostbackJob[]): Promise<number[]> {
-    const rows = await q.query<{ id: string | number }>(
-      `INSERT INTO postback_log (program, method, content_type, query, body, remote_ip, received_at)
-       SELECT program, method, content_type, query, body, remote_ip, received_at
-       FROM unnest($1::text[], $2::text[], $3::text[], $4::jsonb[], $5::text[], $6::text[], $7::timestamptz[])
-            WITH ORDINALITY AS t(program, method, content_type, query, body, remote_ip, received_at, ord)
-       ORDER BY ord
-       RETURNING id`,
-      [
-        jobs.map((j) => j.log.program),
-        jobs.map((j) => j.log.method),
-        jobs.map((j) => j.log.contentType),
-        jobs.map((j) => JSON.stringify(j.log.query)),
-        jobs.map((j) => j.log.body),
-        jobs.map((j) => j.log.remoteIp),
-        jobs.map((j) => j.receivedAt.toISOString()),
-      ],
-    );
-    return rows.map((r) => Number(r.id)).sort((a, b) => a - b);
-  }
-
-  /** What the given clicks (not impressions) attribute conversions to, by click id. */
-  private async clicksById(q: Queryable, ids: string[]): Promise<Map<string, ClickAttribution>> {
-    if (!ids.length) return new Map();
-    const rows = await q.query<ClickAttribution & { id: string }>(
-      `SELECT id, tracker_id AS "trackerId", offer_id AS "offerId", brand_id AS "brandId", site_id AS "siteId",
-              toplist_id AS "toplistId", position, program_id AS "programId"
-       FROM clicks WHERE id = ANY($1::text[]) AND kind = 'click'`,
-      [ids],
-    );
-    return new Map(rows.map(({ id, ...click }) => [id, click]));
-  }
-
-  /** The conversions already holding these programmes' transaction ids, by "program\0transaction". */
-  private async conversionHolders(
-    q: Queryable,
-    repeats: ConversionInput[],
-  ): Promise<Map<string, { id: string; attributed: boolean }>> {
-    if (!repeats.length) return new Map();
-    const rows = await q.query<{
-      id: string;
-      program_id: number;
-      transaction_id: string;
-      attributed: boolean;
+  async writePostbacks(jobs: readonly PostbackJob[]): Promise<void> {
+    const col = <T>(f: (j: PostbackJob) => T) => jobs.map(f);
+    const rows = await this.db.query<{
+      log_id: string | number;
+      conversion_id: string | null;
+      created: boolean | null;
+      attributed: boolean | null;
     }>(
-      `SELECT v.conversion_id AS id, v.program_id, v.transaction_id, v.attributed
-       FROM conversion_keys v JOIN unnest($1::int[], $2::text[]) AS k(program_id, transaction_id)
-         ON v.program_id = k.program_id AND v.transaction_id = k.transaction_id`,
-      [repeats.map((c) => c.programId), repeats.map((c) => c.transactionId)],
-    );
-    return new Map(
-      rows.map((r) => [`${r.program_id}\u0000${r.transaction_id}`, { id: r.id, attributed: r.attributed }]),
-    );
-  }
-
-  /* Stats */
-
-  /**
-   * Counted clicks, impressions and conversions (per event) per day and dimension. Each row's
-   * day is cut in the zone `f.tz` names: its site's, its programme's (UTC when it has none)
-   * or one fixed zone. Rows come pre-paged with the total number of rows.
-   */
-  async stats(f: StatsFilter): Promise<{ rows: StatsRow[]; total: number }> {
-    const zone = (site: string, program: string) =>
-      `CASE $3 WHEN 'site' THEN coalesce(${site}.timezone, 'UTC') WHEN 'program' THEN coalesce(${program}.timezone, 'UTC') ELSE $4 END`;
-    const where = (t: string) =>
-      `($5::int IS NULL OR ${t}.program_id = $5) AND ($6::int IS NULL OR ${t}.site_id = $6)
-       AND ($7::int IS NULL OR ${t}.toplist_id = $7) AND ($8::int IS NULL OR ${t}.brand_id = $8)`;
-    // Read from the 15-minute rollups. Days are cut per row, so the scan takes a day either side
-    // (every zone is within ±14 h of UTC).
-    const rows = await this.db.query<StatsRow & { total: number }>(
-      `WITH facts AS (
-         SELECT c.site_id, c.toplist_id, c.position, c.brand_id, c.program_id, c.kind, NULL::text AS event,
-                ${zone('ts', 'p')} AS tz, c.bucket, c.n
-         FROM click_rollups c
-         LEFT JOIN tracking_sites ts ON ts.site_id = c.site_id
-         LEFT JOIN affiliate_programs p ON p.id = c.program_id
-         WHERE c.bucket >= ($1::date - 1)::timestamp AT TIME ZONE 'UTC'
-           AND c.bucket < ($2::date + 2)::timestamp AT TIME ZONE 'UTC' AND ${where('c')}
-         UNION ALL
-         SELECT v.site_id, v.toplist_id, v.position, v.brand_id, v.program_id, 'conversion', v.event,
-                ${zone('ts', 'p')}, v.bucket, v.n
-         FROM conversion_rollups v
-         LEFT JOIN tracking_sites ts ON ts.site_id = v.site_id
-         LEFT JOIN affiliate_programs p ON p.id = v.program_id
-         WHERE v.bucket >= ($1::date - 1)::timestamp AT TIME ZONE 'UTC'
-           AND v.bucket < ($2::date + 2)::timestamp AT TIME ZONE 'UTC' AND ${where('v')}
-       ), per_event AS (
-         SELECT (bucket AT TIME ZONE tz)::date AS day, tz, site_id, toplist_id, position, brand_id, program_id, kind,
-                event, sum(n)::int AS n
-         FROM facts
+      `WITH j AS (
+         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::jsonb[], $5::text[], $6::text[],
+                              $7::timestamptz[], $8::bigint[], $9::int[], $10::text[], $11::text[], $12::int[],
+                              $13::text[], $14::text[], $15::numeric[], $16::text[], $17::text[], $18::text[])
+           WITH ORDINALITY AS j(program, method, content_type, query, body, remote_ip, received_at, log_id,
+                                rej_status, rej_code, conversion_id, program_id, transaction_id, event, amount,
+                                currency, player_ref, click_id, ord)
+       ), logs AS (
+         INSERT INTO postback_log (program, method, content_type, query, body, remote_ip, received_at)
+         SELECT program, method, content_type, query, body, remote_ip, received_at
+         FROM j WHERE log_id IS NULL ORDER BY ord
+         RETURNING id
+       ), log_ids AS (
+         SELECT j.ord, coalesce(j.log_id, l.id) AS log_id
+         FROM (SELECT ord, log_id, CASE WHEN log_id IS NULL THEN row_number() OVER (PARTITION BY log_id IS NULL ORDER BY ord) END AS rn
+               FROM j) j
+         LEFT JOIN (SELECT id, row_number() OVER (ORDER BY id) AS rn FROM logs) l ON l.rn = j.rn
+       ), clk AS (
+         SELECT id, tracker_id, offer_id, brand_id, site_id, toplist_id, position, program_id
+         FROM clicks WHERE id = ANY($18::text[]) AND kind = 'click'
+       ), acc AS (
+         -- A click of another programme's tracker is not this programme's conversion.
+         SELECT j.*, c.id IS NOT NULL AS attributed, c.tracker_id, c.offer_id, c.brand_id, c.site_id, c.toplist_id,
+                c.position
+         FROM j LEFT JOIN clk c ON c.id = j.click_id AND (c.program_id IS NULL OR c.program_id = j.program_id)
+         WHERE j.conversion_id IS NOT NULL
+       ), firsts AS (
+         SELECT DISTINCT ON (program_id, transaction_id) * FROM acc ORDER BY program_id, transaction_id, ord
+       ), keys AS (
+         INSERT INTO conversion_keys (program_id, transaction_id, conversion_id, attributed, received_at)
+         SELECT program_id, transaction_id, conversion_id, attributed, received_at
+         FROM firsts ORDER BY program_id, transaction_id
+         ON CONFLICT (program_id, transaction_id) DO UPDATE SET attributed = conversion_keys.attributed
+         RETURNING program_id, transaction_id, conversion_id, attributed
+       ), ins AS (
+         INSERT INTO conversions (id, program_id, transaction_id, event, amount, currency, player_ref, click_id,
+                                  attributed, tracker_id, offer_id, brand_id, site_id, toplist_id, position, log_id,
+                                  received_at)
+         SELECT f.conversion_id, f.program_id, f.transaction_id, f.event, f.amount, f.currency, f.player_ref,
+                f.click_id, f.attributed, f.tracker_id, f.offer_id, f.brand_id, f.site_id, f.toplist_id, f.position,
+                l.log_id, f.received_at
+         FROM firsts f JOIN keys k ON k.conversion_id = f.conversion_id JOIN log_ids l ON l.ord = f.ord
+         RETURNING received_at, event, currency, site_id, toplist_id, position, brand_id, program_id, amount
+       ), counted AS (
+         SELECT ${BUCKET('received_at')} AS bucket, event, currency, site_id, toplist_id, position, brand_id,
+                program_id, count(*) AS n, coalesce(sum(amount), 0) AS amount
+         FROM ins GROUP BY 1, 2, 3, 4, 5, 6, 7, 8
+       ), quarters AS (
+         INSERT INTO conversion_rollups (bucket, event, currency, site_id, toplist_id, position, brand_id,
+                                         program_id, n, amount)
+         SELECT * FROM counted
+         ${ROLLUP_ORDER}
+         ON CONFLICT ON CONSTRAINT conversion_rollups_key
+         DO UPDATE SET n = conversion_rollups.n + EXCLUDED.n, amount = conversion_rollups.amount + EXCLUDED.amount
+       ), dailies AS (
+         INSERT INTO conversion_daily_rollups (zone, day, event, currency, site_id, toplist_id, position, brand_id,
+                                               program_id, n, amount)
+         SELECT z.zone, (c.bucket AT TIME ZONE z.zone)::date, event, currency, site_id, toplist_id, position,
+                brand_id, program_id, sum(n), sum(amount)
+         FROM counted c CROSS JOIN rollup_zones z
          GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9
+         ORDER BY 1, 2, 3, 4, 5, 6, 7, 8, 9
+         ON CONFLICT ON CONSTRAINT conversion_daily_rollups_key
+         DO UPDATE SET n = conversion_daily_rollups.n + EXCLUDED.n,
+                       amount = conversion_daily_rollups.amount + EXCLUDED.amount
+       ), decided AS (
+         SELECT j.ord, l.log_id, j.rej_status, j.rej_code, j.log_id IS NOT NULL AS replay, k.conversion_id,
+                k.conversion_id = j.conversion_id AS created, k.attributed
+         FROM j JOIN log_ids l ON l.ord = j.ord
+         LEFT JOIN keys k ON k.program_id = j.program_id AND k.transaction_id = j.transaction_id
+       ), outcomes AS (
+         INSERT INTO postback_outcomes (log_id, status, code, conversion_id, duplicate, replay)
+         SELECT log_id, coalesce(rej_status, 200),
+                coalesce(rej_code, CASE WHEN created THEN 'accepted' ELSE 'duplicate' END), conversion_id,
+                coalesce(NOT created, false), replay
+         FROM decided ORDER BY ord
        )
-       SELECT to_char(day, 'YYYY-MM-DD') AS day, tz AS timezone, site_id AS "siteId", toplist_id AS "toplistId",
-              position, brand_id AS "brandId", program_id AS "programId",
-              coalesce(sum(n) FILTER (WHERE kind = 'click'), 0)::int AS clicks,
-              coalesce(sum(n) FILTER (WHERE kind = 'impression'), 0)::int AS impressions,
-              coalesce(jsonb_object_agg(event, n) FILTER (WHERE kind = 'conversion'), '{}'::jsonb) AS events,
-              count(*) OVER ()::int AS total
-       FROM per_event
-       WHERE day BETWEEN $1::date AND $2::date
-       GROUP BY day, tz, site_id, toplist_id, position, brand_id, program_id
-       ORDER BY day, site_id NULLS FIRST, toplist_id NULLS FIRST, position NULLS FIRST, brand_id NULLS FIRST,
-                program_id NULLS FIRST, tz
-       LIMIT $9 OFFSET $10`,
+       SELECT log_id, conversion_id, created, attributed FROM decided ORDER BY ord`,
       [
-        f.from,
-        f.to,
-        f.tz,
-        f.zone ?? 'UTC',
-        f.programId ?? null,
-        f.siteId ?? null,
-        f.toplistId ?? null,
-        f.brandId ?? null,
-        f.limit,
-        f.offset,
+        col((j) => j.log.program),
+        col((j) => j.log.method),
+        col((j) => j.log.contentType),
+        col((j) => JSON.stringify(j.log.query)),
+        col((j) => j.log.body),
+        col((j) => j.log.remoteIp),
+        col((j) => j.receivedAt.toISOString()),
+        col((j) => j.logId ?? null),
+        col((j) => j.rejected?.status ?? null),
+        col((j) => j.rejected?.code ?? null),
+        col((j) => j.conversion?.id ?? null),
+        col((j) => j.conversion?.programId ?? null),
+        col((j) => j.conversion?.transactionId ?? null),
+        col((j) => j.conversion?.event ?? null),
+        col((j) => j.conversion?.amount ?? null),
+        col((j) => j.conversion?.currency ?? null),
+        col((j) => j.conversion?.playerRef ?? null),
+        col((j) => j.conversion?.clickId ?? null),
       ],
     );
-    return {
-      rows: rows.map(({ total: _, ...r }) => r),
-      // A page past the end holds no row to carry the total, so ask for the first one.
-      total: rows[0]?.total ?? (f.offset > 0 ? (await this.stats({ ...f, limit: 1, offset: 0 })).total : 0),
-    };
+    jobs.forEach((job, i) => {
+      const r = rows[i]!;
+      if (!job.conversion) return;
+      if (r.conversion_id === null) throw new Error('conversion neither inserted nor found');
+      job.written = {
+        conversionId: r.conversion_id,
+        duplicate: !r.created,
+        attributed: r.attributed === true,
+      };
+    });
   }
 
   /* Site time zones */

@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../config.ts';
 import { AppError } from '../../lib/errors.ts';
 import { escapeHtml } from '../../lib/html.ts';
-import { type Authenticator, requireAdmin } from '../../plugins/auth.ts';
+import { type Authenticator, adminArea } from '../../plugins/auth.ts';
 import type { Scope } from '../access/scopes.ts';
 import {
   GoQuery,
@@ -14,6 +14,7 @@ import {
   SiteTimezoneInput,
   SlugParams,
   StatsQuery,
+  SuggestedOrderQuery,
 } from './schemas.ts';
 import type { HitContext, TrackingService } from './service.ts';
 
@@ -63,7 +64,7 @@ function linkNotFoundPage(reply: FastifyReply): FastifyReply {
 }
 
 /** True when the client asks for CSV in `Accept` (and not for JSON first). */
-function wantsCsv(req: FastifyRequest): boolean {
+export function wantsCsv(req: FastifyRequest): boolean {
   const accept = header(req, 'accept') ?? '';
   const csv = accept.indexOf('text/csv');
   const json = accept.indexOf('application/json');
@@ -166,15 +167,12 @@ export async function registerPostback(scope: FastifyInstance, tracking: Trackin
 /** Programmes and stats, mounted under /api/admin/v1. */
 export async function registerTrackingAdmin(
   scope: FastifyInstance,
-  deps: { tracking: TrackingService; tokens: Authenticator<Scope> },
+  { tracking, tokens }: { tracking: TrackingService; tokens: Authenticator<Scope> },
 ): Promise<void> {
-  const app = scope.withTypeProvider<TypeBoxTypeProvider>();
-  const { tracking, tokens } = deps;
-  const read = { onRequest: requireAdmin(tokens, 'tracking:read') };
-  const write = { onRequest: requireAdmin(tokens, 'tracking:write') };
+  const { app, read, write } = adminArea(scope, tokens, { read: 'tracking:read', write: 'tracking:write' });
 
   app.get('/tracking/programs', { ...read, schema: { querystring: ProgramListQuery } }, (req) =>
-    tracking.listPrograms(req.query.page, req.query.per_page),
+    tracking.listPrograms(req.query.page, req.query.per_page, req.query.q),
   );
   app.post('/tracking/programs', { ...write, schema: { body: ProgramInput } }, async (req, reply) =>
     reply
@@ -207,6 +205,7 @@ export async function registerTrackingAdmin(
       siteId: q.site_id,
       toplistId: q.toplist_id,
       brandId: q.brand_id,
+      by: q.by,
       page: q.page,
       perPage: q.per_page,
     };
@@ -217,6 +216,15 @@ export async function registerTrackingAdmin(
       .header('content-disposition', `attachment; filename="podium-stats-${q.from}-${q.to}.csv"`)
       .send(csv);
   });
+
+  const suggested = {
+    summary: "The toplist's brands ranked by EPC shrunk toward the geo family's (never published)",
+    params: IdParams,
+    querystring: SuggestedOrderQuery,
+  };
+  app.get('/toplists/:id/suggested-order', { ...read, schema: suggested }, async (req) => ({
+    data: await tracking.suggestedOrders.suggest(req.params.id, req.query.days, req.query.currency),
+  }));
 
   app.get('/tracking/sites/:id', { ...read, schema: { params: IdParams } }, async (req) => ({
     data: await tracking.stats.siteTimezone(req.params.id),

@@ -1,9 +1,9 @@
 import { Type as T } from '@sinclair/typebox';
+import { RowId as Id, searchText } from '../../lib/schema-parts.ts';
 
 /** Request schemas of the tracking admin API and the public tracking surfaces. */
 
 const strict = { additionalProperties: false } as const;
-const Id = T.Integer({ minimum: 1, maximum: 2147483647 });
 const DateOnly = T.String({ maxLength: 10, description: 'date YYYY-MM-DD' });
 
 export const ProgramInput = T.Object(
@@ -28,6 +28,7 @@ export const IdParams = T.Object({ id: Id });
 export const ProgramListQuery = T.Object({
   page: T.Optional(T.Integer({ minimum: 1, maximum: 1_000_000 })),
   per_page: T.Optional(T.Integer({ minimum: 1, maximum: 100 })),
+  q: T.Optional(searchText('search: part of the name or slug, case-insensitive')),
 });
 
 export const StatsQuery = T.Object({
@@ -40,9 +41,24 @@ export const StatsQuery = T.Object({
   site_id: T.Optional(Id),
   toplist_id: T.Optional(Id),
   brand_id: T.Optional(Id),
+  by: T.Optional(
+    T.Literal('sub_id', { description: "also split rows by the clicks' sub_id (range ≤ 31 days)" }),
+  ),
   page: T.Optional(T.Integer({ minimum: 1, maximum: 1_000_000 })),
   per_page: T.Optional(T.Integer({ minimum: 1, maximum: 1000 })),
   format: T.Optional(T.Union([T.Literal('json'), T.Literal('csv')])),
+});
+
+export const SuggestedOrderQuery = T.Object({
+  days: T.Optional(
+    T.Integer({ minimum: 1, maximum: 90, description: 'window in UTC days ending today; default 30' }),
+  ),
+  currency: T.Optional(
+    T.String({
+      pattern: '^[A-Z]{3}$',
+      description: "commission currency; default the family's most frequent",
+    }),
+  ),
 });
 
 export const SiteTimezoneInput = T.Object({ timezone: T.String({ minLength: 1, maxLength: 64 }) }, strict);

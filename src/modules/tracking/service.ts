@@ -14,12 +14,20 @@ import type { ResolvedTrackingLink } from '../catalog/types.ts';
 import type { TrackingMetrics } from '../ops/metrics.ts';
 import { type BannerLink, type BannerLinkInput, BannerRepository } from './banner-repository.ts';
 import { GroupCommit } from './group-commit.ts';
+import { HistoryWriter } from './history-writer.ts';
 import { landingUrl, MACROS, unknownMacros } from './landing.ts';
 import { TrackingPartitions } from './partitions.ts';
 import { POSTBACK_FIELDS } from './postback.ts';
 import { PostbackIntake, type PostbackResult, type RawPostback } from './postback-intake.ts';
+import { TrackingRecords } from './records.ts';
+import { RecordsRepository } from './records-repository.ts';
 import { type ProgramFields, type StoredProgram, TrackingRepository } from './repository.ts';
+import { RollupZoneRepository } from './rollup-zone-repository.ts';
+import { RollupZones } from './rollup-zones.ts';
 import { TrackingStats } from './stats.ts';
+import { StatsRepository } from './stats-repository.ts';
+import { SuggestedOrders } from './suggested-order.ts';
+import { SuggestedOrderRepository } from './suggested-order-repository.ts';
 import type { ClickRow, HitFlag, Program } from './types.ts';
 
 /** A resolved link is reused this long, so a burst of clicks costs no catalog reads. */
@@ -90,14 +98,24 @@ export class TrackingService {
   private readonly banners: BannerRepository;
   /** Report queries: on the read replica when there is one. */
   private readonly reports: TrackingRepository;
+  /** Stats report queries (rollups, money, sub_id), on the same connection as `reports`. */
+  private readonly statsReports: StatsRepository;
   private readonly hits: GroupCommit<ClickRow>;
   private readonly links = new Map<string, CachedLink>();
   private readonly botAnswers = new Map<string, boolean>();
   private readonly intake: PostbackIntake;
   /** Stats by day and dimension, and sites' reporting zones. */
   readonly stats: TrackingStats;
+  /** Toplist orders suggested by shrunk EPC (read from the rollups, never published). */
+  readonly suggestedOrders: SuggestedOrders;
+  /** Bulk writes of a past history (the demo dataset). */
+  readonly history: HistoryWriter;
   /** Monthly partitions of the raw tables: created ahead, retained, exported. */
   readonly partitions: TrackingPartitions;
+  /** The zones whose daily rollups are maintained: added, built and dropped as sites and programmes use them. */
+  readonly rollupZones: RollupZones;
+  /** Conversions and the raw postback log as the admin API lists them, and replays. */
+  readonly records: TrackingRecords;
 
   constructor(
     private readonly db: Db,
@@ -110,16 +128,25 @@ export class TrackingService {
     this.repo = new TrackingRepository(db);
     this.banners = new BannerRepository(db);
     this.reports = new TrackingRepository(reads);
+    this.statsReports = new StatsRepository(reads);
+    this.suggestedOrders = new SuggestedOrders(new SuggestedOrderRepository(reads), catalog, now);
     this.partitions = new TrackingPartitions(db, config, now);
-    this.stats = new TrackingStats(this.repo, this.reports, catalog, () => databaseTimezones(db));
+    this.rollupZones = new RollupZones(new RollupZoneRepository(db));
+    this.history = new HistoryWriter(db, this.partitions);
+    this.stats = new TrackingStats(this.repo, this.statsReports, catalog, () => databaseTimezones(db));
     this.intake = new PostbackIntake(
-      db,
       this.repo,
       config,
       now,
       metrics,
       db.kind === 'pglite' ? 1 : 4,
       this.partitions,
+    );
+    this.records = new TrackingRecords(
+      new RecordsRepository(reads),
+      new RecordsRepository(db),
+      (entry) => this.intake.replay(entry),
+      now,
     );
     this.hits = new GroupCommit(
       (rows) =>
@@ -246,9 +273,14 @@ export class TrackingService {
     return program;
   }
 
-  async listPrograms(page = 1, perPage = DEFAULT_PER_PAGE): Promise<{ data: Program[]; meta: PageMeta }> {
+  /** A page of programmes, optionally only those whose name or slug contains `search`. */
+  async listPrograms(
+    page = 1,
+    perPage = DEFAULT_PER_PAGE,
+    search?: string,
+  ): Promise<{ data: Program[]; meta: PageMeta }> {
     const w = pageWindow(page, perPage);
-    const { rows, total } = await this.repo.listPrograms(w.limit, w.offset);
+    const { rows, total } = await this.repo.listPrograms(w.limit, w.offset, search);
     return { data: rows.map(({ tokenHash: _, ...p }) => p), meta: pageMeta(total, page, perPage) };
   }
 

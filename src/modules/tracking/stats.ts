@@ -4,6 +4,7 @@ import { type PageMeta, pageMeta } from '../../lib/paging.ts';
 import { daysBetween, isDay, isTimezone } from '../../lib/time.ts';
 import type { CatalogService } from '../catalog/service.ts';
 import type { TrackingRepository } from './repository.ts';
+import type { StatsRepository } from './stats-repository.ts';
 import type { StatsRow, StatsZoneMode } from './types.ts';
 
 export const STATS_DEFAULT_PER_PAGE = 100;
@@ -11,6 +12,8 @@ export const STATS_MAX_PER_PAGE = 1000;
 /** A CSV export holds at most this many rows; a wider one asks for a narrower query. */
 export const STATS_MAX_EXPORT_ROWS = 50_000;
 const MAX_DAYS = 366;
+/** A `by=sub_id` report reads raw clicks and conversions, so its range is shorter. */
+export const SUB_ID_MAX_DAYS = 31;
 
 /** The stats query as the admin API takes it. */
 export interface StatsQuery {
@@ -22,6 +25,8 @@ export interface StatsQuery {
   siteId?: number | undefined;
   toplistId?: number | undefined;
   brandId?: number | undefined;
+  /** `sub_id`: rows are also split by the clicks' sub_id. */
+  by?: 'sub_id' | undefined;
   page?: number | undefined;
   perPage?: number | undefined;
 }
@@ -62,6 +67,12 @@ function zoneOf(tz: string | undefined, known: ReadonlySet<string>): { tz: Stats
   return { tz: 'fixed', zone: tz };
 }
 
+const perCurrency = (m: Record<string, string | null>) =>
+  Object.entries(m)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([c, v]) => `${c}:${v ?? '-'}`)
+    .join(' ');
+
 const CSV_COLUMNS: [string, (r: StatsLine) => CsvCell][] = [
   ['day', (r) => r.day],
   ['timezone', (r) => r.timezone],
@@ -77,6 +88,10 @@ const CSV_COLUMNS: [string, (r: StatsLine) => CsvCell][] = [
   ['conversions', (r) => r.conversions],
   ['conversion_rate', (r) => r.conversionRate],
   ['ftd_rate', (r) => r.ftdRate],
+  // Money per currency, `EUR:12.5000` separated by spaces (EPC `-` without clicks).
+  ['revenue', (r) => perCurrency(r.revenue)],
+  ['commission', (r) => perCurrency(r.commission)],
+  ['epc', (r) => perCurrency(r.epc)],
   // Every event with its count, `event:n` separated by spaces, names as the operators sent them.
   [
     'events',
@@ -93,7 +108,7 @@ export class TrackingStats {
   constructor(
     private readonly repo: TrackingRepository,
     /** The same queries on the read replica (when configured): stats pages and CSV. */
-    private readonly reports: TrackingRepository,
+    private readonly reports: StatsRepository,
     private readonly catalog: CatalogService,
     /** The database's time zone names. */
     private readonly zones: () => Promise<ReadonlySet<string>>,
@@ -105,6 +120,8 @@ export class TrackingStats {
     const days = daysBetween(q.from, q.to);
     if (days < 0) throw invalidField('to', 'must not be before from');
     if (days >= MAX_DAYS) throw invalidField('to', `the range is at most ${MAX_DAYS} days`);
+    if (q.by === 'sub_id' && days >= SUB_ID_MAX_DAYS)
+      throw invalidField('to', `with by=sub_id the range is at most ${SUB_ID_MAX_DAYS} days`);
   }
 
   private async filter(q: StatsQuery) {
@@ -116,6 +133,7 @@ export class TrackingStats {
       siteId: q.siteId,
       toplistId: q.toplistId,
       brandId: q.brandId,
+      bySubId: q.by === 'sub_id',
     };
   }
 
@@ -142,9 +160,13 @@ export class TrackingStats {
         'to',
         `more than ${STATS_MAX_EXPORT_ROWS} rows: narrow the range or filter by program, site, toplist or brand`,
       );
+    const columns: typeof CSV_COLUMNS =
+      q.by === 'sub_id'
+        ? [...CSV_COLUMNS.slice(0, 7), ['sub_id', (r) => r.subId ?? null], ...CSV_COLUMNS.slice(7)]
+        : CSV_COLUMNS;
     return toCsv(
-      CSV_COLUMNS.map(([name]) => name),
-      rows.map(line).map((r) => CSV_COLUMNS.map(([, get]) => get(r))),
+      columns.map(([name]) => name),
+      rows.map(line).map((r) => columns.map(([, get]) => get(r))),
     );
   }
 

@@ -79,9 +79,14 @@ export interface StatsFilter {
   siteId?: number | undefined;
   toplistId?: number | undefined;
   brandId?: number | undefined;
+  /** Split rows by the click's sub_id (raw rows: the caller bounds the range). */
+  bySubId?: boolean | undefined;
   limit: number;
   offset: number;
 }
+
+/** Exact decimal strings per ISO currency code. */
+export type Money = Record<string, string>;
 
 export interface StatsRow {
   day: string;
@@ -96,6 +101,14 @@ export interface StatsRow {
   impressions: number;
   /** Conversions per event name (`registration`, `ftd`, … as the operator sent them). */
   events: Record<string, number>;
+  /** Amounts of revenue events (`ftd`, `deposit`) per currency, 4 decimals. */
+  revenue: Money;
+  /** Amounts of commission events (`cpa`, `revshare`, `commission`) per currency, 4 decimals. */
+  commission: Money;
+  /** Commission per counted click per currency, 4 decimals; null without clicks. */
+  epc: Record<string, string | null>;
+  /** The clicks' sub_id, only when broken down by it. */
+  subId?: string | null;
 }
 
 /** One figure of a reconciliation day. */
@@ -118,5 +131,18 @@ export interface ReconcileDay {
   clicks: Compared;
   registrations: Compared;
   ftds: Compared;
+  commission: ComparedMoney;
+  flagged: boolean;
+}
+
+/** Commission of a reconciliation day: exact decimal strings in one currency. */
+export interface ComparedMoney {
+  /** The operator report's currency that day, else the programme's. */
+  currency: string;
+  /** Our commission-event (`cpa`, `revshare`, `commission`) amounts in that currency. */
+  ours: string;
+  operator: string | null;
+  difference: string | null;
+  differencePercent: string | null;
   flagged: boolean;
 }

@@ -1,4 +1,5 @@
 import type { Queryable } from '../../db/index.ts';
+import type { StoredSecret } from '../../lib/seal.ts';
 import type { Delivery, DeliveryAttempt, DeliveryStatus, StoredEndpoint, WebhookEventType } from './types.ts';
 
 const iso = (d: unknown): string | null => (d ? (d as Date).toISOString() : null);
@@ -154,6 +155,27 @@ export class WebhookRepository {
       [id, s.sealed, s.hint, s.graceUntil, s.now],
     );
     return rows.length > 0;
+  }
+
+  /** Every endpoint's sealed signing secrets, the current one and the one still in its grace period (the endpoint id is their associated data). */
+  async sealedSecrets(): Promise<(StoredSecret & { previous: boolean })[]> {
+    return this.db.query(
+      `SELECT id AS record, id AS aad, secret_sealed AS sealed, false AS previous FROM webhook_endpoints
+       UNION ALL
+       SELECT id || ' (previous secret)', id, previous_secret_sealed, true FROM webhook_endpoints
+       WHERE previous_secret_sealed IS NOT NULL
+       ORDER BY record`,
+    );
+  }
+
+  /** Replaces one sealed secret only if it is still `old`; false when it changed meanwhile (a rotation). */
+  async replaceSealedSecret(id: string, previous: boolean, old: string, sealed: string): Promise<boolean> {
+    const column = previous ? 'previous_secret_sealed' : 'secret_sealed';
+    const rows = await this.db.query(
+      `UPDATE webhook_endpoints SET ${column} = $3 WHERE id = $1 AND ${column} = $2 RETURNING id`,
+      [id, old, sealed],
+    );
+    return rows.length === 1;
   }
 
   /** Disables an endpoint that keeps failing and gives up its other pending deliveries. */

@@ -1,6 +1,5 @@
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { type Authenticator, requireAdmin } from '../../plugins/auth.ts';
+import { type Authenticator, adminArea } from '../../plugins/auth.ts';
 import type { Scope } from '../access/scopes.ts';
 import {
   DeliveryList,
@@ -22,12 +21,9 @@ const tags = ['webhooks'];
 /** The webhooks admin API, mounted under /api/admin/v1. */
 export async function registerWebhookAdmin(
   scope: FastifyInstance,
-  deps: { webhooks: WebhookService; tokens: Authenticator<Scope> },
+  { webhooks, tokens }: { webhooks: WebhookService; tokens: Authenticator<Scope> },
 ): Promise<void> {
-  const app = scope.withTypeProvider<TypeBoxTypeProvider>();
-  const { webhooks, tokens } = deps;
-  const read = { onRequest: requireAdmin(tokens, 'webhooks:read') };
-  const write = { onRequest: requireAdmin(tokens, 'webhooks:write') };
+  const { app, read, write } = adminArea(scope, tokens, { read: 'webhooks:read', write: 'webhooks:write' });
 
   app.get(
     '/webhooks',

@@ -4,7 +4,7 @@ import { conflict, invalidField, notFound } from '../../lib/errors.ts';
 import { ulid } from '../../lib/ids.ts';
 import type { OutboundClient } from '../../lib/outbound.ts';
 import { type PageMeta, pageMeta, pageWindow } from '../../lib/paging.ts';
-import type { Sealer } from '../../lib/seal.ts';
+import type { ResealReport, Sealer } from '../../lib/seal.ts';
 import { wireTimestamp } from '../../lib/time.ts';
 import { WebhookRepository } from './repository.ts';
 import { MAX_ATTEMPTS } from './schedule.ts';
@@ -226,6 +226,13 @@ export class WebhookService implements ChangeEvents {
       now,
     });
     return { endpoint: await this.get(id), secret };
+  }
+
+  /** Re-seals every signing secret not sealed with the current key version (see `Sealer.reseal`). */
+  async rotateKeys(): Promise<ResealReport> {
+    return this.sealer.reseal(await this.repo.sealedSecrets(), (s, sealed) =>
+      this.repo.replaceSealedSecret(s.aad, s.previous, s.sealed, sealed),
+    );
   }
 
   /** Sends a `webhook.test` event to this endpoint now (one try, logged) and returns the delivery. */

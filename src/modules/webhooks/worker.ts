@@ -1,3 +1,4 @@
+import { DrainLoop } from '../../lib/drain-loop.ts';
 import type { OutboundClient } from '../../lib/outbound.ts';
 import type { Sealer } from '../../lib/seal.ts';
 import type { ClaimedDelivery, WebhookRepository } from './repository.ts';
@@ -8,9 +9,12 @@ import { type SendResult, sendDelivery } from './sender.ts';
 const BATCH = 10;
 /** Rounds per drain before yielding to the next poll (bounds one drain's work). */
 const MAX_ROUNDS = 50;
+/** Longest wait between polls: an idle process backs off to this, so it does next to no work. */
+export const MAX_IDLE_POLL_MS = 15_000;
 
 export interface WorkerOptions {
-  /** How often every process looks for due deliveries (other processes' events, retries). */
+  /** How often every process looks for due deliveries (other processes' events, retries) while
+   * there is work; each poll that finds nothing doubles the wait, up to MAX_IDLE_POLL_MS. */
   pollMs: number;
   /** Outbound total timeout: a claim's lease outlives the longest possible send. */
   sendTimeoutMs: number;
@@ -24,9 +28,15 @@ export interface WorkerOptions {
  */
 export class DeliveryWorker {
   private timer: NodeJS.Timeout | undefined;
-  private draining: Promise<void> | undefined;
-  private again = false;
   private readonly abort = new AbortController();
+  private readonly loop = new DrainLoop(
+    () => this.drain(),
+    this.abort.signal,
+    (err) => this.options.log('webhook deliveries: drain failed', err),
+  );
+  /** Deliveries claimed since the last poll, by polls or kicks. */
+  private claimed = 0;
+  private wait: number | undefined;
 
   constructor(
     private readonly repo: WebhookRepository,
@@ -36,32 +46,24 @@ export class DeliveryWorker {
     private readonly options: WorkerOptions,
   ) {}
 
-  /** Starts polling. */
+  /** Starts polling: every `pollMs` while there is work, backing off to MAX_IDLE_POLL_MS when idle. */
   start(): void {
-    this.timer ??= setInterval(() => void this.kick(), this.options.pollMs);
+    if (this.timer || this.abort.signal.aborted) return;
+    const wait = this.wait ?? this.options.pollMs;
+    this.timer = setTimeout(async () => {
+      await this.kick();
+      this.timer = undefined;
+      // Anything claimed since the last poll (an event kicked in this process counts) means work.
+      this.wait = this.claimed > 0 ? this.options.pollMs : Math.min(wait * 2, MAX_IDLE_POLL_MS);
+      this.claimed = 0;
+      this.start();
+    }, wait);
     this.timer.unref();
   }
 
   /** Sends whatever is due now; resolves when this drain (and any kick during it) is done. */
   kick(): Promise<void> {
-    if (this.abort.signal.aborted) return Promise.resolve();
-    if (this.draining) {
-      this.again = true;
-      return this.draining;
-    }
-    this.draining = (async () => {
-      try {
-        do {
-          this.again = false;
-          await this.drain();
-        } while (this.again && !this.abort.signal.aborted);
-      } catch (err) {
-        this.options.log('webhook deliveries: drain failed', err);
-      } finally {
-        this.draining = undefined;
-      }
-    })();
-    return this.draining;
+    return this.loop.kick();
   }
 
   /** Claims and sends one delivery now (the admin's test), whatever its due time. */
@@ -77,6 +79,7 @@ export class DeliveryWorker {
   private async drain(): Promise<void> {
     for (let round = 0; round < MAX_ROUNDS && !this.abort.signal.aborted; round++) {
       const claimed = await this.repo.claim(this.now(), this.leaseUntil(), BATCH);
+      this.claimed += claimed.length;
       if (!claimed.length) return;
       await Promise.all(claimed.map((d) => this.attempt(d)));
       if (claimed.length < BATCH) return;
@@ -116,8 +119,8 @@ export class DeliveryWorker {
 
   /** Stops polling and waits for the sends in flight. */
   async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
+    if (this.timer) clearTimeout(this.timer);
     this.abort.abort();
-    await this.draining;
+    await this.loop.idle();
   }
 }

@@ -1,0 +1,82 @@
+import { useState } from 'react';
+import type { AuditRow } from '../../src/modules/audit/repository.ts';
+import { api } from './api.ts';
+import { Table } from './table.tsx';
+import { SelectField, Status, useLoad } from './ui.tsx';
+
+const TARGETS: [string, string][] = [
+  ['sites', 'Sites'],
+  ['brands', 'Brands'],
+  ['offers', 'Offers'],
+  ['toplists', 'Toplists'],
+  ['templates', 'Templates'],
+  ['tracking', 'Tracking'],
+  ['admin-tokens', 'Admin tokens'],
+  ['webhooks', 'Webhooks'],
+  ['adserver', 'Ad servers'],
+];
+
+/** The audit log: every admin write, newest first, by target type; older pages by keyset. */
+export function AuditScreen() {
+  const [target, setTarget] = useState('');
+  // The `before_id` of each page walked so far; the last is the page shown.
+  const [cursors, setCursors] = useState<number[]>([]);
+  const qs = new URLSearchParams({ limit: '50' });
+  if (target) qs.set('target_type', target);
+  const before = cursors.at(-1);
+  if (before !== undefined) qs.set('before_id', String(before));
+  const log = useLoad(
+    () => api<{ data: AuditRow[]; meta: { next_before_id: number | null } }>('GET', `/audit?${qs}`),
+    qs.toString(),
+  );
+  const next = log.data?.meta.next_before_id ?? null;
+  return (
+    <section>
+      <h1>Audit log</h1>
+      <form className="row" aria-label="Audit filters" onSubmit={(e) => e.preventDefault()}>
+        <SelectField
+          id="audit-target"
+          label="Target"
+          all="Everything"
+          value={target}
+          onChange={(v) => {
+            setTarget(v);
+            setCursors([]);
+          }}
+          options={TARGETS}
+        />
+      </form>
+      <Status load={log} empty={log.data?.data.length === 0 && 'Nothing recorded.'}>
+        <Table
+          testId="audit"
+          rows={log.data?.data ?? []}
+          rowKey={(r) => r.id}
+          columns={[
+            { head: 'When', cell: (r) => new Date(r.at).toLocaleString() },
+            { head: 'Who', cell: (r) => r.actor },
+            { head: 'Action', cell: (r) => <code>{r.action}</code> },
+            { head: 'Target', cell: (r) => `${r.targetType} ${r.targetId ?? ''}` },
+            { head: 'Status', num: true, cell: (r) => r.status },
+            { head: 'Fields', className: 'small', cell: (r) => r.fields.join(', ') },
+          ]}
+        />
+        <nav className="row pager" aria-label="Audit pages">
+          <button
+            type="button"
+            disabled={cursors.length === 0}
+            onClick={() => setCursors(cursors.slice(0, -1))}
+          >
+            Newer
+          </button>
+          <button
+            type="button"
+            disabled={next === null}
+            onClick={() => next !== null && setCursors([...cursors, next])}
+          >
+            Older
+          </button>
+        </nav>
+      </Status>
+    </section>
+  );
+}

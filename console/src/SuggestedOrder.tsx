@@ -1,0 +1,87 @@
+import { useState } from 'react';
+import type { SuggestedOrder as Suggestion } from '../../src/modules/tracking/suggested-order.ts';
+import type { ToplistItem } from './api.ts';
+import { api } from './api.ts';
+import { Table } from './table.tsx';
+import { failure, type Outcome, OutcomeLine } from './ui.tsx';
+
+/** The draft's items in the suggested order of their brands; items the suggestion does not name keep their place after them. */
+export function applyOrder(items: ToplistItem[], brandOrder: number[]): ToplistItem[] {
+  const rank = new Map(brandOrder.map((b, i) => [b, i]));
+  return [...items].sort(
+    (a, b) => (rank.get(a.brandId) ?? brandOrder.length) - (rank.get(b.brandId) ?? brandOrder.length),
+  );
+}
+
+/** Asks for the suggested order over the last days and shows it beside the draft, with "Apply to draft". */
+export function SuggestedOrder({
+  toplistId,
+  onApply,
+}: {
+  toplistId: number;
+  onApply: (brandOrder: number[]) => Promise<void>;
+}) {
+  const [days, setDays] = useState('30');
+  const [s, setS] = useState<Suggestion | null>(null);
+  const [outcome, setOutcome] = useState<Outcome>({});
+  const ask = async () => {
+    try {
+      const r = await api<{ data: Suggestion }>(
+        'GET',
+        `/toplists/${toplistId}/suggested-order?days=${encodeURIComponent(days)}`,
+      );
+      setS(r.data);
+      setOutcome({});
+    } catch (err) {
+      setOutcome(failure(err));
+    }
+  };
+  const order = s ? [...s.items].sort((a, b) => a.suggestedPosition - b.suggestedPosition) : [];
+  return (
+    <section className="card" aria-labelledby="suggest-heading">
+      <h2 id="suggest-heading">Suggested order</h2>
+      <div className="row">
+        <div className="field">
+          <label htmlFor="suggest-days">Days of history</label>
+          <input
+            id="suggest-days"
+            type="number"
+            min={1}
+            max={90}
+            value={days}
+            onChange={(e) => setDays(e.target.value)}
+          />
+        </div>
+        <button type="button" onClick={ask}>
+          Suggest
+        </button>
+      </div>
+      <OutcomeLine outcome={outcome} />
+      {s && (
+        <>
+          <p className="muted small" data-testid="suggest-summary">
+            {s.from} – {s.to}, {s.currency}: EPC {s.expected.currentEpc} now, {s.expected.suggestedEpc} in
+            this order ({s.expected.change}).
+          </p>
+          <Table
+            testId="suggested-order"
+            rows={order}
+            rowKey={(i) => i.brandId}
+            columns={[
+              { head: 'Suggested', num: true, cell: (i) => i.suggestedPosition },
+              { head: 'Now', num: true, cell: (i) => i.currentPosition },
+              { head: 'Brand', cell: (i) => i.brandName },
+              { head: 'Clicks', num: true, cell: (i) => i.clicks },
+              { head: 'Commission', num: true, cell: (i) => i.commission },
+              { head: 'EPC (shrunk)', num: true, cell: (i) => `${i.epc ?? '—'} (${i.shrunkEpc})` },
+              { head: 'Interval', num: true, cell: (i) => `${i.interval.low} – ${i.interval.high}` },
+            ]}
+          />
+          <button type="button" onClick={() => onApply(order.map((i) => i.brandId))}>
+            Apply to draft
+          </button>
+        </>
+      )}
+    </section>
+  );
+}

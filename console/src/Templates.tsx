@@ -1,0 +1,104 @@
+import { api, type Template } from './api.ts';
+import { FormCard, useForm } from './form.tsx';
+import { MasterList, usePicked } from './lists.tsx';
+import { SelectField, useLoad } from './ui.tsx';
+
+type Named = { data: { id: number; name: string }[] };
+
+/** Toplist templates: searched and paged on the server; create one, rename or retype one. */
+export function TemplatesScreen() {
+  const {
+    list,
+    setPicked,
+    current: template,
+    creating,
+    saved,
+  } = usePicked<Template>('/templates', { perPage: 50 });
+  return (
+    <section className="split">
+      <MasterList
+        title="Templates"
+        unit="template"
+        list={list}
+        search={{ id: 'template-search', label: 'Search templates', placeholder: 'name' }}
+        empty="No templates."
+        current={template?.id}
+        onPick={setPicked}
+        item={(t) => (
+          <>
+            {t.name} <span className="muted">{t.productType}</span>
+          </>
+        )}
+        creating={creating}
+        onNew={() => setPicked('new')}
+      />
+      {creating && <TemplateForm onSaved={saved} />}
+      {template && <TemplateForm key={template.id} template={template} onSaved={saved} />}
+    </section>
+  );
+}
+
+/** Creates a template (external id, product and classification type) or edits one. */
+function TemplateForm({ template, onSaved }: { template?: Template; onSaved: (t: Template) => void }) {
+  const products = useLoad(() => api<Named>('GET', '/product-types'), 'product-types');
+  const classes = useLoad(() => api<Named>('GET', '/classification-types'), 'classification-types');
+  const form = useForm({
+    name: template?.name ?? '',
+    externalId: template?.externalId ?? '',
+    productTypeId: template ? String(template.productTypeId) : '',
+    classificationTypeId: template ? String(template.classificationTypeId) : '',
+  });
+  const { f } = form;
+  const productTypeId = f.productTypeId || String(products.data?.data[0]?.id ?? '');
+  const classificationTypeId = f.classificationTypeId || String(classes.data?.data[0]?.id ?? '');
+  const save = () =>
+    form.run(async () => {
+      const body = {
+        name: f.name.trim(),
+        productTypeId: Number(productTypeId),
+        classificationTypeId: Number(classificationTypeId),
+      };
+      const r = template
+        ? await api<{ data: Template }>('PATCH', `/templates/${template.id}`, body)
+        : await api<{ data: Template }>('POST', '/templates', {
+            ...body,
+            externalId: f.externalId.trim() || null,
+          });
+      onSaved(r.data);
+      return template ? 'Template saved.' : `Template ${r.data.name} created.`;
+    });
+  return (
+    <FormCard
+      id="template-heading"
+      title={template ? `Template: ${template.name}` : 'New template'}
+      form={form}
+      specs={[
+        { key: 'name', id: 'template-name', label: 'Name' },
+        ...(template
+          ? []
+          : [{ key: 'externalId' as const, id: 'template-external', label: 'External id (optional)' }]),
+      ]}
+      shown={['productTypeId', 'classificationTypeId']}
+      onSubmit={save}
+      submit={template ? 'Save template' : 'Create template'}
+    >
+      {(
+        [
+          ['productTypeId', 'template-product', 'Product type', products, productTypeId],
+          ['classificationTypeId', 'template-class', 'Classification type', classes, classificationTypeId],
+        ] as const
+      ).map(([field, id, label, types, value]) => (
+        <SelectField
+          key={id}
+          id={id}
+          label={label}
+          value={value}
+          onChange={form.set(field)}
+          options={(types.data?.data ?? []).map((t): [number, string] => [t.id, t.name])}
+          outcome={form.outcome}
+          field={field}
+        />
+      ))}
+    </FormCard>
+  );
+}

@@ -1,0 +1,193 @@
+import { type FormEvent, type ReactNode, useState } from 'react';
+import { Field, failure, type Outcome, OutcomeLine } from './ui.tsx';
+
+/** Form state every screen shares: the values, a setter per key, the last outcome and a busy flag. */
+export function useForm<T extends Record<string, string>>(
+  initial: T | (() => T),
+  /** Reshapes an error before it shows (e.g. `sizes.1` belongs to the one sizes field). */
+  reshape: (o: Outcome) => Outcome = (o) => o,
+) {
+  const [f, setF] = useState<T>(initial);
+  const [outcome, setOutcome] = useState<Outcome>({});
+  const [busy, setBusy] = useState(false);
+  const set = (k: keyof T) => (v: string) => setF((prev) => ({ ...prev, [k]: v }));
+  /** Runs an action: its error shows (beside its field when named), the text it returns is the success line. */
+  const run = async (action: () => Promise<string | undefined>) => {
+    setBusy(true);
+    try {
+      const ok = await action();
+      setOutcome(ok ? { ok } : {});
+    } catch (err) {
+      setOutcome(reshape(failure(err)));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { f, setF, set, outcome, setOutcome, busy, run };
+}
+
+/** One text input of a {@link FormCard}: the value key, its label, and the API field its 422 names. */
+export interface FieldSpec<K extends string> {
+  key: K;
+  id: string;
+  label: string;
+  /** The API's `details.field`; the key when absent. */
+  field?: string;
+  type?: string;
+}
+
+/** The API fields a list of specs shows errors for. */
+export const shownOf = (specs: readonly FieldSpec<string>[]) => specs.map((s) => s.field ?? s.key);
+
+/** The labelled inputs of a form, each with its 422 message below it. */
+export function Fields<T extends Record<string, string>>({
+  specs,
+  f,
+  set,
+  outcome,
+}: {
+  specs: readonly FieldSpec<Extract<keyof T, string>>[];
+  f: T;
+  set: (k: keyof T) => (v: string) => void;
+  outcome: Outcome;
+}) {
+  return (
+    <>
+      {specs.map((s) => (
+        <Field
+          key={s.id}
+          id={s.id}
+          label={s.label}
+          type={s.type}
+          value={f[s.key] ?? ''}
+          onChange={set(s.key)}
+          outcome={outcome}
+          field={s.field ?? s.key}
+        />
+      ))}
+    </>
+  );
+}
+
+/** The console's one form: heading, fields (in a grid), the outcome line unless a field shows it, and submit. */
+export function FormCard<T extends Record<string, string>>({
+  form,
+  specs = [],
+  id,
+  title,
+  heading = 'h2',
+  outcome = form?.outcome ?? {},
+  shown = [],
+  onSubmit,
+  submit,
+  busy = form?.busy,
+  busyText,
+  children,
+  footer,
+  label,
+  grid = true,
+  className = 'card',
+  primary = false,
+  disabled = false,
+  actions,
+}: {
+  /** The heading's id, which labels the form. */
+  id?: string;
+  title?: ReactNode;
+  heading?: 'h2' | 'h3' | 'h4';
+  /** The {@link useForm} state: its outcome and busy flag, and the values of `specs`. */
+  form?: ReturnType<typeof useForm<T>>;
+  /** Text inputs shown first (then `children`); their fields show their own errors. */
+  specs?: readonly FieldSpec<Extract<keyof T, string>>[];
+  outcome?: Outcome;
+  /** Fields that show their own error (so the line below does not repeat it). */
+  shown?: readonly string[];
+  onSubmit: () => void | Promise<void>;
+  submit: ReactNode;
+  busy?: boolean;
+  busyText?: string;
+  children?: ReactNode;
+  /** Content between the fields and the outcome line (notes, extra buttons). */
+  footer?: ReactNode;
+  label?: string;
+  grid?: boolean;
+  className?: string;
+  primary?: boolean;
+  disabled?: boolean;
+  /** More buttons beside submit. */
+  actions?: ReactNode;
+}) {
+  const H = heading;
+  const go = (e: FormEvent) => {
+    e.preventDefault();
+    void onSubmit();
+  };
+  return (
+    <form
+      onSubmit={go}
+      className={className || undefined}
+      aria-labelledby={title ? id : undefined}
+      aria-label={title ? undefined : label}
+      noValidate
+    >
+      {title && <H id={id}>{title}</H>}
+      {grid ? (
+        <div className="grid">
+          {form && <Fields specs={specs} {...form} />}
+          {children}
+        </div>
+      ) : (
+        <>
+          {form && <Fields specs={specs} {...form} />}
+          {children}
+        </>
+      )}
+      {footer}
+      <OutcomeLine outcome={outcome} shown={[...shownOf(specs), ...shown]} />
+      <div className="row">
+        <button type="submit" className={primary ? 'primary' : undefined} disabled={busy || disabled}>
+          {busy && busyText ? busyText : submit}
+        </button>
+        {actions}
+      </div>
+    </form>
+  );
+}
+
+/** A from–to pair of day inputs (each bounds the other), as the range filters of lists and reports use. */
+export function DateRange({
+  id,
+  from,
+  to,
+  onChange,
+}: {
+  id: string;
+  from: string;
+  to: string;
+  onChange: (range: { from: string; to: string }) => void;
+}) {
+  return (
+    <>
+      <div className="field">
+        <label htmlFor={`${id}-from`}>From</label>
+        <input
+          id={`${id}-from`}
+          type="date"
+          value={from}
+          max={to}
+          onChange={(e) => onChange({ from: e.target.value, to })}
+        />
+      </div>
+      <div className="field">
+        <label htmlFor={`${id}-to`}>To</label>
+        <input
+          id={`${id}-to`}
+          type="date"
+          value={to}
+          min={from}
+          onChange={(e) => onChange({ from, to: e.target.value })}
+        />
+      </div>
+    </>
+  );
+}

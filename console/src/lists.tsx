@@ -1,0 +1,236 @@
+import { type ReactNode, useEffect, useState } from 'react';
+import { api, type Page } from './api.ts';
+import { Pager } from './table.tsx';
+import { PickList, Status, useLoad } from './ui.tsx';
+
+/** `value`, once it has stopped changing for `ms` (so typing asks the server once, not per key). */
+export function useDebounced<T>(value: T, ms = 250): T {
+  const [settled, setSettled] = useState(value);
+  useEffect(() => {
+    const timer = setTimeout(() => setSettled(value), ms);
+    return () => clearTimeout(timer);
+  }, [value, ms]);
+  return settled;
+}
+
+/** The longest `q` the catalog lists take. */
+export const SEARCH_MAX = 100;
+
+/**
+ * One page of a server list: the API pages it and, with `search`, filters it by name or slug
+ * (`q`). Changing the filters or the search returns to the first page.
+ */
+export function usePagedList<T>(
+  path: string,
+  {
+    params = {},
+    perPage = 25,
+    search = true,
+  }: { params?: Record<string, string>; perPage?: number; search?: boolean } = {},
+) {
+  const [q, setQ] = useState('');
+  const term = useDebounced(q.trim());
+  const filters = new URLSearchParams(params);
+  if (search && term) filters.set('q', term);
+  const key = filters.toString();
+  const [at, setAt] = useState({ key, page: 1 });
+  const page = at.key === key ? at.page : 1;
+  const qs = new URLSearchParams(filters);
+  qs.set('page', String(page));
+  qs.set('per_page', String(perPage));
+  const list = useLoad(() => api<Page<T>>('GET', `${path}?${qs}`), `${path}?${qs}`);
+  return { ...list, q, setQ, setPage: (p: number) => setAt({ key, page: p }) };
+}
+
+/** The search box of a list (name or slug, searched on the server as you type). */
+export function SearchBox({
+  id,
+  label,
+  value,
+  onChange,
+  placeholder = 'name or slug',
+}: {
+  id: string;
+  label: string;
+  value: string;
+  onChange: (v: string) => void;
+  placeholder?: string;
+}) {
+  return (
+    <div className="field">
+      <label htmlFor={id}>{label}</label>
+      <input
+        id={id}
+        type="search"
+        value={value}
+        maxLength={SEARCH_MAX}
+        placeholder={placeholder}
+        autoComplete="off"
+        onChange={(e) => onChange(e.target.value)}
+      />
+    </div>
+  );
+}
+
+/**
+ * A type-ahead picker over a server list: what is typed is searched on the server (debounced)
+ * and the matches are offered as buttons; `current` is the picked item's text.
+ */
+export function SearchPicker<T>({
+  id,
+  label,
+  current,
+  search,
+  optionText,
+  optionKey,
+  onPick,
+}: {
+  id: string;
+  label: string;
+  current: ReactNode;
+  search: (q: string) => Promise<T[]>;
+  optionText: (item: T) => string;
+  optionKey: (item: T) => number;
+  onPick: (item: T) => void;
+}) {
+  const [text, setText] = useState('');
+  const term = useDebounced(text.trim());
+  const found = useLoad(() => (term ? search(term) : Promise.resolve([])), term);
+  const open = term !== '' && text.trim() !== '';
+  return (
+    <div className="picker">
+      <span className="picked">{current}</span>
+      <label className="sr-only" htmlFor={id}>
+        {label}
+      </label>
+      <input
+        id={id}
+        type="search"
+        value={text}
+        maxLength={SEARCH_MAX}
+        placeholder="search…"
+        autoComplete="off"
+        role="combobox"
+        aria-autocomplete="list"
+        aria-controls={`${id}-matches`}
+        aria-expanded={open}
+        onChange={(e) => setText(e.target.value)}
+        onKeyDown={(e) => {
+          if (e.key === 'Escape') setText('');
+        }}
+      />
+      {open && (
+        <ul id={`${id}-matches`} className="matches" aria-label={`Matches for ${label}`}>
+          {found.loading && <li className="muted small">Searching…</li>}
+          {!found.loading && found.data?.length === 0 && <li className="muted small">No match.</li>}
+          {found.data?.map((item) => (
+            <li key={optionKey(item)}>
+              <button
+                type="button"
+                onClick={() => {
+                  setText('');
+                  onPick(item);
+                }}
+              >
+                {optionText(item)}
+              </button>
+            </li>
+          ))}
+        </ul>
+      )}
+    </div>
+  );
+}
+
+/** Names of records fetched one by one by id (lists can be thousands long, a page holds only some). */
+export function useNames(path: string, ids: readonly number[], name: (r: Record<string, unknown>) => string) {
+  const [names, setNames] = useState<Record<number, string>>({});
+  const missing = [...new Set(ids)].filter((id) => !(id in names)).slice(0, 30);
+  const key = missing.join(',');
+  // biome-ignore lint/correctness/useExhaustiveDependencies: `key` names the ids to fetch; `path` and `name` are fixed per use.
+  useEffect(() => {
+    for (const id of key ? key.split(',').map(Number) : []) {
+      api<{ data: Record<string, unknown> }>('GET', `${path}/${id}`).then(
+        (r) => setNames((n) => ({ ...n, [id]: name(r.data) })),
+        () => setNames((n) => ({ ...n, [id]: `${path.slice(1, -1)} ${id}` })),
+      );
+    }
+  }, [key]);
+  return names;
+}
+
+/** A server list with one record picked (or "new"): the first record until another is picked. */
+export function usePicked<T>(path: string, opts: Parameters<typeof usePagedList>[1] = {}) {
+  const list = usePagedList<T>(path, opts);
+  // The picked record is kept whole: it need not be on the page the list shows.
+  const [picked, setPicked] = useState<T | 'new' | null>(null);
+  const current = picked === 'new' ? undefined : (picked ?? list.data?.data[0]);
+  /** After a save: show the saved record and load the list again. */
+  const saved = (record: T) => {
+    setPicked(record);
+    list.reload();
+  };
+  return { list, picked, setPicked, current, creating: picked === 'new', saved };
+}
+
+/** The left column of a list screen: heading, search, the paged list of buttons and a "New …" button. */
+export function MasterList<T extends { id: number | string }>({
+  title,
+  list,
+  search,
+  empty,
+  current,
+  onPick,
+  item,
+  unit,
+  creating,
+  onNew,
+  className,
+  listLabel = title,
+  children,
+}: {
+  title: string;
+  listLabel?: string;
+  list: ReturnType<typeof usePagedList<T>>;
+  search?: { id: string; label: string; placeholder?: string };
+  empty: string;
+  current: number | string | undefined | null;
+  onPick: (record: T) => void;
+  item: (record: T) => ReactNode;
+  /** The record in words ("brand"): names the pages and the "New …" button. */
+  unit: string;
+  creating?: boolean;
+  onNew?: () => void;
+  className?: string;
+  children?: ReactNode;
+}) {
+  return (
+    <div>
+      <h1>{title}</h1>
+      {search && <SearchBox {...search} value={list.q} onChange={list.setQ} />}
+      <Status load={list} empty={list.data?.data.length === 0 && empty}>
+        <PickList
+          className={className}
+          label={listLabel}
+          items={list.data?.data}
+          itemKey={(r) => r.id}
+          current={current}
+          onPick={onPick}
+        >
+          {item}
+        </PickList>
+        <Pager
+          meta={list.data?.meta}
+          onPage={list.setPage}
+          label={`${unit[0]?.toUpperCase()}${unit.slice(1)} pages`}
+        />
+      </Status>
+      {onNew && (
+        <button type="button" className="new" aria-pressed={creating} onClick={onNew}>
+          New {unit}
+        </button>
+      )}
+      {children}
+    </div>
+  );
+}

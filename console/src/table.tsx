@@ -1,0 +1,114 @@
+import { Fragment, type ReactNode } from 'react';
+
+/** One column of a {@link Table}: its header, how a row fills its cell, and whether it holds numbers. */
+export interface Column<T> {
+  head: ReactNode;
+  cell: (row: T) => ReactNode;
+  num?: boolean;
+  className?: string;
+  /** The cell is the row's header (`<th scope="row">`). */
+  rowHeader?: boolean;
+}
+
+/** The header of an actions column: read by screen readers, not shown. */
+export const ACTIONS = <span className="sr-only">Actions</span>;
+
+/** The console's one table: a scrolling wrapper, a header row from the columns, one row per item. */
+export function Table<T>({
+  rows,
+  columns,
+  rowKey,
+  caption,
+  className,
+  testId,
+  rowProps,
+  label,
+  expanded,
+}: {
+  rows: readonly T[];
+  columns: readonly (Column<T> | false)[];
+  rowKey: (row: T) => string | number;
+  caption?: string;
+  className?: string;
+  testId?: string;
+  label?: string;
+  rowProps?: (row: T) => Record<string, unknown>;
+  /** A full-width row under a row (details opened from it), or null. */
+  expanded?: (row: T) => ReactNode;
+}) {
+  const cols = columns.filter((c): c is Column<T> => c !== false);
+  const cls = (c: Column<T>) => [c.num && 'num', c.className].filter(Boolean).join(' ') || undefined;
+  return (
+    <div className="table-wrap">
+      <table className={className} data-testid={testId} aria-label={label}>
+        {caption && <caption className="sr-only">{caption}</caption>}
+        <thead>
+          <tr>
+            {cols.map((c, i) => (
+              // biome-ignore lint/suspicious/noArrayIndexKey: columns are fixed per render.
+              <th key={i} scope="col" className={cls(c)}>
+                {c.head}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((row) => (
+            <Fragment key={rowKey(row)}>
+              <tr {...rowProps?.(row)}>
+                {cols.map((c, i) =>
+                  c.rowHeader ? (
+                    // biome-ignore lint/suspicious/noArrayIndexKey: columns are fixed per render.
+                    <th key={i} scope="row" className={cls(c)}>
+                      {c.cell(row)}
+                    </th>
+                  ) : (
+                    // biome-ignore lint/suspicious/noArrayIndexKey: columns are fixed per render.
+                    <td key={i} className={cls(c)}>
+                      {c.cell(row)}
+                    </td>
+                  ),
+                )}
+              </tr>
+              {expanded?.(row) && (
+                <tr>
+                  <td colSpan={cols.length}>{expanded(row)}</td>
+                </tr>
+              )}
+            </Fragment>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+/** "Page 2 of 7" with previous / next buttons, from the API's paging meta. */
+export function Pager({
+  meta,
+  onPage,
+  label = 'Pages',
+}: {
+  meta: { current_page: number; last_page: number; total: number } | undefined;
+  onPage: (page: number) => void;
+  label?: string;
+}) {
+  if (!meta || meta.last_page <= 1) return null;
+  return (
+    <nav className="row pager" aria-label={label}>
+      <button type="button" disabled={meta.current_page <= 1} onClick={() => onPage(meta.current_page - 1)}>
+        Previous page
+      </button>
+      <span className="muted small">
+        Page {meta.current_page} of {meta.last_page} · {meta.total} in all
+      </span>
+      <button
+        type="button"
+        disabled={meta.current_page >= meta.last_page}
+        onClick={() => onPage(meta.current_page + 1)}
+      >
+        Next page
+      </button>
+    </nav>
+  );
+}

@@ -1,0 +1,21 @@
+import { Type as T } from '@sinclair/typebox';
+
+/** Request schema parts shared by several modules' admin APIs. */
+
+/** A row id: a positive PostgreSQL `integer`. */
+export const RowId = T.Integer({ minimum: 1, maximum: 2147483647 });
+
+/** A list's `q`: printable text with at least one non-space character, matched case-insensitively. */
+export function searchText(description: string) {
+  return T.String({
+    minLength: 1,
+    maxLength: 100,
+    pattern: '^[^\\u0000-\\u001f\\u007f]*\\S[^\\u0000-\\u001f\\u007f]*$',
+    description,
+  });
+}
+
+/** LIKE pattern matching `text` anywhere, with LIKE's `%`, `_` and `\` taken literally. */
+export function containsPattern(text: string): string {
+  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}

@@ -1,0 +1,83 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureDemo } from '../src/modules/catalog/demo.ts';
+import { DB_KIND, type TestApp, testApp } from './helpers.ts';
+
+/** What `npm start` loads on an empty database: the catalog and 30 days of tracking history. */
+describe(`demo history (${DB_KIND})`, () => {
+  let t: TestApp;
+  let admin: string;
+  let seconds: number;
+  let catalogSeconds = 0;
+  const get = async (url: string) => {
+    const res = await t.app.inject({
+      url: `/api/admin/v1${url}`,
+      headers: { authorization: `Bearer ${admin}` },
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    return res.json();
+  };
+
+  beforeAll(async () => {
+    t = await testApp();
+    t.clock.now = new Date('2026-11-23T18:00:00Z');
+    const started = performance.now();
+    const tokens = await ensureDemo(
+      t.app.services,
+      (msg) => {
+        if (msg.startsWith('demo: sportsbook')) catalogSeconds = (performance.now() - started) / 1000;
+      },
+      t.clock.now,
+    );
+    seconds = (performance.now() - started) / 1000;
+    admin = tokens!.adminToken;
+  }, 240_000);
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('charts 30 days of clicks, impressions, conversions and money per programme currency', async () => {
+    console.log(
+      `demo load: ${seconds.toFixed(1)} s, of which history ${(seconds - catalogSeconds).toFixed(1)} s (${DB_KIND})`,
+    );
+    const first = await get('/tracking/stats?from=2026-10-25&to=2026-10-25&tz=utc&per_page=1000');
+    const last = await get('/tracking/stats?from=2026-11-23&to=2026-11-23&tz=utc&per_page=1000');
+    expect(first.data.length).toBeGreaterThan(50);
+    expect(last.data.length).toBeGreaterThan(50);
+    const stats = await get('/tracking/stats?from=2026-10-25&to=2026-11-23&tz=utc&per_page=1000');
+    expect(stats.meta.total).toBeGreaterThan(1000);
+    const rows = stats.data as {
+      day: string;
+      clicks: number;
+      impressions: number;
+      conversions: number;
+      commission: Record<string, string>;
+      revenue: Record<string, string>;
+    }[];
+    expect(rows.some((r) => r.impressions > 0 && r.conversions > 0)).toBe(true);
+    const currencies = new Set(rows.flatMap((r) => Object.keys(r.commission)));
+    expect([...currencies].sort()).toEqual(['EUR', 'GBP', 'USD']);
+    expect(rows.some((r) => Object.keys(r.revenue).length > 0)).toBe(true);
+    const programs = (await get('/tracking/programs')).data.map((p: { slug: string }) => p.slug);
+    expect(programs).toEqual(['nordic-partners', 'atlas-affiliates', 'bookie-partners']);
+  });
+
+  it('keeps the rollups equal to the raw rows, and gives the suggested order something to rank', async () => {
+    const [raw] = await t.db.query<{ clicks: number; amount: string }>(
+      `SELECT (SELECT count(*)::int FROM clicks WHERE flag IS NULL) AS clicks,
+              (SELECT coalesce(sum(amount), 0)::text FROM conversions) AS amount`,
+    );
+    const [rolled] = await t.db.query<{ clicks: number; amount: string }>(
+      `SELECT (SELECT sum(n)::int FROM click_rollups) AS clicks,
+              (SELECT sum(amount)::text FROM conversion_rollups) AS amount`,
+    );
+    expect(rolled).toEqual(raw);
+    const [gb] = await t.db.query<{ id: number }>("SELECT id FROM toplists WHERE slug = 'best-casinos-gb'");
+    const suggested = (await get(`/toplists/${gb!.id}/suggested-order?days=30`)).data;
+    expect(suggested.items).toHaveLength(10);
+    expect(suggested.priorEpc).not.toBeNull();
+    expect(suggested.items.every((i: { clicks: number }) => i.clicks > 0)).toBe(true);
+    expect(suggested.items.map((i: { suggestedPosition: number }) => i.suggestedPosition)).toEqual([
+      1, 2, 3, 4, 5, 6, 7, 8, 9, 10,
+    ]);
+  });
+});

@@ -1,0 +1,166 @@
+import { request } from 'node:http';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../src/app.ts';
+import { type DemoTokens, loadDemo } from '../src/modules/catalog/demo.ts';
+import { BY_SLUG_ROUTE } from '../src/modules/delivery/fast-path.ts';
+import { type TestApp, testApp } from './helpers.ts';
+
+interface Answer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+/** One real HTTP request (the fast path sits in front of Fastify's handler, which inject skips). */
+function get(base: string, path: string, headers: Record<string, string>, method = 'GET'): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = request(`${base}${path}`, { method, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () =>
+        resolve({
+          status: res.statusCode ?? 0,
+          headers: res.headers,
+          body: Buffer.concat(chunks).toString(),
+        }),
+      );
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** Headers that differ between any two answers (time, request id). */
+const comparable = (h: Answer['headers']) => {
+  const { date: _date, 'x-request-id': _id, ...rest } = h;
+  return rest;
+};
+
+describe('by-slug fast path', () => {
+  let t: TestApp;
+  let plain: FastifyInstance;
+  let quick: FastifyInstance;
+  let demo: DemoTokens;
+  let fast: string;
+  let slow: string;
+  let slug: string;
+  let auth: Record<string, string>;
+  const lines: Record<string, unknown>[] = [];
+  const fastLines: Record<string, unknown>[] = [];
+
+  beforeAll(async () => {
+    t = await testApp();
+    demo = await loadDemo(t.app.services);
+    // Two apps on one database: with the fast path, and with every request going through Fastify.
+    const capture = (into: Record<string, unknown>[]) => ({
+      stream: { write: (l: string) => into.push(JSON.parse(l)) },
+    });
+    quick = await buildApp({ config: t.config, db: t.db, bus: t.bus, logger: capture(fastLines) });
+    fast = await quick.listen({ host: '127.0.0.1', port: 0 });
+    plain = await buildApp({
+      config: t.config,
+      db: t.db,
+      bus: t.bus,
+      fastPath: false,
+      logger: capture(lines),
+    });
+    slow = await plain.listen({ host: '127.0.0.1', port: 0 });
+    const site = demo.siteTokens[0]!;
+    auth = { authorization: `Bearer ${site.token}` };
+    const [row] = await t.db.query<{ slug: string }>(
+      'SELECT slug FROM toplists WHERE site_id = $1 AND live_edition_id IS NOT NULL ORDER BY id LIMIT 1',
+      [site.siteId],
+    );
+    slug = row!.slug;
+  }, 120_000);
+
+  afterAll(async () => {
+    await plain?.close();
+    await quick?.close();
+    await t?.close();
+  });
+
+  const served = async () => {
+    const text = await quick.services.metrics.registry.getSingleMetricAsString(
+      'podium_http_fast_path_served_total',
+    );
+    return Number(/ (\d+)$/m.exec(text)?.[1]);
+  };
+
+  const cases: [string, string, Record<string, string>, string?][] = [
+    ['unknown slug (404)', '/api/v1/toplists/by-slug/no-such-toplist', {}],
+    ['query string (strict query 400)', '/api/v1/toplists/by-slug/SLUG?x=1', {}],
+    ['percent-encoded slug', '/api/v1/toplists/by-slug/SLUG%2D', {}],
+    ['HEAD', '/api/v1/toplists/by-slug/SLUG', {}, 'HEAD'],
+  ];
+
+  it('answers a live toplist with the bytes and headers of the Fastify route, and counts it', async () => {
+    const before = await served();
+    const path = `/api/v1/toplists/by-slug/${slug}`;
+    const [a, b] = [await get(fast, path, auth), await get(slow, path, auth)];
+    expect(a.status).toBe(200);
+    expect(a.body).toBe(b.body);
+    expect(comparable(a.headers)).toEqual(comparable(b.headers));
+    expect(a.headers['x-request-id']).toMatch(/^[0-9A-HJKMNP-TV-Z]{26}$/);
+    expect(await served()).toBe(before + 1);
+  });
+
+  it('answers 304 to a matching If-None-Match like the route, and 200 to a stale one', async () => {
+    const path = `/api/v1/toplists/by-slug/${slug}`;
+    const etag = (await get(fast, path, auth)).headers.etag as string;
+    for (const inm of [etag, `W/${etag}`, `"stale", ${etag}`, '"stale"']) {
+      const [a, b] = [
+        await get(fast, path, { ...auth, 'if-none-match': inm }),
+        await get(slow, path, { ...auth, 'if-none-match': inm }),
+      ];
+      expect(a.status).toBe(b.status);
+      expect(a.body).toBe(b.body);
+      expect(comparable(a.headers)).toEqual(comparable(b.headers));
+    }
+  });
+
+  it('keeps a well-formed X-Request-Id and logs the line the route logs', async () => {
+    const path = `/api/v1/toplists/by-slug/${slug}`;
+    lines.length = 0;
+    fastLines.length = 0;
+    const a = await get(fast, path, { ...auth, 'x-request-id': 'edge-7' });
+    expect(a.headers['x-request-id']).toBe('edge-7');
+    await get(slow, path, { ...auth, 'x-request-id': 'edge-7' });
+    await new Promise((r) => setTimeout(r, 50));
+    const line = fastLines.find((l) => l.msg === 'request');
+    expect(line).toMatchObject({ reqId: 'edge-7', route: BY_SLUG_ROUTE, status: 200, method: 'GET' });
+    expect(line!.siteId).toBe(demo.siteTokens[0]!.siteId);
+    const drop = ({ time: _t, ms: _m, ...rest }: Record<string, unknown>) => rest;
+    expect(drop(line!)).toEqual(drop(lines.find((l) => l.msg === 'request')!));
+  });
+
+  it.each(cases)('leaves %s to Fastify, same answer as the route', async (_name, template, extra, method) => {
+    const path = template.replace('SLUG', slug);
+    const before = await served();
+    const [a, b] = [
+      await get(fast, path, { ...auth, ...extra }, method),
+      await get(slow, path, { ...auth, ...extra }, method),
+    ];
+    expect(a.status).toBe(b.status);
+    expect(a.body).toBe(b.body);
+    expect(comparable(a.headers)).toEqual(comparable(b.headers));
+    expect(await served()).toBe(before);
+  });
+
+  it.each([
+    ['no token', {}],
+    ['an unknown token', { authorization: 'Bearer pds_unknownunknownunknownunknown' }],
+    ['an admin token', { authorization: 'Bearer ADMIN' }],
+  ])('leaves a request with %s to Fastify (401)', async (_name, headers: Record<string, string>) => {
+    const path = `/api/v1/toplists/by-slug/${slug}`;
+    const h =
+      headers.authorization === 'Bearer ADMIN' ? { authorization: `Bearer ${demo.adminToken}` } : headers;
+    const before = await served();
+    const [a, b] = [await get(fast, path, h), await get(slow, path, h)];
+    expect(a.status).toBe(401);
+    expect(a.body).toBe(b.body);
+    expect(comparable(a.headers)).toEqual(comparable(b.headers));
+    expect(await served()).toBe(before);
+  });
+});
