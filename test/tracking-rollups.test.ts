@@ -159,8 +159,9 @@ async function expectDailyExact(t: TestDb): Promise<void> {
               c.brand_id, c.program_id, sum(c.n) AS n
        FROM click_rollups c, rollup_zones z WHERE z.ready GROUP BY 1, 2, 3, 4, 5, 6, 7, 8
      ), cd AS (
-       SELECT d.zone, d.day, d.kind, d.site_id, d.toplist_id, d.position, d.brand_id, d.program_id, d.n::numeric
+       SELECT d.zone, d.day, d.kind, d.site_id, d.toplist_id, d.position, d.brand_id, d.program_id, sum(d.n)
        FROM click_daily_rollups d JOIN rollup_zones z ON z.zone = d.zone AND z.ready
+       GROUP BY 1, 2, 3, 4, 5, 6, 7, 8
      ), v15 AS (
        SELECT z.zone, (v.bucket AT TIME ZONE z.zone)::date AS day, v.event, v.currency, v.site_id, v.toplist_id,
               v.position, v.brand_id, v.program_id, sum(v.n) AS n, sum(v.amount) AS amount

@@ -16,6 +16,26 @@ describe('GroupCommit', () => {
     expect(Math.max(...written.map((b) => b.length))).toBeLessThanOrEqual(100);
   });
 
+  it('gives each batch in flight a lane no other batch in flight holds, and reuses freed lanes', async () => {
+    const held = new Set<number>();
+    const seen: number[] = [];
+    let clash = false;
+    const gc = new GroupCommit<number>(
+      async (_rows, lane) => {
+        if (held.has(lane)) clash = true;
+        held.add(lane);
+        seen.push(lane);
+        await new Promise((r) => setTimeout(r, 2));
+        held.delete(lane);
+      },
+      { maxWaitMs: 0, maxBatch: 3, maxInFlight: 3 },
+    );
+    await Promise.all(Array.from({ length: 60 }, (_, i) => gc.add(i)));
+    expect(clash).toBe(false);
+    expect(seen.length).toBeGreaterThanOrEqual(20);
+    expect(new Set(seen)).toEqual(new Set([0, 1, 2]));
+  });
+
   it('rejects every caller of a failed batch and keeps serving later ones', async () => {
     let fail = true;
     const gc = new GroupCommit<number>(

@@ -3,7 +3,10 @@ export interface GroupCommitOptions<T> {
   maxWaitMs: number;
   /** A batch this large is written at once. */
   maxBatch: number;
-  /** Batches written concurrently; further rows queue up for the next batch. */
+  /**
+   * Batches written concurrently; further rows queue up for the next batch. Each batch in flight
+   * holds one lane, a number below this, that no other batch in flight holds.
+   */
   maxInFlight: number;
   /** Rows queued or being written beyond which `add` rejects at once (memory stays bounded). */
   maxPending?: number;
@@ -35,13 +38,16 @@ export class GroupCommit<T> {
   private timer: NodeJS.Timeout | undefined;
   private inFlight = 0;
   private inFlightRows = 0;
+  private readonly freeLanes: number[];
   private draining = false;
   private idle: (() => void)[] = [];
 
   constructor(
-    private readonly write: (rows: T[]) => Promise<void>,
+    private readonly write: (rows: T[], lane: number) => Promise<void>,
     private readonly opts: GroupCommitOptions<T>,
-  ) {}
+  ) {
+    this.freeLanes = Array.from({ length: opts.maxInFlight }, (_, i) => opts.maxInFlight - 1 - i);
+  }
 
   /** Queues a row; resolves when it is committed, rejects when its batch failed. */
   add(row: T): Promise<void> {
@@ -76,21 +82,22 @@ export class GroupCommit<T> {
       const batch = this.queue.splice(0, this.opts.maxBatch);
       this.inFlight += 1;
       this.inFlightRows += batch.length;
-      void this.flush(batch);
+      void this.flush(batch, this.freeLanes.pop()!);
     }
   }
 
-  private async flush(batch: Pending<T>[]): Promise<void> {
+  private async flush(batch: Pending<T>[], lane: number): Promise<void> {
     const rows = batch.map((p) => p.row);
     const started = performance.now();
     try {
-      await this.write(rows);
+      await this.write(rows, lane);
       this.opts.onBatch?.(rows, (performance.now() - started) / 1000, true);
       for (const p of batch) p.resolve();
     } catch (err) {
       this.opts.onBatch?.(rows, (performance.now() - started) / 1000, false);
       for (const p of batch) p.reject(err);
     } finally {
+      this.freeLanes.push(lane);
       this.inFlight -= 1;
       this.inFlightRows -= batch.length;
       // Rows that queued up while every slot was busy go out now rather than after another wait.

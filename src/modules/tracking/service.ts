@@ -149,10 +149,10 @@ export class TrackingService {
       now,
     );
     this.hits = new GroupCommit(
-      (rows) =>
+      (rows, lane) =>
         this.partitions.writing(
           () => rows.map((r) => r.at),
-          () => this.repo.insertClicks(rows),
+          () => this.repo.insertClicks(rows, lane),
         ),
       {
         maxWaitMs: 2,
