@@ -8,13 +8,14 @@ import { registerAdserverAdmin } from './modules/adserver/routes.ts';
 import { auditAdminWrites, registerAuditRoutes } from './modules/audit/routes.ts';
 import { registerCatalog } from './modules/catalog/routes.ts';
 import { registerConsole } from './modules/console/static.ts';
-import { byslugFastPath, type FastPath } from './modules/delivery/fast-path.ts';
+import { byslugFastPath, type FastPath, fastPathCounts } from './modules/delivery/fast-path.ts';
 import { registerDelivery } from './modules/delivery/routes.ts';
 import { loadPages } from './modules/docs/pages.ts';
 import { registerDocs } from './modules/docs/routes.ts';
 import { DocsService } from './modules/docs/service.ts';
 import { registerOps } from './modules/ops/routes.ts';
 import { registerAggregateAdmin } from './modules/tracking/aggregate-routes.ts';
+import { goFastPath } from './modules/tracking/go-fast-path.ts';
 import { registerTrackingOps } from './modules/tracking/ops-routes.ts';
 import {
   registerPostback,
@@ -110,14 +111,27 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     webhooks,
   } = services;
   app.decorate('services', { ...services, docs });
-  if (deps.fastPath !== false)
-    fastPath = byslugFastPath({
+  if (deps.fastPath !== false) {
+    const counts = fastPathCounts(metrics);
+    const isClosing = () => closing;
+    const bySlug = byslugFastPath({
       tokens: access,
       delivery,
       metrics,
+      counts,
       log: app.log,
-      closing: () => closing,
+      closing: isClosing,
     });
+    const go = goFastPath({
+      tracking,
+      metrics,
+      counts,
+      log: app.log,
+      countryHeader: config.countryHeader,
+      closing: isClosing,
+    });
+    fastPath = (req, res, fallback) => (req.url?.startsWith('/go/') ? go : bySlug)(req, res, fallback);
+  }
   app.addHook('preClose', (done) => {
     closing = true;
     done();

@@ -164,3 +164,123 @@ describe('by-slug fast path', () => {
     expect(await served()).toBe(before);
   });
 });
+
+describe('/go fast path', () => {
+  let t: TestApp;
+  let plain: FastifyInstance;
+  let quick: FastifyInstance;
+  let fast: string;
+  let slow: string;
+  let slug: string;
+  const lines: Record<string, unknown>[] = [];
+  const fastLines: Record<string, unknown>[] = [];
+  const browser = { 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) Chrome/120.0 Safari/537.36' };
+
+  beforeAll(async () => {
+    t = await testApp();
+    await loadDemo(t.app.services);
+    const capture = (into: Record<string, unknown>[]) => ({
+      stream: { write: (l: string) => into.push(JSON.parse(l)) },
+    });
+    quick = await buildApp({ config: t.config, db: t.db, bus: t.bus, logger: capture(fastLines) });
+    fast = await quick.listen({ host: '127.0.0.1', port: 0 });
+    plain = await buildApp({
+      config: t.config,
+      db: t.db,
+      bus: t.bus,
+      fastPath: false,
+      logger: capture(lines),
+    });
+    slow = await plain.listen({ host: '127.0.0.1', port: 0 });
+    const [row] = await t.db.query<{ slug: string }>(
+      'SELECT slug FROM tracking_links WHERE toplist_id IS NOT NULL ORDER BY slug LIMIT 1',
+    );
+    slug = row!.slug;
+  }, 120_000);
+
+  afterAll(async () => {
+    await plain?.close();
+    await quick?.close();
+    await t?.close();
+  });
+
+  const served = async () => {
+    const text = await quick.services.metrics.registry.getSingleMetricAsString(
+      'podium_http_fast_path_served_total',
+    );
+    return Number(/ (\d+)$/m.exec(text)?.[1]);
+  };
+  const clicks = async () => {
+    const [r] = await t.db.query<{ n: number; sub: number }>(
+      "SELECT count(*)::int AS n, count(*) FILTER (WHERE sub_id = 'nl-top')::int AS sub FROM clicks",
+    );
+    return r!;
+  };
+  /** The click id in the landing URL differs per click; the rest of the redirect must not. */
+  const redirect = (a: Answer) => {
+    const { location, ...rest } = comparable(a.headers);
+    return { ...rest, location: String(location).replace(/[0-9A-HJKMNP-TV-Z]{26}/g, 'CLICK') };
+  };
+
+  it('records the click before a 302 with the route headers, log line and counters', async () => {
+    const before = { served: await served(), clicks: await clicks() };
+    lines.length = 0;
+    fastLines.length = 0;
+    const path = `/go/${slug}?sub_id=nl-top`;
+    const a = await get(fast, path, { ...browser, 'x-request-id': 'edge-9' });
+    const b = await get(slow, path, { ...browser, 'x-request-id': 'edge-9' });
+    expect(a.status).toBe(302);
+    expect(redirect(a)).toEqual(redirect(b));
+    expect(a.body).toBe(b.body);
+    expect(a.headers['x-request-id']).toBe('edge-9');
+    const clickId = /[0-9A-HJKMNP-TV-Z]{26}/.exec(String(a.headers.location))![0];
+    const [row] = await t.db.query<{ sub_id: string; flag: string | null }>(
+      'SELECT sub_id, flag FROM clicks WHERE id = $1',
+      [clickId],
+    );
+    expect(row).toEqual({ sub_id: 'nl-top', flag: null });
+    expect(await clicks()).toEqual({ n: before.clicks.n + 2, sub: before.clicks.sub + 2 });
+    expect(await served()).toBe(before.served + 1);
+    await new Promise((r) => setTimeout(r, 50));
+    const drop = ({ time: _t, ms: _m, ...rest }: Record<string, unknown>) => rest;
+    const line = fastLines.find((l) => l.msg === 'request')!;
+    expect(line).toMatchObject({ reqId: 'edge-9', route: '/go/:slug', status: 302 });
+    expect(drop(line)).toEqual(drop(lines.find((l) => l.msg === 'request')!));
+  });
+
+  it.each([
+    ['an unknown link, from a browser (404 page)', '/go/no-such-link', { accept: 'text/html' }],
+    ['an unknown link, from a script (404 body)', '/go/no-such-link', {}],
+    ['a malformed sub_id (400)', '/go/SLUG?sub_id=a%20b', {}],
+    ['a percent-encoded slug', '/go/SLUG%2D', {}],
+  ])('leaves %s to Fastify, same answer as the route', async (_name, template, extra) => {
+    const path = template.replace('SLUG', slug);
+    const before = { served: await served(), clicks: (await clicks()).n };
+    const [a, b] = [
+      await get(fast, path, { ...browser, ...extra }),
+      await get(slow, path, { ...browser, ...extra }),
+    ];
+    expect(a.status).toBe(b.status);
+    expect(a.status).toBeGreaterThanOrEqual(400);
+    expect(a.body).toBe(b.body);
+    expect(comparable(a.headers)).toEqual(comparable(b.headers));
+    expect(await served()).toBe(before.served);
+    expect((await clicks()).n).toBe(before.clicks);
+  });
+
+  it('leaves HEAD and other query strings to Fastify, which records each click once', async () => {
+    const before = { served: await served(), clicks: (await clicks()).n };
+    const head = await get(fast, `/go/${slug}`, browser, 'HEAD');
+    expect(head.status).toBe(302);
+    const [row] = await t.db.query<{ flag: string }>('SELECT flag FROM clicks ORDER BY id DESC LIMIT 1');
+    expect(row!.flag).toBe('head');
+    const [a, b] = [
+      await get(fast, `/go/${slug}?utm=x`, browser),
+      await get(slow, `/go/${slug}?utm=x`, browser),
+    ];
+    expect(a.status).toBe(302);
+    expect(redirect(a)).toEqual(redirect(b));
+    expect(await served()).toBe(before.served);
+    expect((await clicks()).n).toBe(before.clicks + 3);
+  });
+});

@@ -17,6 +17,7 @@ export interface FastPathDeps {
   tokens: Authenticator;
   delivery: DeliveryService;
   metrics: Metrics;
+  counts: FastPathCounts;
   log: FastifyBaseLogger;
   /** True once the app is closing: Fastify then answers 503 itself. */
   closing: () => boolean;
@@ -25,10 +26,26 @@ export interface FastPathDeps {
 /** Answers the request, or calls `fallback` (Fastify's handler) to do it. */
 export type FastPath = (req: IncomingMessage, res: ServerResponse, fallback: () => void) => void;
 
-/** By-slug requests the fast path answered, and those it handed to Fastify after a look-up. */
+/** Requests a fast path answered, and those it handed to Fastify after a look-up. */
 export interface FastPathCounts {
   served: number;
   handedOver: number;
+}
+
+/** The counters every fast path (by-slug toplists, /go clicks) adds to, exported as metrics. */
+export function fastPathCounts(metrics: Metrics): FastPathCounts {
+  const counts: FastPathCounts = { served: 0, handedOver: 0 };
+  metrics.counterFrom(
+    'podium_http_fast_path_served_total',
+    'By-slug toplist requests and /go clicks answered by their fast path (the rest by the Fastify route)',
+    () => counts.served,
+  );
+  metrics.counterFrom(
+    'podium_http_fast_path_handed_over_total',
+    'Requests a fast path looked up and then left to the Fastify route (unknown token, slug or link, errors)',
+    () => counts.handedOver,
+  );
+  return counts;
 }
 
 /**
@@ -42,18 +59,7 @@ export interface FastPathCounts {
  * paths). Fastify's share was ~30 % of this request's CPU.
  */
 export function byslugFastPath(deps: FastPathDeps): FastPath {
-  const { tokens, delivery, metrics, log } = deps;
-  const counts: FastPathCounts = { served: 0, handedOver: 0 };
-  metrics.counterFrom(
-    'podium_http_fast_path_served_total',
-    'By-slug toplist requests answered by the fast path (the rest of them by the Fastify route)',
-    () => counts.served,
-  );
-  metrics.counterFrom(
-    'podium_http_fast_path_handed_over_total',
-    'By-slug requests the fast path looked up and then left to the Fastify route (unknown token or slug, errors)',
-    () => counts.handedOver,
-  );
+  const { tokens, delivery, metrics, log, counts } = deps;
   return (req, res, fallback) => {
     const url = req.url;
     if (

@@ -5,6 +5,7 @@ import { AppError } from '../../lib/errors.ts';
 import { escapeHtml } from '../../lib/html.ts';
 import { type Authenticator, adminArea } from '../../plugins/auth.ts';
 import type { Scope } from '../access/scopes.ts';
+import { hitContext } from './hit-context.ts';
 import {
   GoQuery,
   IdParams,
@@ -16,10 +17,15 @@ import {
   StatsQuery,
   SuggestedOrderQuery,
 } from './schemas.ts';
-import type { HitContext, TrackingService } from './service.ts';
+import type { TrackingService } from './service.ts';
 
 /** A transparent 1×1 GIF. */
 const PIXEL = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64');
+/** The headers of a /go redirect besides its location (the route and its fast path send both). */
+export const REDIRECT_HEADERS = {
+  'cache-control': 'no-store',
+  'referrer-policy': 'no-referrer-when-downgrade',
+};
 /** Largest postback body (form or JSON) accepted. */
 export const POSTBACK_BODY_LIMIT = 64 * 1024;
 
@@ -27,20 +33,6 @@ const header = (req: FastifyRequest, name: string): string | undefined => {
   const v = req.headers[name];
   return typeof v === 'string' ? v : undefined;
 };
-
-function hitContext(req: FastifyRequest, config: Config, subId?: string): HitContext {
-  const country = header(req, config.countryHeader)?.trim().toUpperCase();
-  const purpose = `${header(req, 'sec-purpose') ?? ''} ${header(req, 'purpose') ?? ''} ${header(req, 'x-moz') ?? ''}`;
-  return {
-    method: req.method,
-    userAgent: header(req, 'user-agent'),
-    referrer: header(req, 'referer'),
-    // Only a well-formed code from the trusted edge header; XX means "unknown" to Cloudflare.
-    country: country && /^[A-Z]{2}$/.test(country) && country !== 'XX' ? country : undefined,
-    prefetch: /prefetch|prerender/i.test(purpose),
-    subId,
-  };
-}
 
 /** True when `Accept` puts HTML before JSON: a browser following a link, not a script. */
 export function wantsHtml(req: FastifyRequest): boolean {
@@ -94,7 +86,7 @@ export async function registerTrackingPublic(
     try {
       location = await tracking.click(
         req.params.slug,
-        hitContext(req, config, req.query.sub_id || undefined),
+        hitContext(req, config.countryHeader, req.query.sub_id || undefined),
       );
     } catch (err) {
       // A visitor's browser gets a page; scripts and link checkers keep the JSON error body.
@@ -102,12 +94,7 @@ export async function registerTrackingPublic(
         return linkNotFoundPage(reply);
       throw err;
     }
-    return reply
-      .status(302)
-      .header('location', location)
-      .header('cache-control', 'no-store')
-      .header('referrer-policy', 'no-referrer-when-downgrade')
-      .send();
+    return reply.status(302).header('location', location).headers(REDIRECT_HEADERS).send();
   });
 
   app.get('/ad/:slug', { schema: { params: SlugParams } }, async (req, reply) => {
@@ -123,7 +110,7 @@ export async function registerTrackingPublic(
   });
 
   app.get('/imp/:slug', { schema: { params: SlugParams } }, async (req, reply) => {
-    await tracking.impression(req.params.slug, hitContext(req, config));
+    await tracking.impression(req.params.slug, hitContext(req, config.countryHeader));
     return reply.header('content-type', 'image/gif').header('cache-control', 'no-store').send(PIXEL);
   });
 }

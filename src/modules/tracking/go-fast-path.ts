@@ -1,0 +1,72 @@
+import type { FastifyBaseLogger } from 'fastify';
+import { logRequest, requestId } from '../../plugins/request-log.ts';
+import type { FastPath, FastPathCounts } from '../delivery/fast-path.ts';
+import type { Metrics } from '../ops/metrics.ts';
+import { hitContext } from './hit-context.ts';
+import { REDIRECT_HEADERS } from './routes.ts';
+import type { TrackingService } from './service.ts';
+
+/** The route pattern the fast path answers, as the Fastify route names it in logs and metrics. */
+export const GO_ROUTE = '/go/:slug';
+const PREFIX = '/go/';
+/** Slugs that need no percent-decoding and fit the route's schema (link slugs are base64url). */
+const PLAIN_SLUG = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,119}$/;
+/** The one query string the fast path takes: a `sub_id` the route's schema accepts. */
+const SUB_ID_QUERY = /^sub_id=([A-Za-z0-9._~-]{0,100})$/;
+
+export interface GoFastPathDeps {
+  tracking: TrackingService;
+  metrics: Metrics;
+  counts: FastPathCounts;
+  log: FastifyBaseLogger;
+  countryHeader: string;
+  /** True once the app is closing: Fastify then answers 503 itself. */
+  closing: () => boolean;
+}
+
+/**
+ * `GET /go/{slug}`, every outbound click of a publisher's site, answered without Fastify's
+ * routing, hook chain and reply machinery in its plain case: a plain slug, no query string or
+ * only `sub_id`, a known link. The click is recorded exactly as the route records it (durable
+ * before the 302) and the answer carries the route's headers, request id, log line and metrics.
+ * Everything else — HEAD, another query, an unknown link (the route's 404 page or body), a full
+ * click buffer, a closing server — goes to Fastify untouched: a click that was not recorded has
+ * no row, so the route recording it again counts it once (test/fast-path.test.ts compares both).
+ */
+export function goFastPath(deps: GoFastPathDeps): FastPath {
+  const { tracking, metrics, counts, log, countryHeader } = deps;
+  return (req, res, fallback) => {
+    const url = req.url;
+    if (req.method !== 'GET' || url === undefined || !url.startsWith(PREFIX) || deps.closing())
+      return fallback();
+    const q = url.indexOf('?');
+    const slug = url.slice(PREFIX.length, q < 0 ? undefined : q);
+    let subId: string | undefined;
+    if (q >= 0) {
+      const m = SUB_ID_QUERY.exec(url.slice(q + 1));
+      if (!m) return fallback();
+      subId = m[1] || undefined;
+    }
+    if (!PLAIN_SLUG.test(slug)) return fallback();
+    const started = performance.now();
+    tracking.click(slug, hitContext(req, countryHeader, subId)).then(
+      (location) => {
+        const id = requestId(req);
+        res.setHeader('x-request-id', id);
+        res.setHeader('location', location);
+        for (const [name, value] of Object.entries(REDIRECT_HEADERS)) res.setHeader(name, value);
+        res.setHeader('content-length', 0);
+        res.writeHead(302);
+        res.end();
+        counts.served++;
+        const ms = performance.now() - started;
+        metrics.observeHttp('GET', GO_ROUTE, 302, ms / 1000);
+        logRequest(log, { reqId: id, method: 'GET', route: GO_ROUTE, status: 302, ms });
+      },
+      () => {
+        counts.handedOver++;
+        fallback();
+      },
+    );
+  };
+}
