@@ -1,5 +1,4 @@
 import { request } from 'node:http';
-import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app.ts';
 import { type DemoTokens, loadDemo } from '../src/modules/catalog/demo.ts';
@@ -37,35 +36,65 @@ const comparable = (h: Answer['headers']) => {
   return rest;
 };
 
+/**
+ * Two apps on one database with the demo loaded: `quick` with the fast paths, `plain` with every
+ * request going through Fastify; each one's log lines captured.
+ */
+async function pairOfApps() {
+  const t = await testApp();
+  const demo = await loadDemo(t.app.services);
+  const lines: Record<string, unknown>[] = [];
+  const fastLines: Record<string, unknown>[] = [];
+  const capture = (into: Record<string, unknown>[]) => ({
+    stream: { write: (l: string) => into.push(JSON.parse(l)) },
+  });
+  const quick = await buildApp({ config: t.config, db: t.db, bus: t.bus, logger: capture(fastLines) });
+  const fast = await quick.listen({ host: '127.0.0.1', port: 0 });
+  const plain = await buildApp({
+    config: t.config,
+    db: t.db,
+    bus: t.bus,
+    fastPath: false,
+    logger: capture(lines),
+  });
+  const slow = await plain.listen({ host: '127.0.0.1', port: 0 });
+  return {
+    t,
+    demo,
+    fast,
+    slow,
+    lines,
+    fastLines,
+    /** The fast paths' served counter. */
+    served: async () => {
+      const text = await quick.services.metrics.registry.getSingleMetricAsString(
+        'podium_http_fast_path_served_total',
+      );
+      return Number(/ (\d+)$/m.exec(text)?.[1]);
+    },
+    close: async () => {
+      await plain.close();
+      await quick.close();
+      await t.close();
+    },
+  };
+}
+
 describe('by-slug fast path', () => {
+  let apps: Awaited<ReturnType<typeof pairOfApps>>;
   let t: TestApp;
-  let plain: FastifyInstance;
-  let quick: FastifyInstance;
   let demo: DemoTokens;
   let fast: string;
   let slow: string;
   let slug: string;
   let auth: Record<string, string>;
-  const lines: Record<string, unknown>[] = [];
-  const fastLines: Record<string, unknown>[] = [];
+  let lines: Record<string, unknown>[];
+  let fastLines: Record<string, unknown>[];
+  const served = () => apps.served();
 
   beforeAll(async () => {
-    t = await testApp();
-    demo = await loadDemo(t.app.services);
-    // Two apps on one database: with the fast path, and with every request going through Fastify.
-    const capture = (into: Record<string, unknown>[]) => ({
-      stream: { write: (l: string) => into.push(JSON.parse(l)) },
-    });
-    quick = await buildApp({ config: t.config, db: t.db, bus: t.bus, logger: capture(fastLines) });
-    fast = await quick.listen({ host: '127.0.0.1', port: 0 });
-    plain = await buildApp({
-      config: t.config,
-      db: t.db,
-      bus: t.bus,
-      fastPath: false,
-      logger: capture(lines),
-    });
-    slow = await plain.listen({ host: '127.0.0.1', port: 0 });
+    apps = await pairOfApps();
+    ({ t, demo, fast, slow, lines, fastLines } = apps);
     const site = demo.siteTokens[0]!;
     auth = { authorization: `Bearer ${site.token}` };
     const [row] = await t.db.query<{ slug: string }>(
@@ -75,18 +104,7 @@ describe('by-slug fast path', () => {
     slug = row!.slug;
   }, 120_000);
 
-  afterAll(async () => {
-    await plain?.close();
-    await quick?.close();
-    await t?.close();
-  });
-
-  const served = async () => {
-    const text = await quick.services.metrics.registry.getSingleMetricAsString(
-      'podium_http_fast_path_served_total',
-    );
-    return Number(/ (\d+)$/m.exec(text)?.[1]);
-  };
+  afterAll(() => apps?.close());
 
   const cases: [string, string, Record<string, string>, string?][] = [
     ['unknown slug (404)', '/api/v1/toplists/by-slug/no-such-toplist', {}],
@@ -166,50 +184,27 @@ describe('by-slug fast path', () => {
 });
 
 describe('/go fast path', () => {
+  let apps: Awaited<ReturnType<typeof pairOfApps>>;
   let t: TestApp;
-  let plain: FastifyInstance;
-  let quick: FastifyInstance;
   let fast: string;
   let slow: string;
   let slug: string;
-  const lines: Record<string, unknown>[] = [];
-  const fastLines: Record<string, unknown>[] = [];
+  let lines: Record<string, unknown>[];
+  let fastLines: Record<string, unknown>[];
+  const served = () => apps.served();
   const browser = { 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) Chrome/120.0 Safari/537.36' };
 
   beforeAll(async () => {
-    t = await testApp();
-    await loadDemo(t.app.services);
-    const capture = (into: Record<string, unknown>[]) => ({
-      stream: { write: (l: string) => into.push(JSON.parse(l)) },
-    });
-    quick = await buildApp({ config: t.config, db: t.db, bus: t.bus, logger: capture(fastLines) });
-    fast = await quick.listen({ host: '127.0.0.1', port: 0 });
-    plain = await buildApp({
-      config: t.config,
-      db: t.db,
-      bus: t.bus,
-      fastPath: false,
-      logger: capture(lines),
-    });
-    slow = await plain.listen({ host: '127.0.0.1', port: 0 });
+    apps = await pairOfApps();
+    ({ t, fast, slow, lines, fastLines } = apps);
     const [row] = await t.db.query<{ slug: string }>(
       'SELECT slug FROM tracking_links WHERE toplist_id IS NOT NULL ORDER BY slug LIMIT 1',
     );
     slug = row!.slug;
   }, 120_000);
 
-  afterAll(async () => {
-    await plain?.close();
-    await quick?.close();
-    await t?.close();
-  });
+  afterAll(() => apps?.close());
 
-  const served = async () => {
-    const text = await quick.services.metrics.registry.getSingleMetricAsString(
-      'podium_http_fast_path_served_total',
-    );
-    return Number(/ (\d+)$/m.exec(text)?.[1]);
-  };
   const clicks = async () => {
     const [r] = await t.db.query<{ n: number; sub: number }>(
       "SELECT count(*)::int AS n, count(*) FILTER (WHERE sub_id = 'nl-top')::int AS sub FROM clicks",
