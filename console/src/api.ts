@@ -8,6 +8,7 @@ import type {
 } from '../../src/modules/catalog/types.ts';
 
 export type { Booking, BookingLine, BookingSummary } from '../../src/modules/adserver/orders.ts';
+export type { SyncSummary } from '../../src/modules/adserver/service.ts';
 export type {
   BookingDelivery,
   Connection,
@@ -94,11 +95,3 @@ export const CAPABILITIES: readonly Capability[] = [
   'reporting',
   'draft_booking',
 ];
-
-export interface SyncSummary {
-  ok: boolean;
-  pages: number;
-  slots: number;
-  added: number;
-  problems: string[];
-}
