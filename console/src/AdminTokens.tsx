@@ -1,24 +1,22 @@
 import { useState } from 'react';
 import { SCOPES } from '../../src/modules/access/scopes.ts';
 import { type AdminToken, api } from './api.ts';
-import { FormCard, useForm } from './form.tsx';
+import { FormCard, useAction, useForm } from './form.tsx';
 import { TokenTable } from './tokens.tsx';
-import { failure, type Outcome, OutcomeLine, SecretOnce, Status, useLoad } from './ui.tsx';
+import { OutcomeLine, SecretOnce, Status, useLoad } from './ui.tsx';
 
 /** Admin tokens: create one with its scopes (the token is shown once), list them, revoke. */
 export function AdminTokensScreen() {
   const tokens = useLoad(() => api<{ data: AdminToken[] }>('GET', '/admin-tokens'), '');
   const [created, setCreated] = useState<{ token: string; name: string } | null>(null);
-  const [outcome, setOutcome] = useState<Outcome>({});
-  const revoke = async (t: AdminToken) => {
+  const action = useAction();
+  const revoke = (t: AdminToken) => {
     if (!window.confirm(`Revoke admin token "${t.name}"? Whoever uses it is refused at once.`)) return;
-    try {
+    void action.run(async () => {
       await api('DELETE', `/admin-tokens/${t.id}`);
-      setOutcome({ ok: `Revoked ${t.name}.` });
       tokens.reload();
-    } catch (err) {
-      setOutcome(failure(err));
-    }
+      return `Revoked ${t.name}.`;
+    });
   };
   return (
     <section>
@@ -39,7 +37,7 @@ export function AdminTokensScreen() {
           Admin token <strong>{created.name}</strong> — copy it now, it is shown only once:
         </SecretOnce>
       )}
-      <OutcomeLine outcome={outcome} />
+      <OutcomeLine outcome={action.outcome} />
       <Status load={tokens} empty={tokens.data?.data.length === 0 && 'No admin tokens.'}>
         <TokenTable tokens={tokens.data?.data ?? []} onRevoke={revoke} scopes />
       </Status>

@@ -11,7 +11,7 @@ import {
   type Push,
 } from './api.ts';
 import { emptyLine, type LineDraft, LineFields, lineBody, NewBooking } from './BookingForm.tsx';
-import { Fields, FormCard, shownOf, useForm } from './form.tsx';
+import { Fields, FormCard, shownOf, useAction, useForm } from './form.tsx';
 import { ACTIONS, Table } from './table.tsx';
 import { failure, type Outcome, OutcomeLine, Status, useLoad } from './ui.tsx';
 
@@ -344,7 +344,7 @@ function EditLines({ booking, onSaved }: { booking: Booking; onSaved: () => void
   const line = booking.lines.find((l) => String(l.line_no) === lineNo) ?? first;
   const form = useForm({ goal: '', image: '', landing: '' });
   const [added, setAdded] = useState<LineDraft>(emptyLine(first?.month ?? ''));
-  const addForm = useForm({});
+  const addForm = useAction();
 
   const save = () =>
     form.run(async () => {

@@ -1,6 +1,6 @@
 import { useState } from 'react';
 import { api, type Connection, type Slot, type SyncSummary } from './api.ts';
-import { FormCard, useForm } from './form.tsx';
+import { FormCard, useAction, useForm } from './form.tsx';
 import { Placements } from './Placements.tsx';
 import { Table } from './table.tsx';
 import { OutcomeLine, Status, useLoad } from './ui.tsx';
@@ -18,7 +18,7 @@ export function ConnectionDetail({
     () => api<{ data: Slot[] }>('GET', `/adserver/connections/${c.id}/inventory`),
     `${c.id}:${syncs}`,
   );
-  const syncer = useForm({});
+  const syncer = useAction();
   const sync = () =>
     syncer.run(async () => {
       const s = (await api<{ data: SyncSummary }>('POST', `/adserver/connections/${c.id}/inventory/sync`))

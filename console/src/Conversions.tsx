@@ -2,10 +2,10 @@ import { useState } from 'react';
 import type { PostbackEntry } from '../../src/modules/tracking/records.ts';
 import type { ConversionRecord as Conversion } from '../../src/modules/tracking/records-repository.ts';
 import { api, type Page, type Program } from './api.ts';
-import { DateRange } from './form.tsx';
+import { DateRange, useAction } from './form.tsx';
 import { useDebounced, usePagedList } from './lists.tsx';
 import { Pager, Table } from './table.tsx';
-import { failure, type Outcome, OutcomeLine, SelectField, Status, useLoad } from './ui.tsx';
+import { OutcomeLine, SelectField, Status, useLoad } from './ui.tsx';
 
 const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
 const when = (iso: string) => new Date(iso).toLocaleString();
@@ -144,19 +144,16 @@ export function PostbacksScreen() {
     perPage: 50,
     search: false,
   });
-  const [outcome, setOutcome] = useState<Outcome>({});
-  const replay = async (p: PostbackEntry) => {
-    try {
+  const action = useAction();
+  const replay = (p: PostbackEntry) =>
+    action.run(async () => {
       const r = await api<{ data: { status: number; code: string; duplicate: boolean } }>(
         'POST',
         `/tracking/postbacks/${p.id}/replay`,
       );
-      setOutcome({ ok: `Replayed ${p.id}: ${r.data.code}${r.data.duplicate ? ' (duplicate)' : ''}.` });
       list.reload();
-    } catch (err) {
-      setOutcome(failure(err));
-    }
-  };
+      return `Replayed ${p.id}: ${r.data.code}${r.data.duplicate ? ' (duplicate)' : ''}.`;
+    });
   return (
     <section>
       <h1>Postback log</h1>
@@ -179,7 +176,7 @@ export function PostbacksScreen() {
           ['transaction_id', 'Transaction id'],
         ],
       })}
-      <OutcomeLine outcome={outcome} />
+      <OutcomeLine outcome={action.outcome} />
       <Status load={list} empty={list.data?.data.length === 0 && 'No postbacks match.'}>
         <Table
           testId="postbacks"

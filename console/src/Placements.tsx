@@ -1,8 +1,8 @@
 import { useState } from 'react';
 import { api, type Connection, type Placement, type Slot } from './api.ts';
-import { FormCard, useForm } from './form.tsx';
+import { FormCard, useAction, useForm } from './form.tsx';
 import { Table } from './table.tsx';
-import { failure, type Outcome, OutcomeLine, Status, useLoad } from './ui.tsx';
+import { OutcomeLine, Status, useLoad } from './ui.tsx';
 
 /** Active slots that accept every size of the placement: the only ones the API lets it map to. */
 const fits = (p: Placement, s: Slot) => s.status === 'active' && p.sizes.every((z) => s.sizes.includes(z));
@@ -60,29 +60,23 @@ function MappingCell({
 }) {
   const mapped = p.slots[c.id] ?? '';
   const [choice, setChoice] = useState(mapped);
-  const [outcome, setOutcome] = useState<Outcome>({});
+  const action = useAction();
   const options = slots.filter((s) => fits(p, s) || s.inventory_id === mapped);
   const id = `map-${p.id}`;
 
-  const map = async () => {
-    try {
+  const map = () =>
+    action.run(async () => {
       await api('PUT', `/adserver/placements/${p.id}/slots`, { connection_id: c.id, inventory_id: choice });
-      setOutcome({ ok: `Mapped to ${choice}.` });
       onChanged();
-    } catch (err) {
-      setOutcome(failure(err));
-    }
-  };
-  const unmap = async () => {
-    try {
+      return `Mapped to ${choice}.`;
+    });
+  const unmap = () =>
+    action.run(async () => {
       await api('DELETE', `/adserver/placements/${p.id}/slots/${c.id}`);
       setChoice('');
-      setOutcome({ ok: 'Unmapped.' });
       onChanged();
-    } catch (err) {
-      setOutcome(failure(err));
-    }
-  };
+      return 'Unmapped.';
+    });
   return (
     <>
       <div className="row">
@@ -117,7 +111,7 @@ function MappingCell({
           inventory_id <code>{mapped}</code>
         </p>
       )}
-      <OutcomeLine outcome={outcome} />
+      <OutcomeLine outcome={action.outcome} />
     </>
   );
 }

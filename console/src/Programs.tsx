@@ -3,7 +3,7 @@ import type { ReportSettings, ReportTest } from '../../src/modules/tracking/aggr
 import type { Backfill } from '../../src/modules/tracking/backfill-repository.ts';
 import { MAPPING_FIELDS, type OperatorRow } from '../../src/modules/tracking/report-mapping.ts';
 import { api, type Program } from './api.ts';
-import { DateRange, type FieldSpec, FormCard, useForm } from './form.tsx';
+import { DateRange, type FieldSpec, FormCard, useAction, useForm } from './form.tsx';
 import { MasterList, usePicked } from './lists.tsx';
 import { PairsEditor, pairsToObject } from './pairs.tsx';
 import { Table } from './table.tsx';
@@ -158,7 +158,7 @@ function ProgramForm({
 
 /** The postback token: only its hint is ever shown again; rotating issues a new one at once. */
 function TokenPanel({ program, onRotated }: { program: Program; onRotated: (r: WithToken) => void }) {
-  const form = useForm({});
+  const form = useAction();
   const rotate = () =>
     form.run(async () => {
       if (!window.confirm(`Rotate the postback token of ${program.name}? The old one stops working at once.`))
@@ -255,7 +255,7 @@ function ReportForm({
 
 /** Fetches one day from the operator and shows what was parsed; nothing is stored. */
 function ReportTestButton({ base }: { base: string }) {
-  const form = useForm({});
+  const form = useAction();
   const [result, setResult] = useState<ReportTest | null>(null);
   const test = () =>
     form.run(async () => {

@@ -1,9 +1,9 @@
 import { type FormEvent, useState } from 'react';
 import { api, type Site, type SiteToken } from './api.ts';
-import { FormCard, useForm } from './form.tsx';
+import { FormCard, useAction, useForm } from './form.tsx';
 import { MasterList, usePagedList } from './lists.tsx';
 import { TokenTable } from './tokens.tsx';
-import { failure, type Outcome, OutcomeLine, SecretOnce, Status, useLoad } from './ui.tsx';
+import { OutcomeLine, SecretOnce, Status, useLoad } from './ui.tsx';
 
 /** Sites and their read tokens: create (shown once, with copy), list, revoke. */
 export function SitesScreen() {
@@ -72,31 +72,27 @@ function Tokens({ siteId }: { siteId: number }) {
   const tokens = useLoad(() => api<{ data: SiteToken[] }>('GET', `/sites/${siteId}/tokens`), String(siteId));
   const [name, setName] = useState('');
   const [created, setCreated] = useState<{ token: string; name: string } | null>(null);
-  const [outcome, setOutcome] = useState<Outcome>({});
+  const action = useAction();
 
-  const create = async (e: FormEvent) => {
+  const create = (e: FormEvent) => {
     e.preventDefault();
-    try {
+    void action.run(async () => {
       const r = await api<{ data: { token: string; name: string } }>('POST', `/sites/${siteId}/tokens`, {
         name,
       });
       setCreated(r.data);
       setName('');
-      setOutcome({});
       tokens.reload();
-    } catch (err) {
-      setOutcome(failure(err));
-    }
+      return undefined;
+    });
   };
-  const revoke = async (t: SiteToken) => {
+  const revoke = (t: SiteToken) => {
     if (!window.confirm(`Revoke token "${t.name || t.hint}"? Sites using it stop working at once.`)) return;
-    try {
+    void action.run(async () => {
       await api('DELETE', `/sites/${siteId}/tokens/${t.id}`);
-      setOutcome({ ok: `Revoked ${t.hint}` });
       tokens.reload();
-    } catch (err) {
-      setOutcome(failure(err));
-    }
+      return `Revoked ${t.hint}`;
+    });
   };
   return (
     <div>
@@ -118,7 +114,7 @@ function Tokens({ siteId }: { siteId: number }) {
           Token <strong>{created.name || '(unnamed)'}</strong> — copy it now, it is shown only once:
         </SecretOnce>
       )}
-      <OutcomeLine outcome={outcome} />
+      <OutcomeLine outcome={action.outcome} />
       <Status load={tokens} empty={tokens.data?.data.length === 0 && 'No tokens.'}>
         <TokenTable tokens={tokens.data?.data ?? []} onRevoke={revoke} />
       </Status>

@@ -2,8 +2,9 @@ import { useState } from 'react';
 import type { SuggestedOrder as Suggestion } from '../../src/modules/tracking/suggested-order.ts';
 import type { ToplistItem } from './api.ts';
 import { api } from './api.ts';
+import { useAction } from './form.tsx';
 import { Table } from './table.tsx';
-import { failure, type Outcome, OutcomeLine } from './ui.tsx';
+import { OutcomeLine } from './ui.tsx';
 
 /** The draft's items in the suggested order of their brands; items the suggestion does not name keep their place after them. */
 export function applyOrder(items: ToplistItem[], brandOrder: number[]): ToplistItem[] {
@@ -23,19 +24,16 @@ export function SuggestedOrder({
 }) {
   const [days, setDays] = useState('30');
   const [s, setS] = useState<Suggestion | null>(null);
-  const [outcome, setOutcome] = useState<Outcome>({});
-  const ask = async () => {
-    try {
+  const action = useAction();
+  const ask = () =>
+    action.run(async () => {
       const r = await api<{ data: Suggestion }>(
         'GET',
         `/toplists/${toplistId}/suggested-order?days=${encodeURIComponent(days)}`,
       );
       setS(r.data);
-      setOutcome({});
-    } catch (err) {
-      setOutcome(failure(err));
-    }
-  };
+      return undefined;
+    });
   const order = s ? [...s.items].sort((a, b) => a.suggestedPosition - b.suggestedPosition) : [];
   return (
     <section className="card" aria-labelledby="suggest-heading">
@@ -56,7 +54,7 @@ export function SuggestedOrder({
           Suggest
         </button>
       </div>
-      <OutcomeLine outcome={outcome} />
+      <OutcomeLine outcome={action.outcome} />
       {s && (
         <>
           <p className="muted small" data-testid="suggest-summary">

@@ -2,10 +2,10 @@ import { useState } from 'react';
 import type { Delivery, WebhookEndpoint } from '../../src/modules/webhooks/types.ts';
 import { WEBHOOK_EVENTS } from '../../src/modules/webhooks/types.ts';
 import { api, type Page, type Site } from './api.ts';
-import { Fields, FormCard, useForm } from './form.tsx';
+import { Fields, FormCard, useAction, useForm } from './form.tsx';
 import { MasterList, usePagedList } from './lists.tsx';
 import { Table } from './table.tsx';
-import { failure, type Outcome, OutcomeLine, SecretOnce, SelectField, Status, useLoad } from './ui.tsx';
+import { OutcomeLine, SecretOnce, SelectField, Status, useLoad } from './ui.tsx';
 
 type WithSecret = { data: WebhookEndpoint; secret: string };
 
@@ -135,19 +135,17 @@ function EndpointDetail({
 }) {
   const endpoint = useLoad(() => api<{ data: WebhookEndpoint }>('GET', `/webhooks/${id}`), id);
   const deliveries = useLoad(() => api<Page<Delivery>>('GET', `/webhooks/${id}/deliveries?per_page=50`), id);
-  const [outcome, setOutcome] = useState<Outcome>({});
+  const action = useAction();
   const [open, setOpen] = useState<string | null>(null);
-  const act = async (what: () => Promise<string | undefined>) => {
-    try {
+  /** Runs an action on the endpoint, then shows its state, its deliveries and the list afresh. */
+  const act = (what: () => Promise<string | undefined>) =>
+    action.run(async () => {
       const ok = await what();
-      setOutcome(ok ? { ok } : {});
       endpoint.reload();
       deliveries.reload();
       onChanged();
-    } catch (err) {
-      setOutcome(failure(err));
-    }
-  };
+      return ok;
+    });
   const e = endpoint.data?.data;
   return (
     <Status loading={endpoint.loading && !e} error={endpoint.error}>
@@ -213,20 +211,19 @@ function EndpointDetail({
             </button>
             <button
               type="button"
-              onClick={async () => {
+              onClick={() => {
                 if (!window.confirm(`Delete the endpoint ${e.url} and its delivery log?`)) return;
-                try {
+                void action.run(async () => {
                   await api('DELETE', `/webhooks/${id}`);
                   onDeleted();
-                } catch (err) {
-                  setOutcome(failure(err));
-                }
+                  return undefined;
+                });
               }}
             >
               Delete
             </button>
           </div>
-          <OutcomeLine outcome={outcome} />
+          <OutcomeLine outcome={action.outcome} />
           <h3>Deliveries</h3>
           <Status load={deliveries} empty={deliveries.data?.data.length === 0 && 'Nothing sent yet.'}>
             <Table

@@ -1,16 +1,13 @@
 import { type FormEvent, type ReactNode, useState } from 'react';
 import { Field, failure, type Outcome, OutcomeLine } from './ui.tsx';
 
-/** Form state every screen shares: the values, a setter per key, the last outcome and a busy flag. */
-export function useForm<T extends Record<string, string>>(
-  initial: T | (() => T),
+/** The state of a screen's actions (save, revoke, replay…): the last outcome and a busy flag. */
+export function useAction(
   /** Reshapes an error before it shows (e.g. `sizes.1` belongs to the one sizes field). */
   reshape: (o: Outcome) => Outcome = (o) => o,
 ) {
-  const [f, setF] = useState<T>(initial);
   const [outcome, setOutcome] = useState<Outcome>({});
   const [busy, setBusy] = useState(false);
-  const set = (k: keyof T) => (v: string) => setF((prev) => ({ ...prev, [k]: v }));
   /** Runs an action: its error shows (beside its field when named), the text it returns is the success line. */
   const run = async (action: () => Promise<string | undefined>) => {
     setBusy(true);
@@ -23,7 +20,17 @@ export function useForm<T extends Record<string, string>>(
       setBusy(false);
     }
   };
-  return { f, setF, set, outcome, setOutcome, busy, run };
+  return { outcome, setOutcome, busy, run };
+}
+
+/** Form state every screen shares: the values, a setter per key, and the {@link useAction} state. */
+export function useForm<T extends Record<string, string>>(
+  initial: T | (() => T),
+  reshape?: (o: Outcome) => Outcome,
+) {
+  const [f, setF] = useState<T>(initial);
+  const set = (k: keyof T) => (v: string) => setF((prev) => ({ ...prev, [k]: v }));
+  return { f, setF, set, ...useAction(reshape) };
 }
 
 /** One text input of a {@link FormCard}: the value key, its label, and the API field its 422 names. */
