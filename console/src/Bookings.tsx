@@ -12,7 +12,7 @@ import {
 } from './api.ts';
 import { emptyLine, type LineDraft, LineFields, lineBody, NewBooking } from './BookingForm.tsx';
 import { Fields, FormCard, shownOf, useAction, useForm } from './form.tsx';
-import { ACTIONS, Table } from './table.tsx';
+import { ACTIONS, LoadedTable, Table } from './table.tsx';
 import { failure, type Outcome, OutcomeLine, Status, useLoad } from './ui.tsx';
 
 /** A push's state in words; a booking is "pushed" only when its current revision was accepted. */
@@ -48,53 +48,52 @@ export function BookingsScreen() {
           list.reload();
         }}
       />
-      <Status load={list} empty={bookings.length === 0 && 'No bookings yet: create one above.'}>
-        <Table
-          className="connections"
-          testId="bookings"
-          rows={bookings}
-          rowKey={(b) => b.id}
-          rowProps={(b) => ({ 'aria-current': b.id === current?.id })}
-          columns={[
-            {
-              head: 'Campaign',
-              cell: (b) => (
-                <>
-                  <strong>{b.campaign_name}</strong>
-                  <div className="muted small">
-                    {b.advertiser_name} · {b.external_ref} · {b.currency}
-                  </div>
-                </>
-              ),
-            },
-            { head: 'Ad server', cell: (b) => b.publisher },
-            { head: 'Order', cell: (b) => orderCode(b.order_id, 'none yet') },
-            {
-              head: 'State',
-              cell: (b) => (
-                <>
-                  {pushState(b)}
-                  <div className="muted small">revision {b.revision}</div>
-                </>
-              ),
-            },
-            { head: 'Lines', num: true, cell: (b) => b.lines },
-            {
-              head: ACTIONS,
-              cell: (b) => (
-                <button
-                  type="button"
-                  aria-pressed={b.id === current?.id}
-                  onClick={() => setOpenId(b.id)}
-                  aria-label={`Open booking ${b.campaign_name}`}
-                >
-                  Open
-                </button>
-              ),
-            },
-          ]}
-        />
-      </Status>
+      <LoadedTable
+        load={list}
+        empty="No bookings yet: create one above."
+        className="connections"
+        testId="bookings"
+        rowKey={(b) => b.id}
+        rowProps={(b) => ({ 'aria-current': b.id === current?.id })}
+        columns={[
+          {
+            head: 'Campaign',
+            cell: (b) => (
+              <>
+                <strong>{b.campaign_name}</strong>
+                <div className="muted small">
+                  {b.advertiser_name} · {b.external_ref} · {b.currency}
+                </div>
+              </>
+            ),
+          },
+          { head: 'Ad server', cell: (b) => b.publisher },
+          { head: 'Order', cell: (b) => orderCode(b.order_id, 'none yet') },
+          {
+            head: 'State',
+            cell: (b) => (
+              <>
+                {pushState(b)}
+                <div className="muted small">revision {b.revision}</div>
+              </>
+            ),
+          },
+          { head: 'Lines', num: true, cell: (b) => b.lines },
+          {
+            head: ACTIONS,
+            cell: (b) => (
+              <button
+                type="button"
+                aria-pressed={b.id === current?.id}
+                onClick={() => setOpenId(b.id)}
+                aria-label={`Open booking ${b.campaign_name}`}
+              >
+                Open
+              </button>
+            ),
+          },
+        ]}
+      />
       {current && <BookingDetail key={current.id} id={current.id} onPushed={list.reload} />}
     </section>
   );
@@ -199,35 +198,32 @@ function BookingDetail({ id, onPushed }: { id: string; onPushed: () => void }) {
         )}
       </Status>
       <h3>Push history</h3>
-      <Status load={pushes} empty={(pushes.data?.data.length ?? 0) === 0 && 'Never pushed.'}>
-        <Table
-          testId="booking-pushes"
-          rows={pushes.data?.data ?? []}
-          rowKey={(p) => p.idempotency_key}
-          columns={[
-            { head: 'Revision', rowHeader: true, cell: (p) => p.revision },
-            {
-              head: 'Status',
-              cell: (p) => (
-                <span className={`badge ${p.status === 'succeeded' ? '' : 'off'}`}>{p.status}</span>
-              ),
-            },
-            { head: 'HTTP', num: true, cell: (p) => p.http_status ?? '—' },
-            { head: 'Calls', num: true, cell: (p) => p.calls },
-            {
-              head: 'Idempotency key',
-              className: 'small break',
-              cell: (p) => <code>{p.idempotency_key}</code>,
-            },
-            {
-              head: 'Error',
-              className: 'small break',
-              cell: (p) =>
-                p.error ? <span className="error">{p.error}</span> : <span className="muted">none</span>,
-            },
-          ]}
-        />
-      </Status>
+      <LoadedTable
+        load={pushes}
+        empty="Never pushed."
+        testId="booking-pushes"
+        rowKey={(p) => p.idempotency_key}
+        columns={[
+          { head: 'Revision', rowHeader: true, cell: (p) => p.revision },
+          {
+            head: 'Status',
+            cell: (p) => <span className={`badge ${p.status === 'succeeded' ? '' : 'off'}`}>{p.status}</span>,
+          },
+          { head: 'HTTP', num: true, cell: (p) => p.http_status ?? '—' },
+          { head: 'Calls', num: true, cell: (p) => p.calls },
+          {
+            head: 'Idempotency key',
+            className: 'small break',
+            cell: (p) => <code>{p.idempotency_key}</code>,
+          },
+          {
+            head: 'Error',
+            className: 'small break',
+            cell: (p) =>
+              p.error ? <span className="error">{p.error}</span> : <span className="muted">none</span>,
+          },
+        ]}
+      />
     </section>
   );
 }

@@ -4,8 +4,8 @@ import type { ConversionRecord as Conversion } from '../../src/modules/tracking/
 import { api, type Page, type Program } from './api.ts';
 import { DateRange, useAction } from './form.tsx';
 import { useDebounced, usePagedList } from './lists.tsx';
-import { Pager, Table } from './table.tsx';
-import { OutcomeLine, SelectField, Status, useLoad } from './ui.tsx';
+import { LoadedTable, Pager } from './table.tsx';
+import { OutcomeLine, SelectField, useLoad } from './ui.tsx';
 
 const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
 const when = (iso: string) => new Date(iso).toLocaleString();
@@ -103,35 +103,35 @@ export function ConversionsScreen() {
           ['sub_id', 'Sub id'],
         ],
       })}
-      <Status load={list} empty={list.data?.data.length === 0 && 'No conversions match.'}>
-        <Table
-          testId="conversions"
-          rows={list.data?.data ?? []}
-          rowKey={(c) => c.id}
-          columns={[
-            { head: 'Received', cell: (c) => when(c.receivedAt) },
-            { head: 'Programme', cell: (c) => slug(c.programId) },
-            { head: 'Event', cell: (c) => c.event },
-            { head: 'Transaction', cell: (c) => <code>{c.transactionId}</code> },
-            {
-              head: 'Amount',
-              num: true,
-              cell: (c) => (c.amount === null ? '—' : `${c.amount} ${c.currency ?? ''}`),
-            },
-            {
-              head: 'Attribution',
-              cell: (c) =>
-                c.attributed ? (
-                  `site ${c.siteId} · toplist ${c.toplistId} · position ${c.position}`
-                ) : (
-                  <span className="badge off">unattributed</span>
-                ),
-            },
-            { head: 'Sub id', cell: (c) => c.subId ?? '' },
-          ]}
-        />
+      <LoadedTable
+        load={list}
+        empty="No conversions match."
+        testId="conversions"
+        rowKey={(c) => c.id}
+        columns={[
+          { head: 'Received', cell: (c) => when(c.receivedAt) },
+          { head: 'Programme', cell: (c) => slug(c.programId) },
+          { head: 'Event', cell: (c) => c.event },
+          { head: 'Transaction', cell: (c) => <code>{c.transactionId}</code> },
+          {
+            head: 'Amount',
+            num: true,
+            cell: (c) => (c.amount === null ? '—' : `${c.amount} ${c.currency ?? ''}`),
+          },
+          {
+            head: 'Attribution',
+            cell: (c) =>
+              c.attributed ? (
+                `site ${c.siteId} · toplist ${c.toplistId} · position ${c.position}`
+              ) : (
+                <span className="badge off">unattributed</span>
+              ),
+          },
+          { head: 'Sub id', cell: (c) => c.subId ?? '' },
+        ]}
+      >
         <Pager meta={list.data?.meta} onPage={list.setPage} label="Conversion pages" />
-      </Status>
+      </LoadedTable>
     </section>
   );
 }
@@ -177,42 +177,42 @@ export function PostbacksScreen() {
         ],
       })}
       <OutcomeLine outcome={action.outcome} />
-      <Status load={list} empty={list.data?.data.length === 0 && 'No postbacks match.'}>
-        <Table
-          testId="postbacks"
-          rows={list.data?.data ?? []}
-          rowKey={(p) => p.id}
-          columns={[
-            { head: 'Received', cell: (p) => when(p.receivedAt) },
-            { head: 'Programme', cell: (p) => p.program },
-            {
-              head: 'Parameters',
-              className: 'small break',
-              cell: (p) => <code>{JSON.stringify(p.params)}</code>,
-            },
-            {
-              head: 'Outcomes',
-              cell: (p) =>
-                p.outcomes.map((o) => (
-                  <div key={o.decidedAt} className="small">
-                    <span className={o.status < 300 ? 'badge' : 'badge off'}>{o.code}</span> {o.status}
-                    {o.replay && ' (replay)'}
-                  </div>
-                )),
-            },
-            {
-              head: 'Replay',
-              cell: (p) =>
-                p.replayable && (
-                  <button type="button" onClick={() => replay(p)} aria-label={`Replay ${p.id}`}>
-                    Replay
-                  </button>
-                ),
-            },
-          ]}
-        />
+      <LoadedTable
+        load={list}
+        empty="No postbacks match."
+        testId="postbacks"
+        rowKey={(p) => p.id}
+        columns={[
+          { head: 'Received', cell: (p) => when(p.receivedAt) },
+          { head: 'Programme', cell: (p) => p.program },
+          {
+            head: 'Parameters',
+            className: 'small break',
+            cell: (p) => <code>{JSON.stringify(p.params)}</code>,
+          },
+          {
+            head: 'Outcomes',
+            cell: (p) =>
+              p.outcomes.map((o) => (
+                <div key={o.decidedAt} className="small">
+                  <span className={o.status < 300 ? 'badge' : 'badge off'}>{o.code}</span> {o.status}
+                  {o.replay && ' (replay)'}
+                </div>
+              )),
+          },
+          {
+            head: 'Replay',
+            cell: (p) =>
+              p.replayable && (
+                <button type="button" onClick={() => replay(p)} aria-label={`Replay ${p.id}`}>
+                  Replay
+                </button>
+              ),
+          },
+        ]}
+      >
         <Pager meta={list.data?.meta} onPage={list.setPage} label="Postback pages" />
-      </Status>
+      </LoadedTable>
     </section>
   );
 }

@@ -1,8 +1,8 @@
 import { useState } from 'react';
 import { api, type Connection, type Placement, type Slot } from './api.ts';
 import { FormCard, useAction, useForm } from './form.tsx';
-import { Table } from './table.tsx';
-import { OutcomeLine, Status, useLoad } from './ui.tsx';
+import { LoadedTable } from './table.tsx';
+import { OutcomeLine, useLoad } from './ui.tsx';
 
 /** Active slots that accept every size of the placement: the only ones the API lets it map to. */
 const fits = (p: Placement, s: Slot) => s.status === 'active' && p.sizes.every((z) => s.sizes.includes(z));
@@ -14,34 +14,32 @@ export function Placements({ connection: c, slots }: { connection: Connection; s
       api<{ data: Placement[] }>('GET', `/adserver/placements?publisher=${encodeURIComponent(c.publisher)}`),
     c.publisher,
   );
-  const list = placements.data?.data ?? [];
   return (
     <div>
       <h3>Placements of {c.publisher}</h3>
-      <Status load={placements} empty={list.length === 0 && 'No placements yet.'}>
-        <Table
-          testId="placements"
-          rows={list}
-          rowKey={(p) => p.id}
-          columns={[
-            {
-              head: 'Placement',
-              cell: (p) => (
-                <>
-                  {p.name}
-                  <div className="muted small">{p.sizes.join(', ')}</div>
-                </>
-              ),
-            },
-            {
-              head: 'Slot on this connection',
-              cell: (p) => (
-                <MappingCell placement={p} connection={c} slots={slots} onChanged={placements.reload} />
-              ),
-            },
-          ]}
-        />
-      </Status>
+      <LoadedTable
+        load={placements}
+        empty="No placements yet."
+        testId="placements"
+        rowKey={(p) => p.id}
+        columns={[
+          {
+            head: 'Placement',
+            cell: (p) => (
+              <>
+                {p.name}
+                <div className="muted small">{p.sizes.join(', ')}</div>
+              </>
+            ),
+          },
+          {
+            head: 'Slot on this connection',
+            cell: (p) => (
+              <MappingCell placement={p} connection={c} slots={slots} onChanged={placements.reload} />
+            ),
+          },
+        ]}
+      />
       <NewPlacement publisher={c.publisher} onCreated={placements.reload} />
     </div>
   );

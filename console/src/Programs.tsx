@@ -6,7 +6,7 @@ import { api, type Program } from './api.ts';
 import { DateRange, type FieldSpec, FormCard, useAction, useForm } from './form.tsx';
 import { MasterList, usePicked } from './lists.tsx';
 import { PairsEditor, pairsToObject } from './pairs.tsx';
-import { Table } from './table.tsx';
+import { LoadedTable, Table } from './table.tsx';
 import { OutcomeLine, SecretOnce, Status, useLoad } from './ui.tsx';
 
 // A report row's figures: the mapping's fields from `campaign` on (the rest locate the rows in the answer).
@@ -317,34 +317,33 @@ function Backfills({ base }: { base: string }) {
       <FormCard className="row" label="Pull now" form={form} onSubmit={pull} submit="Pull now" grid={false}>
         <DateRange id="pull" from={range.from} to={range.to} onChange={setRange} />
       </FormCard>
-      <Status load={list} empty={list.data?.data.length === 0 && 'No pulls requested yet.'}>
-        <Table
-          testId="backfills"
-          rows={list.data?.data ?? []}
-          rowKey={(b) => b.id}
-          columns={[
-            { head: 'Days', cell: (b) => `${b.from} – ${b.to}` },
-            {
-              head: 'Status',
-              cell: (b) => <span className={b.status === 'failed' ? 'badge off' : 'badge'}>{b.status}</span>,
-            },
-            {
-              head: 'Progress',
-              cell: (b) => (
-                <>
-                  <progress
-                    max={b.daysTotal}
-                    value={b.daysDone}
-                    aria-label={`Days pulled of ${b.from} – ${b.to}`}
-                  />{' '}
-                  {b.daysDone} / {b.daysTotal}
-                </>
-              ),
-            },
-            { head: 'Error', className: 'small', cell: (b) => b.error ?? '' },
-          ]}
-        />
-      </Status>
+      <LoadedTable
+        load={list}
+        empty="No pulls requested yet."
+        testId="backfills"
+        rowKey={(b) => b.id}
+        columns={[
+          { head: 'Days', cell: (b) => `${b.from} – ${b.to}` },
+          {
+            head: 'Status',
+            cell: (b) => <span className={b.status === 'failed' ? 'badge off' : 'badge'}>{b.status}</span>,
+          },
+          {
+            head: 'Progress',
+            cell: (b) => (
+              <>
+                <progress
+                  max={b.daysTotal}
+                  value={b.daysDone}
+                  aria-label={`Days pulled of ${b.from} – ${b.to}`}
+                />{' '}
+                {b.daysDone} / {b.daysTotal}
+              </>
+            ),
+          },
+          { head: 'Error', className: 'small', cell: (b) => b.error ?? '' },
+        ]}
+      />
     </div>
   );
 }

@@ -4,7 +4,7 @@ import { WEBHOOK_EVENTS } from '../../src/modules/webhooks/types.ts';
 import { api, type Page, type Site } from './api.ts';
 import { Fields, FormCard, useAction, useForm } from './form.tsx';
 import { MasterList, usePagedList } from './lists.tsx';
-import { Table } from './table.tsx';
+import { LoadedTable, Table } from './table.tsx';
 import { OutcomeLine, SecretOnce, SelectField, Status, useLoad } from './ui.tsx';
 
 type WithSecret = { data: WebhookEndpoint; secret: string };
@@ -225,58 +225,57 @@ function EndpointDetail({
           </div>
           <OutcomeLine outcome={action.outcome} />
           <h3>Deliveries</h3>
-          <Status load={deliveries} empty={deliveries.data?.data.length === 0 && 'Nothing sent yet.'}>
-            <Table
-              label="Deliveries"
-              rows={deliveries.data?.data ?? []}
-              rowKey={(d) => d.id}
-              columns={[
-                { head: 'Created', cell: (d) => when(d.createdAt) },
-                { head: 'Event', cell: (d) => d.eventType },
-                {
-                  head: 'Status',
-                  cell: (d) => (
-                    <span className={d.status === 'failed' ? 'badge off' : 'badge'}>{d.status}</span>
-                  ),
-                },
-                {
-                  head: 'Tries',
-                  cell: (d) => (
-                    <button
-                      type="button"
-                      aria-expanded={open === d.id}
-                      onClick={() => setOpen(open === d.id ? null : d.id)}
-                    >
-                      {d.attempts} / {d.maxAttempts}
-                    </button>
-                  ),
-                },
-                { head: 'Next try', cell: (d) => when(d.nextAttemptAt) },
-                { head: 'Last error', className: 'small', cell: (d) => d.lastError ?? '' },
-              ]}
-              expanded={(d) =>
-                open === d.id && (
-                  <Table
-                    label={`Tries of ${d.id}`}
-                    rows={d.log}
-                    rowKey={(a) => a.attempt}
-                    columns={[
-                      { head: 'Try', cell: (a) => a.attempt },
-                      { head: 'At', cell: (a) => when(a.startedAt) },
-                      { head: 'HTTP', cell: (a) => a.httpStatus ?? '—' },
-                      { head: 'Latency', cell: (a) => `${a.latencyMs} ms` },
-                      {
-                        head: 'Error',
-                        className: 'small',
-                        cell: (a) => a.error ?? (a.succeeded ? 'ok' : ''),
-                      },
-                      { head: 'Next try', cell: (a) => when(a.nextAttemptAt) },
-                    ]}
-                  />
-                )
-              }
-            />
-          </Status>
+          <LoadedTable
+            load={deliveries}
+            empty="Nothing sent yet."
+            label="Deliveries"
+            rowKey={(d) => d.id}
+            columns={[
+              { head: 'Created', cell: (d) => when(d.createdAt) },
+              { head: 'Event', cell: (d) => d.eventType },
+              {
+                head: 'Status',
+                cell: (d) => (
+                  <span className={d.status === 'failed' ? 'badge off' : 'badge'}>{d.status}</span>
+                ),
+              },
+              {
+                head: 'Tries',
+                cell: (d) => (
+                  <button
+                    type="button"
+                    aria-expanded={open === d.id}
+                    onClick={() => setOpen(open === d.id ? null : d.id)}
+                  >
+                    {d.attempts} / {d.maxAttempts}
+                  </button>
+                ),
+              },
+              { head: 'Next try', cell: (d) => when(d.nextAttemptAt) },
+              { head: 'Last error', className: 'small', cell: (d) => d.lastError ?? '' },
+            ]}
+            expanded={(d) =>
+              open === d.id && (
+                <Table
+                  label={`Tries of ${d.id}`}
+                  rows={d.log}
+                  rowKey={(a) => a.attempt}
+                  columns={[
+                    { head: 'Try', cell: (a) => a.attempt },
+                    { head: 'At', cell: (a) => when(a.startedAt) },
+                    { head: 'HTTP', cell: (a) => a.httpStatus ?? '—' },
+                    { head: 'Latency', cell: (a) => `${a.latencyMs} ms` },
+                    {
+                      head: 'Error',
+                      className: 'small',
+                      cell: (a) => a.error ?? (a.succeeded ? 'ok' : ''),
+                    },
+                    { head: 'Next try', cell: (a) => when(a.nextAttemptAt) },
+                  ]}
+                />
+              )
+            }
+          />
         </div>
       )}
     </Status>

@@ -1,4 +1,5 @@
 import { Fragment, type ReactNode } from 'react';
+import { Status } from './ui.tsx';
 
 /** One column of a {@link Table}: its header, how a row fills its cell, and whether it holds numbers. */
 export interface Column<T> {
@@ -13,6 +14,20 @@ export interface Column<T> {
 /** The header of an actions column: read by screen readers, not shown. */
 export const ACTIONS = <span className="sr-only">Actions</span>;
 
+/** What a {@link Table} shows: its rows, its columns, and how the table and its rows are named. */
+export interface TableProps<T> {
+  rows: readonly T[];
+  columns: readonly (Column<T> | false)[];
+  rowKey: (row: T) => string | number;
+  caption?: string;
+  className?: string;
+  testId?: string;
+  label?: string;
+  rowProps?: (row: T) => Record<string, unknown>;
+  /** A full-width row under a row (details opened from it), or null. */
+  expanded?: (row: T) => ReactNode;
+}
+
 /** The console's one table: a scrolling wrapper, a header row from the columns, one row per item. */
 export function Table<T>({
   rows,
@@ -24,18 +39,7 @@ export function Table<T>({
   rowProps,
   label,
   expanded,
-}: {
-  rows: readonly T[];
-  columns: readonly (Column<T> | false)[];
-  rowKey: (row: T) => string | number;
-  caption?: string;
-  className?: string;
-  testId?: string;
-  label?: string;
-  rowProps?: (row: T) => Record<string, unknown>;
-  /** A full-width row under a row (details opened from it), or null. */
-  expanded?: (row: T) => ReactNode;
-}) {
+}: TableProps<T>) {
   const cols = columns.filter((c): c is Column<T> => c !== false);
   const cls = (c: Column<T>) => [c.num && 'num', c.className].filter(Boolean).join(' ') || undefined;
   return (
@@ -80,6 +84,29 @@ export function Table<T>({
         </tbody>
       </table>
     </div>
+  );
+}
+
+/**
+ * A loaded list answer (a {@link useLoad} result of `{ data: rows }`) as a table: its loading,
+ * error or `empty` line until there are rows, then the table and what follows it (a pager).
+ */
+export function LoadedTable<T>({
+  load,
+  empty,
+  children,
+  ...table
+}: Omit<TableProps<T>, 'rows'> & {
+  load: { loading: boolean; error?: string; data?: { data: readonly T[] } };
+  empty: string;
+  children?: ReactNode;
+}) {
+  const rows = load.data?.data;
+  return (
+    <Status load={load} empty={rows?.length === 0 && empty}>
+      <Table rows={rows ?? []} {...table} />
+      {children}
+    </Status>
   );
 }
 
