@@ -5,21 +5,19 @@ import { SelectField, Status, useLoad } from './ui.tsx';
 
 /** Brands and their offers, edited with the API's field-level validation messages; the list is searched and paged by the server. */
 export function BrandsScreen() {
-  const { list, setPicked, current: brand, creating, saved } = usePicked<Brand>('/brands', { perPage: 50 });
+  const pick = usePicked<Brand>('/brands', { perPage: 50 });
+  const { current: brand, creating, saved } = pick;
   return (
     <section className="split">
       <MasterList
         title="Brands"
         unit="brand"
         className="picklist scroll"
-        list={list}
+        pick={pick}
         search={{ id: 'brand-search', label: 'Search brands', placeholder: 'name or slug' }}
         empty="No brands."
-        current={brand?.id}
-        onPick={setPicked}
         item={(b) => b.name}
-        creating={creating}
-        onNew={() => setPicked('new')}
+        newButton
       />
       {creating && <BrandForm onSaved={saved} />}
       {brand && (

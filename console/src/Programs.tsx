@@ -18,13 +18,8 @@ const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISO
 
 /** Affiliate programmes: create and edit (with the postback parameter mapping), the postback token, the operator report. */
 export function ProgramsScreen() {
-  const {
-    list,
-    setPicked,
-    current: program,
-    creating,
-    saved,
-  } = usePicked<Program>('/tracking/programs', { perPage: 50 });
+  const pick = usePicked<Program>('/tracking/programs', { perPage: 50 });
+  const { current: program, creating, saved } = pick;
   const [secret, setSecret] = useState<{ url: string; why: string } | null>(null);
   const shown = (r: WithToken, why: string) => {
     setSecret({ url: r.data.postbackUrl, why });
@@ -35,18 +30,15 @@ export function ProgramsScreen() {
       <MasterList
         title="Programmes"
         unit="programme"
-        list={list}
+        pick={pick}
         search={{ id: 'program-search', label: 'Search programmes', placeholder: 'name or slug' }}
         empty="No programmes yet."
-        current={program?.id}
-        onPick={setPicked}
         item={(p) => (
           <>
             {p.name} <span className="muted">{p.slug}</span>
           </>
         )}
-        creating={creating}
-        onNew={() => setPicked('new')}
+        newButton
       />
       <div>
         {secret && (

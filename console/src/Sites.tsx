@@ -1,39 +1,31 @@
 import { type FormEvent, useState } from 'react';
 import { api, type Site, type SiteToken } from './api.ts';
 import { FormCard, useAction, useForm } from './form.tsx';
-import { MasterList, usePagedList } from './lists.tsx';
+import { MasterList, usePicked } from './lists.tsx';
 import { TokenTable } from './tokens.tsx';
 import { OutcomeLine, SecretOnce, Status, useLoad } from './ui.tsx';
 
 /** Sites and their read tokens: create (shown once, with copy), list, revoke. */
 export function SitesScreen() {
-  const sites = usePagedList<Site>('/sites', { perPage: 50 });
-  const [siteId, setSiteId] = useState<number | null>(null);
-  const current = siteId ?? sites.data?.data[0]?.id ?? null;
+  const pick = usePicked<Site>('/sites', { perPage: 50 });
+  const site = pick.current;
   return (
     <section className="split">
       <MasterList
         title="Sites"
         unit="site"
-        list={sites}
+        pick={pick}
         search={{ id: 'site-search', label: 'Search sites', placeholder: 'name or domain' }}
         empty="No sites yet."
-        current={current}
-        onPick={(s) => setSiteId(s.id)}
         item={(s) => (
           <>
             {s.name} <span className="muted">{s.domain}</span>
           </>
         )}
       >
-        <NewSite
-          onCreated={(site) => {
-            setSiteId(site.id);
-            sites.reload();
-          }}
-        />
+        <NewSite onCreated={pick.saved} />
       </MasterList>
-      {current !== null && <Tokens key={current} siteId={current} />}
+      {site && <Tokens key={site.id} siteId={site.id} />}
     </section>
   );
 }

@@ -7,30 +7,22 @@ type Named = { data: { id: number; name: string }[] };
 
 /** Toplist templates: searched and paged on the server; create one, rename or retype one. */
 export function TemplatesScreen() {
-  const {
-    list,
-    setPicked,
-    current: template,
-    creating,
-    saved,
-  } = usePicked<Template>('/templates', { perPage: 50 });
+  const pick = usePicked<Template>('/templates', { perPage: 50 });
+  const { current: template, creating, saved } = pick;
   return (
     <section className="split">
       <MasterList
         title="Templates"
         unit="template"
-        list={list}
+        pick={pick}
         search={{ id: 'template-search', label: 'Search templates', placeholder: 'name' }}
         empty="No templates."
-        current={template?.id}
-        onPick={setPicked}
         item={(t) => (
           <>
             {t.name} <span className="muted">{t.productType}</span>
           </>
         )}
-        creating={creating}
-        onNew={() => setPicked('new')}
+        newButton
       />
       {creating && <TemplateForm onSaved={saved} />}
       {template && <TemplateForm key={template.id} template={template} onSaved={saved} />}

@@ -3,7 +3,7 @@ import type { Delivery, WebhookEndpoint } from '../../src/modules/webhooks/types
 import { WEBHOOK_EVENTS } from '../../src/modules/webhooks/types.ts';
 import { api, type Page, type Site } from './api.ts';
 import { Fields, FormCard, useAction, useForm } from './form.tsx';
-import { MasterList, usePagedList } from './lists.tsx';
+import { MasterList, usePicked } from './lists.tsx';
 import { LoadedTable, Table } from './table.tsx';
 import { OutcomeLine, SecretOnce, SelectField, Status, useLoad } from './ui.tsx';
 
@@ -13,17 +13,15 @@ const when = (iso: string | null) => (iso ? new Date(iso).toLocaleString() : 'â€
 
 /** Change webhooks: endpoints (enabled or disabled), create with the secret shown once, test, rotate, and the delivery log. */
 export function WebhooksScreen() {
-  const endpoints = usePagedList<WebhookEndpoint>('/webhooks', { perPage: 50, search: false });
+  const pick = usePicked<WebhookEndpoint>('/webhooks', { perPage: 50, search: false });
   const sites = useLoad(() => api<Page<Site>>('GET', '/sites?per_page=100'), '');
-  const [selected, setSelected] = useState<string | null>(null);
   const [secret, setSecret] = useState<{ id: string; secret: string; why: string } | null>(null);
-  const current = selected ?? endpoints.data?.data[0]?.id ?? null;
+  const current = pick.current?.id ?? null;
   const siteName = (id: number | null) =>
     id === null ? 'every site' : (sites.data?.data.find((s) => s.id === id)?.domain ?? `site ${id}`);
   const shown = (r: WithSecret, why: string) => {
     setSecret({ id: r.data.id, secret: r.secret, why });
-    setSelected(r.data.id);
-    endpoints.reload();
+    pick.saved(r.data);
   };
   return (
     <section className="split wide-right">
@@ -31,10 +29,8 @@ export function WebhooksScreen() {
         title="Webhooks"
         listLabel="Webhook endpoints"
         unit="endpoint"
-        list={endpoints}
+        pick={pick}
         empty="No webhook endpoints yet."
-        current={current}
-        onPick={(e) => setSelected(e.id)}
         item={(e) => (
           <>
             <span className={e.enabled ? 'badge' : 'badge off'}>{e.enabled ? 'enabled' : 'disabled'}</span>{' '}
@@ -60,11 +56,11 @@ export function WebhooksScreen() {
             key={current}
             id={current}
             siteName={siteName}
-            onChanged={endpoints.reload}
+            onChanged={pick.list.reload}
             onRotated={(r) => shown(r, 'rotated')}
             onDeleted={() => {
-              setSelected(null);
-              endpoints.reload();
+              pick.setPicked(null);
+              pick.list.reload();
             }}
           />
         )}
