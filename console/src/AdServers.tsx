@@ -115,7 +115,6 @@ export function AdServersScreen() {
         <Table
           className="connections"
           rows={connections}
-          rowKey={(c) => c.id}
           rowProps={(c) => ({
             'data-testid': `connection-${c.publisher}`,
             'aria-current': c.id === current?.id,

@@ -50,7 +50,6 @@ export function AuditScreen() {
         load={log}
         empty="Nothing recorded."
         testId="audit"
-        rowKey={(r) => r.id}
         columns={[
           { head: 'When', cell: (r) => new Date(r.at).toLocaleString() },
           { head: 'Who', cell: (r) => r.actor },

@@ -53,7 +53,6 @@ export function BookingsScreen() {
         empty="No bookings yet: create one above."
         className="connections"
         testId="bookings"
-        rowKey={(b) => b.id}
         rowProps={(b) => ({ 'aria-current': b.id === current?.id })}
         columns={[
           {

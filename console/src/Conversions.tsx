@@ -107,7 +107,6 @@ export function ConversionsScreen() {
         load={list}
         empty="No conversions match."
         testId="conversions"
-        rowKey={(c) => c.id}
         columns={[
           { head: 'Received', cell: (c) => when(c.receivedAt) },
           { head: 'Programme', cell: (c) => slug(c.programId) },
@@ -181,7 +180,6 @@ export function PostbacksScreen() {
         load={list}
         empty="No postbacks match."
         testId="postbacks"
-        rowKey={(p) => p.id}
         columns={[
           { head: 'Received', cell: (p) => when(p.receivedAt) },
           { head: 'Programme', cell: (p) => p.program },

@@ -21,7 +21,6 @@ export function Placements({ connection: c, slots }: { connection: Connection; s
         load={placements}
         empty="No placements yet."
         testId="placements"
-        rowKey={(p) => p.id}
         columns={[
           {
             head: 'Placement',

@@ -313,7 +313,6 @@ function Backfills({ base }: { base: string }) {
         load={list}
         empty="No pulls requested yet."
         testId="backfills"
-        rowKey={(b) => b.id}
         columns={[
           { head: 'Days', cell: (b) => `${b.from} – ${b.to}` },
           {

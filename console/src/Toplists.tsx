@@ -91,7 +91,6 @@ export function ToplistsScreen() {
         <p className="muted small">{list.data?.meta.total} toplists</p>
         <Table
           rows={list.data?.data ?? []}
-          rowKey={(t) => t.id}
           columns={[
             { head: 'Name', cell: (t) => t.name },
             { head: 'Slug', cell: (t) => <code>{t.slug}</code> },

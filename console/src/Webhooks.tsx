@@ -225,7 +225,6 @@ function EndpointDetail({
             load={deliveries}
             empty="Nothing sent yet."
             label="Deliveries"
-            rowKey={(d) => d.id}
             columns={[
               { head: 'Created', cell: (d) => when(d.createdAt) },
               { head: 'Event', cell: (d) => d.eventType },

@@ -23,7 +23,6 @@ export function TokenTable<T extends TokenRow>({
   return (
     <Table
       rows={tokens}
-      rowKey={(t) => t.id}
       columns={[
         { head: 'Name', cell: (t) => t.name || <span className="muted">(unnamed)</span> },
         { head: 'Token', cell: (t) => <code>{t.hint}</code> },
