@@ -10,6 +10,7 @@ import { ProgramsScreen } from './Programs.tsx';
 import { SitesScreen } from './Sites.tsx';
 import { TemplatesScreen } from './Templates.tsx';
 import { ToplistsScreen } from './Toplists.tsx';
+import { InputField } from './ui.tsx';
 import { WebhooksScreen } from './Webhooks.tsx';
 
 interface Session {
@@ -159,19 +160,17 @@ function SignIn({ notice, onSignedIn }: { notice: string; onSignedIn: (s: Sessio
         </p>
       )}
       <form onSubmit={submit}>
-        <div className="field">
-          <label htmlFor="admin-token">Admin token</label>
-          <input
-            id="admin-token"
-            type="password"
-            autoComplete="off"
-            value={token}
-            onChange={(e) => setToken(e.target.value)}
-            aria-invalid={Boolean(error)}
-            aria-describedby={error ? 'signin-error' : undefined}
-            required
-          />
-        </div>
+        <InputField
+          id="admin-token"
+          label="Admin token"
+          type="password"
+          autoComplete="off"
+          value={token}
+          onChange={setToken}
+          aria-invalid={Boolean(error)}
+          aria-describedby={error ? 'signin-error' : undefined}
+          required
+        />
         {error && (
           <p id="signin-error" className="error" role="alert">
             {error}

@@ -13,7 +13,7 @@ import {
 import { emptyLine, type LineDraft, LineFields, lineBody, NewBooking } from './BookingForm.tsx';
 import { Fields, FormCard, shownOf, useAction, useForm } from './form.tsx';
 import { ACTIONS, LoadedTable, Table } from './table.tsx';
-import { failure, type Outcome, OutcomeLine, Status, useLoad } from './ui.tsx';
+import { failure, type Outcome, OutcomeLine, SelectField, Status, useLoad } from './ui.tsx';
 
 /** A push's state in words; a booking is "pushed" only when its current revision was accepted. */
 function pushState(b: Pick<Booking, 'order_id' | 'revision' | 'pushed_revision' | 'last_push_error'>) {
@@ -375,16 +375,13 @@ function EditLines({ booking, onSaved }: { booking: Booking; onSaved: () => void
         onSubmit={save}
         submit="Save line"
       >
-        <div className="field">
-          <label htmlFor="edit-line-no">Line</label>
-          <select id="edit-line-no" value={lineNo} onChange={(e) => setLineNo(e.target.value)}>
-            {booking.lines.map((l) => (
-              <option key={l.line_no} value={l.line_no}>
-                {l.line_no} · {l.month} · {l.sizes.join(', ')}
-              </option>
-            ))}
-          </select>
-        </div>
+        <SelectField
+          id="edit-line-no"
+          label="Line"
+          value={lineNo}
+          onChange={setLineNo}
+          options={booking.lines.map((l) => [l.line_no, `${l.line_no} · ${l.month} · ${l.sizes.join(', ')}`])}
+        />
         <Fields specs={LINE_SPECS} {...form} />
       </FormCard>
       <FormCard

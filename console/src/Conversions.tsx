@@ -5,7 +5,7 @@ import { api, type Page, type Program } from './api.ts';
 import { DateRange, useAction } from './form.tsx';
 import { useDebounced, usePagedList } from './lists.tsx';
 import { LoadedTable, Pager } from './table.tsx';
-import { OutcomeLine, SelectField, useLoad } from './ui.tsx';
+import { InputField, OutcomeLine, SelectField, useLoad } from './ui.tsx';
 
 const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
 const when = (iso: string) => new Date(iso).toLocaleString();
@@ -47,15 +47,14 @@ function useFilters() {
       ))}
       <DateRange id="flt" from={f.from ?? ''} to={f.to ?? ''} onChange={(r) => setF({ ...f, ...r })} />
       {texts.map(([k, text]) => (
-        <div className="field" key={k}>
-          <label htmlFor={`flt-${k}`}>{text}</label>
-          <input
-            id={`flt-${k}`}
-            value={f[k] ?? ''}
-            maxLength={200}
-            onChange={(e) => setF({ ...f, [k]: e.target.value })}
-          />
-        </div>
+        <InputField
+          key={k}
+          id={`flt-${k}`}
+          label={text}
+          value={f[k] ?? ''}
+          maxLength={200}
+          onChange={(v) => setF({ ...f, [k]: v })}
+        />
       ))}
     </form>
   );

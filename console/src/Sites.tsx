@@ -3,7 +3,7 @@ import { api, type Site, type SiteToken } from './api.ts';
 import { FormCard, useAction, useForm } from './form.tsx';
 import { MasterList, usePicked } from './lists.tsx';
 import { TokenTable } from './tokens.tsx';
-import { OutcomeLine, SecretOnce, Status, useLoad } from './ui.tsx';
+import { InputField, OutcomeLine, SecretOnce, Status, useLoad } from './ui.tsx';
 
 /** Sites and their read tokens: create (shown once, with copy), list, revoke. */
 export function SitesScreen() {
@@ -90,10 +90,7 @@ function Tokens({ siteId }: { siteId: number }) {
     <div>
       <h2>Tokens</h2>
       <form onSubmit={create} className="row">
-        <div className="field">
-          <label htmlFor="token-name">New token name</label>
-          <input id="token-name" value={name} onChange={(e) => setName(e.target.value)} maxLength={100} />
-        </div>
+        <InputField id="token-name" label="New token name" value={name} onChange={setName} maxLength={100} />
         <button type="submit">Create token</button>
       </form>
       {created && (

@@ -4,7 +4,7 @@ import type { ToplistItem } from './api.ts';
 import { api } from './api.ts';
 import { useAction } from './form.tsx';
 import { Table } from './table.tsx';
-import { OutcomeLine } from './ui.tsx';
+import { InputField, OutcomeLine } from './ui.tsx';
 
 /** The draft's items in the suggested order of their brands; items the suggestion does not name keep their place after them. */
 export function applyOrder(items: ToplistItem[], brandOrder: number[]): ToplistItem[] {
@@ -39,17 +39,15 @@ export function SuggestedOrder({
     <section className="card" aria-labelledby="suggest-heading">
       <h2 id="suggest-heading">Suggested order</h2>
       <div className="row">
-        <div className="field">
-          <label htmlFor="suggest-days">Days of history</label>
-          <input
-            id="suggest-days"
-            type="number"
-            min={1}
-            max={90}
-            value={days}
-            onChange={(e) => setDays(e.target.value)}
-          />
-        </div>
+        <InputField
+          id="suggest-days"
+          label="Days of history"
+          type="number"
+          min={1}
+          max={90}
+          value={days}
+          onChange={setDays}
+        />
         <button type="button" onClick={ask}>
           Suggest
         </button>

@@ -15,7 +15,7 @@ import { SearchBox, SearchPicker, useNames, usePagedList } from './lists.tsx';
 import { applyOrder, SuggestedOrder } from './SuggestedOrder.tsx';
 import { ToplistSchedule, windowState } from './ToplistSchedule.tsx';
 import { ACTIONS, Pager, Table } from './table.tsx';
-import { failure, type Outcome, OutcomeLine, SelectField, Status, useLoad } from './ui.tsx';
+import { failure, InputField, type Outcome, OutcomeLine, SelectField, Status, useLoad } from './ui.tsx';
 
 /** Toplists filtered by site, template and geo; picking one opens its draft editor. */
 export function ToplistsScreen() {
@@ -76,16 +76,14 @@ export function ToplistsScreen() {
             ['global', 'Global'],
           ]}
         />
-        <div className="field">
-          <label htmlFor="f-geo-code">Geo code</label>
-          <input
-            id="f-geo-code"
-            value={filter.geoCode}
-            maxLength={32}
-            placeholder="e.g. DE"
-            onChange={(e) => setFilter({ ...filter, geoCode: e.target.value })}
-          />
-        </div>
+        <InputField
+          id="f-geo-code"
+          label="Geo code"
+          value={filter.geoCode}
+          maxLength={32}
+          placeholder="e.g. DE"
+          onChange={(v) => setFilter({ ...filter, geoCode: v })}
+        />
       </form>
       <Status load={list} empty={list.data?.data.length === 0 && 'No toplists match these filters.'}>
         <p className="muted small">{list.data?.meta.total} toplists</p>

@@ -15,7 +15,7 @@ import {
   totalsBy,
 } from './stats.ts';
 import { Table } from './table.tsx';
-import { SelectField, Status, useLoad } from './ui.tsx';
+import { InputField, SelectField, Status, useLoad } from './ui.tsx';
 
 const DIMENSIONS: [Dimension, string][] = [
   ['total', 'Nothing (totals)'],
@@ -130,24 +130,23 @@ export function TrackingScreen() {
         }}
       >
         <DateRange id="t" from={f.from} to={f.to} onChange={(r) => setF({ ...f, ...r })} />
-        <div className="field">
-          <label htmlFor="t-tz">Time zone</label>
-          <input
-            id="t-tz"
-            value={tz}
-            placeholder="program (default)"
-            title="program, site, UTC or a zone such as Europe/Malta; applied on Enter"
-            onChange={(e) => setTz(e.target.value)}
-            onBlur={() => setF({ ...f, timezone: tz })}
-            list="t-tz-list"
-          />
+        <InputField
+          id="t-tz"
+          label="Time zone"
+          value={tz}
+          placeholder="program (default)"
+          title="program, site, UTC or a zone such as Europe/Malta; applied on Enter"
+          onChange={setTz}
+          onBlur={() => setF({ ...f, timezone: tz })}
+          list="t-tz-list"
+        >
           <datalist id="t-tz-list">
             <option value="program">each programme's zone</option>
             <option value="site">each site's zone</option>
             <option value="UTC" />
             <option value={Intl.DateTimeFormat().resolvedOptions().timeZone} />
           </datalist>
-        </div>
+        </InputField>
         <SelectField
           id="t-site"
           label="Site"

@@ -1,5 +1,5 @@
 import { type FormEvent, type ReactNode, useState } from 'react';
-import { Field, failure, type Outcome, OutcomeLine } from './ui.tsx';
+import { Field, failure, InputField, type Outcome, OutcomeLine } from './ui.tsx';
 
 /** The state of a screen's actions (save, revoke, replay…): the last outcome and a busy flag. */
 export function useAction(
@@ -175,26 +175,22 @@ export function DateRange({
 }) {
   return (
     <>
-      <div className="field">
-        <label htmlFor={`${id}-from`}>From</label>
-        <input
-          id={`${id}-from`}
-          type="date"
-          value={from}
-          max={to}
-          onChange={(e) => onChange({ from: e.target.value, to })}
-        />
-      </div>
-      <div className="field">
-        <label htmlFor={`${id}-to`}>To</label>
-        <input
-          id={`${id}-to`}
-          type="date"
-          value={to}
-          min={from}
-          onChange={(e) => onChange({ from, to: e.target.value })}
-        />
-      </div>
+      <InputField
+        id={`${id}-from`}
+        label="From"
+        type="date"
+        value={from}
+        max={to}
+        onChange={(v) => onChange({ from: v, to })}
+      />
+      <InputField
+        id={`${id}-to`}
+        label="To"
+        type="date"
+        value={to}
+        min={from}
+        onChange={(v) => onChange({ from, to: v })}
+      />
     </>
   );
 }

@@ -1,7 +1,7 @@
 import { type ReactNode, useEffect, useState } from 'react';
 import { api, type Page } from './api.ts';
 import { Pager } from './table.tsx';
-import { PickList, Status, useLoad } from './ui.tsx';
+import { InputField, PickList, Status, useLoad } from './ui.tsx';
 
 /** `value`, once it has stopped changing for `ms` (so typing asks the server once, not per key). */
 export function useDebounced<T>(value: T, ms = 250): T {
@@ -57,18 +57,16 @@ export function SearchBox({
   placeholder?: string;
 }) {
   return (
-    <div className="field">
-      <label htmlFor={id}>{label}</label>
-      <input
-        id={id}
-        type="search"
-        value={value}
-        maxLength={SEARCH_MAX}
-        placeholder={placeholder}
-        autoComplete="off"
-        onChange={(e) => onChange(e.target.value)}
-      />
-    </div>
+    <InputField
+      id={id}
+      label={label}
+      type="search"
+      value={value}
+      maxLength={SEARCH_MAX}
+      placeholder={placeholder}
+      autoComplete="off"
+      onChange={onChange}
+    />
   );
 }
 
