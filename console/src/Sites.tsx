@@ -1,9 +1,9 @@
 import { type FormEvent, useState } from 'react';
 import { api, type Site, type SiteToken } from './api.ts';
-import { FormCard, useAction, useForm } from './form.tsx';
+import { FormCard, useForm } from './form.tsx';
 import { MasterList, usePicked } from './lists.tsx';
-import { TokenTable } from './tokens.tsx';
-import { InputField, OutcomeLine, SecretOnce, Status, useLoad } from './ui.tsx';
+import { type NewToken, TokenList, useTokens } from './tokens.tsx';
+import { InputField } from './ui.tsx';
 
 /** Sites and their read tokens: create (shown once, with copy), list, revoke. */
 export function SitesScreen() {
@@ -61,29 +61,16 @@ function NewSite({ onCreated }: { onCreated: (site: Site) => void }) {
 }
 
 function Tokens({ siteId }: { siteId: number }) {
-  const tokens = useLoad(() => api<{ data: SiteToken[] }>('GET', `/sites/${siteId}/tokens`), String(siteId));
+  const path = `/sites/${siteId}/tokens`;
+  const tokens = useTokens<SiteToken>(path);
   const [name, setName] = useState('');
-  const [created, setCreated] = useState<{ token: string; name: string } | null>(null);
-  const action = useAction();
-
   const create = (e: FormEvent) => {
     e.preventDefault();
-    void action.run(async () => {
-      const r = await api<{ data: { token: string; name: string } }>('POST', `/sites/${siteId}/tokens`, {
-        name,
-      });
-      setCreated(r.data);
+    void tokens.action.run(async () => {
+      const r = await api<{ data: NewToken }>('POST', path, { name });
+      tokens.show(r.data);
       setName('');
-      tokens.reload();
       return undefined;
-    });
-  };
-  const revoke = (t: SiteToken) => {
-    if (!window.confirm(`Revoke token "${t.name || t.hint}"? Sites using it stop working at once.`)) return;
-    void action.run(async () => {
-      await api('DELETE', `/sites/${siteId}/tokens/${t.id}`);
-      tokens.reload();
-      return `Revoked ${t.hint}`;
     });
   };
   return (
@@ -93,20 +80,19 @@ function Tokens({ siteId }: { siteId: number }) {
         <InputField id="token-name" label="New token name" value={name} onChange={setName} maxLength={100} />
         <button type="submit">Create token</button>
       </form>
-      {created && (
-        <SecretOnce
-          secret={created.token}
-          testId="new-token"
-          copyLabel="Copy token"
-          onDone={() => setCreated(null)}
-        >
-          Token <strong>{created.name || '(unnamed)'}</strong> — copy it now, it is shown only once:
-        </SecretOnce>
-      )}
-      <OutcomeLine outcome={action.outcome} />
-      <Status load={tokens} empty={tokens.data?.data.length === 0 && 'No tokens.'}>
-        <TokenTable tokens={tokens.data?.data ?? []} onRevoke={revoke} />
-      </Status>
+      <TokenList
+        state={tokens}
+        noun="Token"
+        testId="new-token"
+        empty="No tokens."
+        onRevoke={(t) =>
+          tokens.revoke(
+            t,
+            `Revoke token "${t.name || t.hint}"? Sites using it stop working at once.`,
+            `Revoked ${t.hint}`,
+          )
+        }
+      />
     </div>
   );
 }
