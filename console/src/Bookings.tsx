@@ -129,7 +129,7 @@ function BookingDetail({ id, onPushed }: { id: string; onPushed: () => void }) {
 
   return (
     <section aria-labelledby="booking-detail" className="detail">
-      <Status loading={booking.loading && !b} error={booking.error}>
+      <Status load={booking}>
         {b && (
           <>
             <div className="row spread">
@@ -237,7 +237,7 @@ function Delivery({ id, version }: { id: string; version: number }) {
   return (
     <>
       <h3>Delivery</h3>
-      <Status loading={delivery.loading && !d} error={delivery.error}>
+      <Status load={delivery}>
         {d && (
           <>
             <p className="muted small">

@@ -5,24 +5,27 @@ import { api, type Page, type Program } from './api.ts';
 import { DateRange, useAction } from './form.tsx';
 import { useDebounced, usePagedList } from './lists.tsx';
 import { LoadedTable, Pager } from './table.tsx';
-import { InputField, OutcomeLine, SelectField, useLoad } from './ui.tsx';
+import { choicesOf, InputField, OutcomeLine, SelectField, useLoad } from './ui.tsx';
 
 const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
 const when = (iso: string) => new Date(iso).toLocaleString();
 
-/** The filter form of both screens: programme, the other selects, UTC days, then the text fields (debounced). */
-function useFilters() {
+/**
+ * The list of both screens, paged by the server under their filter form: programme, the other
+ * selects, UTC days, then the text fields (debounced).
+ */
+function useFilteredList<T>(path: string) {
   const programs = useLoad(() => api<Page<Program>>('GET', '/tracking/programs?per_page=100'), 'programs');
   const [f, setF] = useState<Record<string, string>>({ from: day(-29), to: day(0) });
   const settled = useDebounced(f);
   const params: Record<string, string> = {};
   for (const [k, v] of Object.entries(settled)) if (v.trim()) params[k] = v.trim();
-  type Select = [key: string, label: string, all: string, options: [string, string][]];
+  type Select = [key: string, label: string, all: string, options: [string | number, string][]];
   const programSelect: Select = [
     'program_id',
     'Programme',
     'All programmes',
-    (programs.data?.data ?? []).map((p) => [String(p.id), p.name]),
+    choicesOf(programs, (p) => p.name),
   ];
   const form = ({
     label,
@@ -58,17 +61,14 @@ function useFilters() {
       ))}
     </form>
   );
-  return { programs, params, form };
+  const list = usePagedList<T>(path, { params, perPage: 50, search: false });
+  return { programs, params, form, list };
 }
 
 /** Conversions: filtered by programme, event, attribution, days and ids; paged by the server; CSV of the same filter. */
 export function ConversionsScreen() {
-  const flt = useFilters();
-  const list = usePagedList<Conversion>('/tracking/conversions', {
-    params: flt.params,
-    perPage: 50,
-    search: false,
-  });
+  const flt = useFilteredList<Conversion>('/tracking/conversions');
+  const { list } = flt;
   const slug = (id: number) => flt.programs.data?.data.find((p) => p.id === id)?.slug ?? `programme ${id}`;
   return (
     <section>
@@ -136,12 +136,8 @@ export function ConversionsScreen() {
 
 /** The raw postback log: every postback received with its outcomes; a replayable one can be processed again. */
 export function PostbacksScreen() {
-  const flt = useFilters();
-  const list = usePagedList<PostbackEntry>('/tracking/postbacks', {
-    params: flt.params,
-    perPage: 50,
-    search: false,
-  });
+  const flt = useFilteredList<PostbackEntry>('/tracking/postbacks');
+  const { list } = flt;
   const action = useAction();
   const replay = (p: PostbackEntry) =>
     action.run(async () => {

@@ -1,7 +1,7 @@
 import { api, type Template } from './api.ts';
 import { FormCard, useForm } from './form.tsx';
 import { MasterList, usePicked } from './lists.tsx';
-import { SelectField, useLoad } from './ui.tsx';
+import { choicesOf, SelectField, useLoad } from './ui.tsx';
 
 type Named = { data: { id: number; name: string }[] };
 
@@ -86,7 +86,7 @@ function TemplateForm({ template, onSaved }: { template?: Template; onSaved: (t:
           label={label}
           value={value}
           onChange={form.set(field)}
-          options={(types.data?.data ?? []).map((t): [number, string] => [t.id, t.name])}
+          options={choicesOf(types, (t) => t.name)}
           outcome={form.outcome}
           field={field}
         />

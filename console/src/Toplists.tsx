@@ -15,7 +15,22 @@ import { SearchBox, SearchPicker, useNames, usePagedList } from './lists.tsx';
 import { applyOrder, SuggestedOrder } from './SuggestedOrder.tsx';
 import { ToplistSchedule, windowState } from './ToplistSchedule.tsx';
 import { ACTIONS, Pager, Table } from './table.tsx';
-import { failure, InputField, type Outcome, OutcomeLine, SelectField, Status, useLoad } from './ui.tsx';
+import {
+  choicesOf,
+  failure,
+  InputField,
+  type Outcome,
+  OutcomeLine,
+  SelectField,
+  Status,
+  useLoad,
+} from './ui.tsx';
+
+const GEO_TYPES: [string, string][] = [
+  ['country', 'Country'],
+  ['market', 'Market'],
+  ['global', 'Global'],
+];
 
 /** Toplists filtered by site, template and geo; picking one opens its draft editor. */
 export function ToplistsScreen() {
@@ -48,34 +63,23 @@ export function ToplistsScreen() {
       <h1>Toplists</h1>
       <form className="row" aria-label="Filter toplists" onSubmit={(e) => e.preventDefault()}>
         <SearchBox id="f-search" label="Search toplists" value={list.q} onChange={list.setQ} />
-        <SelectField
-          id="f-site"
-          label="Site"
-          all="All sites"
-          value={filter.site}
-          onChange={(v) => setFilter({ ...filter, site: v })}
-          options={(sites.data?.data ?? []).map((s) => [s.id, s.domain])}
-        />
-        <SelectField
-          id="f-template"
-          label="Template"
-          all="All templates"
-          value={filter.template}
-          onChange={(v) => setFilter({ ...filter, template: v })}
-          options={(templates.data?.data ?? []).map((t) => [t.id, t.name])}
-        />
-        <SelectField
-          id="f-geo-type"
-          label="Geo type"
-          all="Any"
-          value={filter.geoType}
-          onChange={(v) => setFilter({ ...filter, geoType: v })}
-          options={[
-            ['country', 'Country'],
-            ['market', 'Market'],
-            ['global', 'Global'],
-          ]}
-        />
+        {(
+          [
+            ['site', 'f-site', 'Site', 'All sites', choicesOf(sites, (s) => s.domain)],
+            ['template', 'f-template', 'Template', 'All templates', choicesOf(templates, (t) => t.name)],
+            ['geoType', 'f-geo-type', 'Geo type', 'Any', GEO_TYPES],
+          ] as const
+        ).map(([key, id, label, all, options]) => (
+          <SelectField
+            key={id}
+            id={id}
+            label={label}
+            all={all}
+            value={filter[key]}
+            onChange={(v) => setFilter({ ...filter, [key]: v })}
+            options={options}
+          />
+        ))}
         <InputField
           id="f-geo-code"
           label="Geo code"
@@ -282,7 +286,7 @@ function ToplistEditor({
       <button type="button" onClick={onClose}>
         ← All toplists
       </button>
-      <Status loading={toplist.loading && !t} error={toplist.error}>
+      <Status load={toplist}>
         {t && (
           <>
             <h1>{t.name}</h1>

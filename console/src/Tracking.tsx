@@ -15,7 +15,7 @@ import {
   totalsBy,
 } from './stats.ts';
 import { Table } from './table.tsx';
-import { InputField, SelectField, Status, useLoad } from './ui.tsx';
+import { choicesOf, InputField, SelectField, Status, useLoad } from './ui.tsx';
 
 const DIMENSIONS: [Dimension, string][] = [
   ['total', 'Nothing (totals)'],
@@ -147,22 +147,22 @@ export function TrackingScreen() {
             <option value={Intl.DateTimeFormat().resolvedOptions().timeZone} />
           </datalist>
         </InputField>
-        <SelectField
-          id="t-site"
-          label="Site"
-          all="All sites"
-          value={f.site}
-          onChange={set('site')}
-          options={(sites.data?.data ?? []).map((x) => [x.id, x.domain])}
-        />
-        <SelectField
-          id="t-program"
-          label="Programme"
-          all="All programmes"
-          value={f.program}
-          onChange={set('program')}
-          options={(programs.data?.data ?? []).map((p) => [p.id, p.name])}
-        />
+        {(
+          [
+            ['site', 't-site', 'Site', 'All sites', choicesOf(sites, (s) => s.domain)],
+            ['program', 't-program', 'Programme', 'All programmes', choicesOf(programs, (p) => p.name)],
+          ] as const
+        ).map(([key, id, label, all, options]) => (
+          <SelectField
+            key={id}
+            id={id}
+            label={label}
+            all={all}
+            value={f[key]}
+            onChange={set(key)}
+            options={options}
+          />
+        ))}
         <SelectField
           id="t-dim"
           label="Break down by"

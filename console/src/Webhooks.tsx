@@ -144,7 +144,7 @@ function EndpointDetail({
     });
   const e = endpoint.data?.data;
   return (
-    <Status loading={endpoint.loading && !e} error={endpoint.error}>
+    <Status load={endpoint}>
       {e && (
         <div>
           <h2>

@@ -148,6 +148,12 @@ export function OutcomeLine({ outcome, shown = [] }: { outcome: Outcome; shown?:
   return null;
 }
 
+/** The [id, text] options of a {@link SelectField} over a loaded list of records (none until it loads). */
+export const choicesOf = <T extends { id: number }>(
+  load: { data?: { data: readonly T[] } },
+  text: (record: T) => string,
+): [number, string][] => (load.data?.data ?? []).map((r) => [r.id, text(r)]);
+
 /** A labelled select; `options` are [value, text] pairs, an `all` text adds a first empty choice. */
 export function SelectField({
   id,
