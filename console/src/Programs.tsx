@@ -292,12 +292,13 @@ function Backfills({ base }: { base: string }) {
   const [tick, setTick] = useState(0);
   const list = useLoad(() => api<{ data: Backfill[] }>('GET', `${base}/backfills`), `${base}:${tick}`);
   const form = useForm({});
-  const active = list.data?.data.some((b) => b.status === 'queued' || b.status === 'running');
+  // Each answer that still has a pull queued or running asks again a second later (keyed on the
+  // answer, not on "some are running", which stays true between answers and would ask only once).
   useEffect(() => {
-    if (!active) return;
+    if (!list.data?.data.some((b) => b.status === 'queued' || b.status === 'running')) return;
     const timer = setTimeout(() => setTick((n) => n + 1), 1000);
     return () => clearTimeout(timer);
-  }, [active]);
+  }, [list.data]);
   const pull = () =>
     form.run(async () => {
       await api('POST', `${base}/pull`, range);
