@@ -1,9 +1,10 @@
 import { api, type Template } from './api.ts';
-import { FormCard, useForm } from './form.tsx';
+import { Fields, FormCard, useForm } from './form.tsx';
 import { MasterList, usePicked } from './lists.tsx';
-import { choicesOf, SelectField, useLoad } from './ui.tsx';
+import { choicesOf, useLoad } from './ui.tsx';
 
 type Named = { data: { id: number; name: string }[] };
+const name = (t: { name: string }) => t.name;
 
 /** Toplist templates: searched and paged on the server; create one, rename or retype one. */
 export function TemplatesScreen() {
@@ -74,23 +75,25 @@ function TemplateForm({ template, onSaved }: { template?: Template; onSaved: (t:
       onSubmit={save}
       submit={template ? 'Save template' : 'Create template'}
     >
-      {(
-        [
-          ['productTypeId', 'template-product', 'Product type', products, productTypeId],
-          ['classificationTypeId', 'template-class', 'Classification type', classes, classificationTypeId],
-        ] as const
-      ).map(([field, id, label, types, value]) => (
-        <SelectField
-          key={id}
-          id={id}
-          label={label}
-          value={value}
-          onChange={form.set(field)}
-          options={choicesOf(types, (t) => t.name)}
-          outcome={form.outcome}
-          field={field}
-        />
-      ))}
+      <Fields
+        specs={[
+          {
+            key: 'productTypeId',
+            id: 'template-product',
+            label: 'Product type',
+            options: choicesOf(products, name),
+          },
+          {
+            key: 'classificationTypeId',
+            id: 'template-class',
+            label: 'Classification type',
+            options: choicesOf(classes, name),
+          },
+        ]}
+        f={{ ...f, productTypeId, classificationTypeId }}
+        set={form.set}
+        outcome={form.outcome}
+      />
     </FormCard>
   );
 }

@@ -11,20 +11,12 @@ import {
   type ToplistItem,
 } from './api.ts';
 import { EditionHistory } from './Editions.tsx';
+import { Fields } from './form.tsx';
 import { SearchBox, SearchPicker, useNames, usePagedList } from './lists.tsx';
 import { applyOrder, SuggestedOrder } from './SuggestedOrder.tsx';
 import { ToplistSchedule, windowState } from './ToplistSchedule.tsx';
 import { ACTIONS, Pager, Table } from './table.tsx';
-import {
-  choicesOf,
-  failure,
-  InputField,
-  type Outcome,
-  OutcomeLine,
-  SelectField,
-  Status,
-  useLoad,
-} from './ui.tsx';
+import { choicesOf, failure, InputField, type Outcome, OutcomeLine, Status, useLoad } from './ui.tsx';
 
 const GEO_TYPES: [string, string][] = [
   ['country', 'Country'],
@@ -35,6 +27,7 @@ const GEO_TYPES: [string, string][] = [
 /** Toplists filtered by site, template and geo; picking one opens its draft editor. */
 export function ToplistsScreen() {
   const [filter, setFilter] = useState({ site: '', template: '', geoType: '', geoCode: '' });
+  const setOf = (k: keyof typeof filter) => (v: string) => setFilter({ ...filter, [k]: v });
   const [openId, setOpenId] = useState<number | null>(null);
   const sites = useLoad(() => api<Page<Site>>('GET', '/sites?per_page=100'), '');
   const templates = useLoad(() => api<Page<Template>>('GET', '/templates?per_page=100'), '');
@@ -63,30 +56,34 @@ export function ToplistsScreen() {
       <h1>Toplists</h1>
       <form className="row" aria-label="Filter toplists" onSubmit={(e) => e.preventDefault()}>
         <SearchBox id="f-search" label="Search toplists" value={list.q} onChange={list.setQ} />
-        {(
-          [
-            ['site', 'f-site', 'Site', 'All sites', choicesOf(sites, (s) => s.domain)],
-            ['template', 'f-template', 'Template', 'All templates', choicesOf(templates, (t) => t.name)],
-            ['geoType', 'f-geo-type', 'Geo type', 'Any', GEO_TYPES],
-          ] as const
-        ).map(([key, id, label, all, options]) => (
-          <SelectField
-            key={id}
-            id={id}
-            label={label}
-            all={all}
-            value={filter[key]}
-            onChange={(v) => setFilter({ ...filter, [key]: v })}
-            options={options}
-          />
-        ))}
+        <Fields
+          specs={[
+            {
+              key: 'site',
+              id: 'f-site',
+              label: 'Site',
+              all: 'All sites',
+              options: choicesOf(sites, (s) => s.domain),
+            },
+            {
+              key: 'template',
+              id: 'f-template',
+              label: 'Template',
+              all: 'All templates',
+              options: choicesOf(templates, (t) => t.name),
+            },
+            { key: 'geoType', id: 'f-geo-type', label: 'Geo type', all: 'Any', options: GEO_TYPES },
+          ]}
+          f={filter}
+          set={setOf}
+        />
         <InputField
           id="f-geo-code"
           label="Geo code"
           value={filter.geoCode}
           maxLength={32}
           placeholder="e.g. DE"
-          onChange={(v) => setFilter({ ...filter, geoCode: v })}
+          onChange={setOf('geoCode')}
         />
       </form>
       <Status load={list} empty={list.data?.data.length === 0 && 'No toplists match these filters.'}>

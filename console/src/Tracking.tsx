@@ -1,6 +1,6 @@
 import { useState } from 'react';
 import { api, type Page, type Program, type Site } from './api.ts';
-import { DateRange } from './form.tsx';
+import { DateRange, Fields } from './form.tsx';
 import { useNames } from './lists.tsx';
 import { ReconciliationTable } from './Reconciliation.tsx';
 import { StatsChart } from './StatsChart.tsx';
@@ -15,7 +15,7 @@ import {
   totalsBy,
 } from './stats.ts';
 import { Table } from './table.tsx';
-import { choicesOf, InputField, SelectField, Status, useLoad } from './ui.tsx';
+import { choicesOf, InputField, Status, useLoad } from './ui.tsx';
 
 const DIMENSIONS: [Dimension, string][] = [
   ['total', 'Nothing (totals)'],
@@ -147,38 +147,37 @@ export function TrackingScreen() {
             <option value={Intl.DateTimeFormat().resolvedOptions().timeZone} />
           </datalist>
         </InputField>
-        {(
-          [
-            ['site', 't-site', 'Site', 'All sites', choicesOf(sites, (s) => s.domain)],
-            ['program', 't-program', 'Programme', 'All programmes', choicesOf(programs, (p) => p.name)],
-          ] as const
-        ).map(([key, id, label, all, options]) => (
-          <SelectField
-            key={id}
-            id={id}
-            label={label}
-            all={all}
-            value={f[key]}
-            onChange={set(key)}
-            options={options}
-          />
-        ))}
-        <SelectField
-          id="t-dim"
-          label="Break down by"
-          value={f.dim}
-          onChange={set('dim')}
-          options={DIMENSIONS}
+        <Fields
+          specs={[
+            {
+              key: 'site',
+              id: 't-site',
+              label: 'Site',
+              all: 'All sites',
+              options: choicesOf(sites, (s) => s.domain),
+            },
+            {
+              key: 'program',
+              id: 't-program',
+              label: 'Programme',
+              all: 'All programmes',
+              options: choicesOf(programs, (p) => p.name),
+            },
+            { key: 'dim', id: 't-dim', label: 'Break down by', options: DIMENSIONS },
+            ...(f.dim === 'total'
+              ? []
+              : [
+                  {
+                    key: 'metric' as const,
+                    id: 't-metric',
+                    label: 'Metric',
+                    options: METRICS.map((m): [string, string] => [m, m]),
+                  },
+                ]),
+          ]}
+          f={f}
+          set={set}
         />
-        {f.dim !== 'total' && (
-          <SelectField
-            id="t-metric"
-            label="Metric"
-            value={f.metric}
-            onChange={set('metric')}
-            options={METRICS.map((m) => [m, m])}
-          />
-        )}
       </form>
       <Status
         load={stats}

@@ -1,5 +1,5 @@
 import { type FormEvent, type ReactNode, useState } from 'react';
-import { Field, failure, InputField, type Outcome, OutcomeLine } from './ui.tsx';
+import { Field, failure, InputField, type Outcome, OutcomeLine, SelectField } from './ui.tsx';
 
 /** The state of a screen's actions (save, revoke, replay…): the last outcome and a busy flag. */
 export function useAction(
@@ -33,7 +33,10 @@ export function useForm<T extends Record<string, string>>(
   return { f, setF, set, ...useAction(reshape) };
 }
 
-/** One text input of a {@link FormCard}: the value key, its label, and the API field its 422 names. */
+/**
+ * One field of a {@link FormCard} or a filter row: the value key, its label, and the API field
+ * its 422 names; a text input, or a select when it has `options`.
+ */
 export interface FieldSpec<K extends string> {
   key: K;
   id: string;
@@ -41,37 +44,44 @@ export interface FieldSpec<K extends string> {
   /** The API's `details.field`; the key when absent. */
   field?: string;
   type?: string;
+  /** The choices of a select, as [value, text] pairs. */
+  options?: [string | number, string][];
+  /** A select's first, empty choice ("All sites"). */
+  all?: string;
 }
 
 /** The API fields a list of specs shows errors for. */
 export const shownOf = (specs: readonly FieldSpec<string>[]) => specs.map((s) => s.field ?? s.key);
 
-/** The labelled inputs of a form, each with its 422 message below it. */
+/** The labelled inputs and selects over one record of values, each with its 422 message below it. */
 export function Fields<T extends Record<string, string>>({
   specs,
   f,
   set,
-  outcome,
+  outcome = {},
 }: {
   specs: readonly FieldSpec<Extract<keyof T, string>>[];
   f: T;
   set: (k: keyof T) => (v: string) => void;
-  outcome: Outcome;
+  outcome?: Outcome;
 }) {
   return (
     <>
-      {specs.map((s) => (
-        <Field
-          key={s.id}
-          id={s.id}
-          label={s.label}
-          type={s.type}
-          value={f[s.key] ?? ''}
-          onChange={set(s.key)}
-          outcome={outcome}
-          field={s.field ?? s.key}
-        />
-      ))}
+      {specs.map((s) => {
+        const common = {
+          id: s.id,
+          label: s.label,
+          value: f[s.key] ?? '',
+          onChange: set(s.key),
+          outcome,
+          field: s.field ?? s.key,
+        };
+        return s.options ? (
+          <SelectField key={s.id} {...common} options={s.options} all={s.all} />
+        ) : (
+          <Field key={s.id} {...common} type={s.type} />
+        );
+      })}
     </>
   );
 }
