@@ -13,7 +13,7 @@ import {
 import { emptyLine, type LineDraft, LineFields, lineBody, NewBooking } from './BookingForm.tsx';
 import { Fields, FormCard, shownOf, useAction, useForm } from './form.tsx';
 import { ACTIONS, LoadedTable, Table } from './table.tsx';
-import { failure, type Outcome, OutcomeLine, SelectField, Status, useLoad } from './ui.tsx';
+import { OutcomeLine, SelectField, Status, useLoad } from './ui.tsx';
 
 /** A push's state in words; a booking is "pushed" only when its current revision was accepted. */
 function pushState(b: Pick<Booking, 'order_id' | 'revision' | 'pushed_revision' | 'last_push_error'>) {
@@ -107,24 +107,18 @@ function BookingDetail({ id, onPushed }: { id: string; onPushed: () => void }) {
     () => api<{ data: Push[] }>('GET', `/adserver/bookings/${id}/pushes`),
     `${id}:${pushed}`,
   );
-  const [outcome, setOutcome] = useState<Outcome>({});
-  const [pushing, setPushing] = useState(false);
+  const pusher = useAction();
   const b = booking.data?.data;
 
   const push = async () => {
-    setPushing(true);
-    setOutcome({});
-    try {
+    pusher.setOutcome({});
+    await pusher.run(async () => {
       const r = await api<{ data: Booking }>('POST', `/adserver/bookings/${id}/push`);
       onPushed();
-      setOutcome({ ok: `Pushed revision ${r.data.revision}: order ${r.data.order_id}.` });
-    } catch (err) {
-      setOutcome(failure(err));
-    } finally {
-      // A failed push is in the history too.
-      setPushed((n) => n + 1);
-      setPushing(false);
-    }
+      return `Pushed revision ${r.data.revision}: order ${r.data.order_id}.`;
+    });
+    // A failed push is in the history too.
+    setPushed((n) => n + 1);
   };
 
   return (
@@ -136,8 +130,8 @@ function BookingDetail({ id, onPushed }: { id: string; onPushed: () => void }) {
               <h2 id="booking-detail">
                 {b.campaign_name} <span className="muted">({b.advertiser_name})</span>
               </h2>
-              <button type="button" className="primary" onClick={push} disabled={pushing}>
-                {pushing ? 'Pushing…' : b.order_id ? 'Push changes' : 'Push as draft order'}
+              <button type="button" className="primary" onClick={push} disabled={pusher.busy}>
+                {pusher.busy ? 'Pushing…' : b.order_id ? 'Push changes' : 'Push as draft order'}
               </button>
             </div>
             <p data-testid="booking-order">
@@ -149,7 +143,7 @@ function BookingDetail({ id, onPushed }: { id: string; onPushed: () => void }) {
                 Last push failed: {b.last_push_error}
               </p>
             )}
-            <OutcomeLine outcome={outcome} />
+            <OutcomeLine outcome={pusher.outcome} />
             <h3>Lines</h3>
             <Table
               testId="booking-lines"

@@ -11,12 +11,12 @@ import {
   type ToplistItem,
 } from './api.ts';
 import { EditionHistory } from './Editions.tsx';
-import { Fields } from './form.tsx';
+import { Fields, useAction } from './form.tsx';
 import { SearchBox, SearchPicker, useNames, usePagedList } from './lists.tsx';
 import { applyOrder, SuggestedOrder } from './SuggestedOrder.tsx';
 import { ToplistSchedule, windowState } from './ToplistSchedule.tsx';
 import { ACTIONS, Pager, Table } from './table.tsx';
-import { choicesOf, failure, InputField, type Outcome, OutcomeLine, Status, useLoad } from './ui.tsx';
+import { choicesOf, InputField, OutcomeLine, Status, useLoad } from './ui.tsx';
 
 const GEO_TYPES: [string, string][] = [
   ['country', 'Country'],
@@ -166,7 +166,8 @@ function ToplistEditor({
   );
   const [items, setItems] = useState<ToplistItem[] | null>(null);
   const [offers, setOffers] = useState<Record<number, Offer[]>>({});
-  const [outcome, setOutcome] = useState<Outcome>({});
+  const action = useAction();
+  const { setOutcome } = action;
   const [dragFrom, setDragFrom] = useState<number | null>(null);
   const [shownVersion, setShownVersion] = useState<string | null>(null);
   const [dirty, setDirty] = useState(false);
@@ -231,9 +232,9 @@ function ToplistEditor({
   };
   const searchBrands = async (q: string) =>
     (await api<Page<Brand>>('GET', `/brands?q=${encodeURIComponent(q)}&per_page=20`)).data;
-  const saveDraft = async (list = items) => {
-    if (!list) return false;
-    try {
+  const saveDraft = async (list = items) =>
+    list !== null &&
+    action.run(async () => {
       const r = await api<{ data: Toplist }>('PUT', `/toplists/${id}/items`, {
         // The item id, deal id and lock travel back unchanged so the wire item keeps its identity.
         items: list.map((it) => ({
@@ -247,34 +248,25 @@ function ToplistEditor({
       });
       setItems(r.data.items);
       setDirty(false);
-      setOutcome({ ok: 'Draft saved.' });
-      return true;
-    } catch (err) {
-      setOutcome(failure(err));
-      return false;
-    }
-  };
+      return 'Draft saved.';
+    });
   const publish = async () => {
     if (dirty && !(await saveDraft())) return;
-    try {
+    await action.run(async () => {
       const r = await api<{ data: { version: number } }>('POST', `/toplists/${id}/publish`, {});
-      setOutcome({ ok: `Published version ${r.data.version}.` });
       toplist.reload();
       editions.reload();
       setShownVersion(String(r.data.version));
-    } catch (err) {
-      setOutcome(failure(err));
-    }
+      return `Published version ${r.data.version}.`;
+    });
   };
-  const unpublish = async () => {
+  const unpublish = () => {
     if (!window.confirm('Unpublish this toplist? Sites stop receiving it.')) return;
-    try {
+    void action.run(async () => {
       await api('POST', `/toplists/${id}/unpublish`);
-      setOutcome({ ok: 'Unpublished.' });
       toplist.reload();
-    } catch (err) {
-      setOutcome(failure(err));
-    }
+      return 'Unpublished.';
+    });
   };
 
   const t = toplist.data?.data;
@@ -394,7 +386,7 @@ function ToplistEditor({
                     Unpublish
                   </button>
                 </div>
-                <OutcomeLine outcome={outcome} />
+                <OutcomeLine outcome={action.outcome} />
               </div>
               <div>
                 <SuggestedOrder

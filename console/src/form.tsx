@@ -8,14 +8,19 @@ export function useAction(
 ) {
   const [outcome, setOutcome] = useState<Outcome>({});
   const [busy, setBusy] = useState(false);
-  /** Runs an action: its error shows (beside its field when named), the text it returns is the success line. */
+  /**
+   * Runs an action: its error shows (beside its field when named), the text it returns is the
+   * success line. Resolves to whether it succeeded, for what must follow only a success.
+   */
   const run = async (action: () => Promise<string | undefined>) => {
     setBusy(true);
     try {
       const ok = await action();
       setOutcome(ok ? { ok } : {});
+      return true;
     } catch (err) {
       setOutcome(reshape(failure(err)));
+      return false;
     } finally {
       setBusy(false);
     }
@@ -119,7 +124,7 @@ export function FormCard<T extends Record<string, string>>({
   outcome?: Outcome;
   /** Fields that show their own error (so the line below does not repeat it). */
   shown?: readonly string[];
-  onSubmit: () => void | Promise<void>;
+  onSubmit: () => unknown;
   submit: ReactNode;
   busy?: boolean;
   busyText?: string;
