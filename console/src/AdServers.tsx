@@ -1,9 +1,9 @@
 import { useState } from 'react';
 import { api, CAPABILITIES, type Connection } from './api.ts';
 import { ConnectionDetail } from './ConnectionDetail.tsx';
-import { Fields, FormCard, shownOf, useForm } from './form.tsx';
+import { Fields, FormCard, shownOf, useAction, useForm } from './form.tsx';
 import { ACTIONS, Table } from './table.tsx';
-import { failure, type Outcome, OutcomeLine, SelectField, Status, useLoad } from './ui.tsx';
+import { OutcomeLine, SelectField, Status, useLoad } from './ui.tsx';
 
 const STATE_TEXT: Record<Connection['state'], string> = {
   unverified: 'not verified yet',
@@ -70,22 +70,19 @@ export function AdServersScreen() {
   const [openId, setOpenId] = useState<string | null>(null);
   const [adding, setAdding] = useState(false);
   const [verifying, setVerifying] = useState<string | null>(null);
-  const [outcome, setOutcome] = useState<Outcome>({});
+  const action = useAction();
   const connections = list.data?.data ?? [];
   const current = connections.find((c) => c.id === openId) ?? connections[0];
 
   const reverify = async (c: Connection) => {
     setVerifying(c.id);
-    setOutcome({});
-    try {
+    action.setOutcome({});
+    await action.run(async () => {
       const r = await api<{ data: Connection }>('POST', `/adserver/connections/${c.id}/verify`);
-      setOutcome({ ok: `Re-verified ${c.publisher} (${c.environment}): ${r.data.status}.` });
       list.reload();
-    } catch (err) {
-      setOutcome(failure(err));
-    } finally {
-      setVerifying(null);
-    }
+      return `Re-verified ${c.publisher} (${c.environment}): ${r.data.status}.`;
+    });
+    setVerifying(null);
   };
 
   return (
@@ -102,12 +99,12 @@ export function AdServersScreen() {
           onAdded={(c) => {
             setAdding(false);
             setOpenId(c.id);
-            setOutcome({ ok: `Added ${c.publisher} (${c.environment}): ${c.status}.` });
+            action.setOutcome({ ok: `Added ${c.publisher} (${c.environment}): ${c.status}.` });
             list.reload();
           }}
         />
       )}
-      <OutcomeLine outcome={outcome} />
+      <OutcomeLine outcome={action.outcome} />
       <Status
         load={list}
         empty={connections.length === 0 && 'No ad-server connections yet. Add one to sync its inventory.'}
@@ -115,7 +112,6 @@ export function AdServersScreen() {
         <Table
           className="connections"
           rows={connections}
-          rowKey={(c) => c.id}
           rowProps={(c) => ({
             'data-testid': `connection-${c.publisher}`,
             'aria-current': c.id === current?.id,

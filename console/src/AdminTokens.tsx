@@ -2,52 +2,34 @@ import { useState } from 'react';
 import { SCOPES } from '../../src/modules/access/scopes.ts';
 import { type AdminToken, api } from './api.ts';
 import { FormCard, useForm } from './form.tsx';
-import { TokenTable } from './tokens.tsx';
-import { failure, type Outcome, OutcomeLine, SecretOnce, Status, useLoad } from './ui.tsx';
+import { type NewToken, TokenList, useTokens } from './tokens.tsx';
 
 /** Admin tokens: create one with its scopes (the token is shown once), list them, revoke. */
 export function AdminTokensScreen() {
-  const tokens = useLoad(() => api<{ data: AdminToken[] }>('GET', '/admin-tokens'), '');
-  const [created, setCreated] = useState<{ token: string; name: string } | null>(null);
-  const [outcome, setOutcome] = useState<Outcome>({});
-  const revoke = async (t: AdminToken) => {
-    if (!window.confirm(`Revoke admin token "${t.name}"? Whoever uses it is refused at once.`)) return;
-    try {
-      await api('DELETE', `/admin-tokens/${t.id}`);
-      setOutcome({ ok: `Revoked ${t.name}.` });
-      tokens.reload();
-    } catch (err) {
-      setOutcome(failure(err));
-    }
-  };
+  const tokens = useTokens<AdminToken>('/admin-tokens');
   return (
     <section>
       <h1>Admin tokens</h1>
-      <NewAdminToken
-        onCreated={(t) => {
-          setCreated(t);
-          tokens.reload();
-        }}
+      <NewAdminToken onCreated={tokens.show} />
+      <TokenList
+        state={tokens}
+        noun="Admin token"
+        testId="new-admin-token"
+        empty="No admin tokens."
+        scopes
+        onRevoke={(t) =>
+          tokens.revoke(
+            t,
+            `Revoke admin token "${t.name}"? Whoever uses it is refused at once.`,
+            `Revoked ${t.name}.`,
+          )
+        }
       />
-      {created && (
-        <SecretOnce
-          secret={created.token}
-          testId="new-admin-token"
-          copyLabel="Copy token"
-          onDone={() => setCreated(null)}
-        >
-          Admin token <strong>{created.name}</strong> — copy it now, it is shown only once:
-        </SecretOnce>
-      )}
-      <OutcomeLine outcome={outcome} />
-      <Status load={tokens} empty={tokens.data?.data.length === 0 && 'No admin tokens.'}>
-        <TokenTable tokens={tokens.data?.data ?? []} onRevoke={revoke} scopes />
-      </Status>
     </section>
   );
 }
 
-function NewAdminToken({ onCreated }: { onCreated: (t: { token: string; name: string }) => void }) {
+function NewAdminToken({ onCreated }: { onCreated: (t: NewToken) => void }) {
   const form = useForm({ name: '' });
   const [scopes, setScopes] = useState<string[]>(['catalog:read']);
   const toggle = (s: string) =>

@@ -1,4 +1,4 @@
-import { type FormEvent, lazy, Suspense, useEffect, useRef, useState } from 'react';
+import { type ComponentType, type FormEvent, lazy, Suspense, useEffect, useRef, useState } from 'react';
 import { AdminTokensScreen } from './AdminTokens.tsx';
 import { AdServersScreen } from './AdServers.tsx';
 import { AuditScreen } from './Audit.tsx';
@@ -10,6 +10,7 @@ import { ProgramsScreen } from './Programs.tsx';
 import { SitesScreen } from './Sites.tsx';
 import { TemplatesScreen } from './Templates.tsx';
 import { ToplistsScreen } from './Toplists.tsx';
+import { InputField } from './ui.tsx';
 import { WebhooksScreen } from './Webhooks.tsx';
 
 interface Session {
@@ -21,25 +22,34 @@ interface Session {
 // The chart library is only fetched when the Tracking screen is opened.
 const TrackingScreen = lazy(() => import('./Tracking.tsx').then((m) => ({ default: m.TrackingScreen })));
 
-const SCREENS = [
-  { hash: '#/toplists', label: 'Toplists' },
-  { hash: '#/brands', label: 'Brands and offers' },
-  { hash: '#/sites', label: 'Sites and tokens' },
-  { hash: '#/templates', label: 'Templates' },
-  { hash: '#/tracking', label: 'Tracking' },
-  { hash: '#/programmes', label: 'Programmes' },
-  { hash: '#/conversions', label: 'Conversions' },
-  { hash: '#/postbacks', label: 'Postback log' },
-  { hash: '#/adservers', label: 'Ad servers' },
-  { hash: '#/webhooks', label: 'Webhooks' },
-  { hash: '#/admin-tokens', label: 'Admin tokens' },
-  { hash: '#/audit', label: 'Audit log' },
-] as const;
+/**
+ * The screens by the hash that opens them; the labelled ones, in this order, are the navigation.
+ * A hash opens the first screen it starts with (so a sub-screen comes before its parent), else
+ * the first screen.
+ */
+const SCREENS: readonly { hash: string; label?: string; Screen: ComponentType }[] = [
+  { hash: '#/toplists', label: 'Toplists', Screen: ToplistsScreen },
+  { hash: '#/brands', label: 'Brands and offers', Screen: BrandsScreen },
+  { hash: '#/sites', label: 'Sites and tokens', Screen: SitesScreen },
+  { hash: '#/templates', label: 'Templates', Screen: TemplatesScreen },
+  { hash: '#/tracking', label: 'Tracking', Screen: TrackingScreen },
+  { hash: '#/programmes', label: 'Programmes', Screen: ProgramsScreen },
+  { hash: '#/conversions', label: 'Conversions', Screen: ConversionsScreen },
+  { hash: '#/postbacks', label: 'Postback log', Screen: PostbacksScreen },
+  { hash: '#/adservers/bookings', Screen: BookingsScreen },
+  { hash: '#/adservers', label: 'Ad servers', Screen: AdServersScreen },
+  { hash: '#/webhooks', label: 'Webhooks', Screen: WebhooksScreen },
+  { hash: '#/admin-tokens', label: 'Admin tokens', Screen: AdminTokensScreen },
+  { hash: '#/audit', label: 'Audit log', Screen: AuditScreen },
+];
+const HOME = SCREENS[0]!;
+
+const LOADING = <p className="muted">Loading…</p>;
 
 function useHash(): string {
-  const [hash, setHash] = useState(window.location.hash || SCREENS[0].hash);
+  const [hash, setHash] = useState(window.location.hash || HOME.hash);
   useEffect(() => {
-    const on = () => setHash(window.location.hash || SCREENS[0].hash);
+    const on = () => setHash(window.location.hash || HOME.hash);
     window.addEventListener('hashchange', on);
     return () => window.removeEventListener('hashchange', on);
   }, []);
@@ -53,6 +63,7 @@ export function App() {
   const signedIn = useRef(false);
   signedIn.current = Boolean(session);
   const hash = useHash();
+  const { Screen } = SCREENS.find((s) => hash.startsWith(s.hash)) ?? HOME;
   useEffect(() => {
     api<{ data: Session }>('GET', '/session').then(
       (r) => setSession(r.data),
@@ -75,7 +86,7 @@ export function App() {
     return () => clearTimeout(timer);
   }, [session]);
 
-  if (session === undefined) return <p className="muted">Loading…</p>;
+  if (session === undefined) return LOADING;
   if (session === null)
     return (
       <SignIn
@@ -95,7 +106,7 @@ export function App() {
       <header>
         <strong>Podium console</strong>
         <nav aria-label="Screens">
-          {SCREENS.map((s) => (
+          {SCREENS.filter((s) => s.label).map((s) => (
             <a key={s.hash} href={s.hash} aria-current={hash.startsWith(s.hash) ? 'page' : undefined}>
               {s.label}
             </a>
@@ -109,35 +120,10 @@ export function App() {
         </button>
       </header>
       <main>
-        {hash.startsWith('#/brands') ? (
-          <BrandsScreen />
-        ) : hash.startsWith('#/sites') ? (
-          <SitesScreen />
-        ) : hash.startsWith('#/tracking') ? (
-          <Suspense fallback={<p className="muted">Loading…</p>}>
-            <TrackingScreen />
-          </Suspense>
-        ) : hash.startsWith('#/adservers/bookings') ? (
-          <BookingsScreen />
-        ) : hash.startsWith('#/adservers') ? (
-          <AdServersScreen />
-        ) : hash.startsWith('#/webhooks') ? (
-          <WebhooksScreen />
-        ) : hash.startsWith('#/templates') ? (
-          <TemplatesScreen />
-        ) : hash.startsWith('#/programmes') ? (
-          <ProgramsScreen />
-        ) : hash.startsWith('#/conversions') ? (
-          <ConversionsScreen />
-        ) : hash.startsWith('#/postbacks') ? (
-          <PostbacksScreen />
-        ) : hash.startsWith('#/admin-tokens') ? (
-          <AdminTokensScreen />
-        ) : hash.startsWith('#/audit') ? (
-          <AuditScreen />
-        ) : (
-          <ToplistsScreen />
-        )}
+        {/* The lazy screens load behind this fallback. */}
+        <Suspense fallback={LOADING}>
+          <Screen />
+        </Suspense>
       </main>
     </div>
   );
@@ -174,19 +160,17 @@ function SignIn({ notice, onSignedIn }: { notice: string; onSignedIn: (s: Sessio
         </p>
       )}
       <form onSubmit={submit}>
-        <div className="field">
-          <label htmlFor="admin-token">Admin token</label>
-          <input
-            id="admin-token"
-            type="password"
-            autoComplete="off"
-            value={token}
-            onChange={(e) => setToken(e.target.value)}
-            aria-invalid={Boolean(error)}
-            aria-describedby={error ? 'signin-error' : undefined}
-            required
-          />
-        </div>
+        <InputField
+          id="admin-token"
+          label="Admin token"
+          type="password"
+          autoComplete="off"
+          value={token}
+          onChange={setToken}
+          aria-invalid={Boolean(error)}
+          aria-describedby={error ? 'signin-error' : undefined}
+          required
+        />
         {error && (
           <p id="signin-error" className="error" role="alert">
             {error}

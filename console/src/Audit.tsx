@@ -1,8 +1,8 @@
 import { useState } from 'react';
 import type { AuditRow } from '../../src/modules/audit/repository.ts';
 import { api } from './api.ts';
-import { Table } from './table.tsx';
-import { SelectField, Status, useLoad } from './ui.tsx';
+import { LoadedTable } from './table.tsx';
+import { SelectField, useLoad } from './ui.tsx';
 
 const TARGETS: [string, string][] = [
   ['sites', 'Sites'],
@@ -46,20 +46,19 @@ export function AuditScreen() {
           options={TARGETS}
         />
       </form>
-      <Status load={log} empty={log.data?.data.length === 0 && 'Nothing recorded.'}>
-        <Table
-          testId="audit"
-          rows={log.data?.data ?? []}
-          rowKey={(r) => r.id}
-          columns={[
-            { head: 'When', cell: (r) => new Date(r.at).toLocaleString() },
-            { head: 'Who', cell: (r) => r.actor },
-            { head: 'Action', cell: (r) => <code>{r.action}</code> },
-            { head: 'Target', cell: (r) => `${r.targetType} ${r.targetId ?? ''}` },
-            { head: 'Status', num: true, cell: (r) => r.status },
-            { head: 'Fields', className: 'small', cell: (r) => r.fields.join(', ') },
-          ]}
-        />
+      <LoadedTable
+        load={log}
+        empty="Nothing recorded."
+        testId="audit"
+        columns={[
+          { head: 'When', cell: (r) => new Date(r.at).toLocaleString() },
+          { head: 'Who', cell: (r) => r.actor },
+          { head: 'Action', cell: (r) => <code>{r.action}</code> },
+          { head: 'Target', cell: (r) => `${r.targetType} ${r.targetId ?? ''}` },
+          { head: 'Status', num: true, cell: (r) => r.status },
+          { head: 'Fields', className: 'small', cell: (r) => r.fields.join(', ') },
+        ]}
+      >
         <nav className="row pager" aria-label="Audit pages">
           <button
             type="button"
@@ -76,7 +75,7 @@ export function AuditScreen() {
             Older
           </button>
         </nav>
-      </Status>
+      </LoadedTable>
     </section>
   );
 }

@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import { api, type Booking, type Connection, type Placement } from './api.ts';
-import { Fields, FormCard, shownOf, useForm } from './form.tsx';
-import { failure, type Outcome, OutcomeLine, SelectField, useLoad } from './ui.tsx';
+import { Fields, FormCard, shownOf, useAction, useForm } from './form.tsx';
+import { type Outcome, OutcomeLine, SelectField, useLoad } from './ui.tsx';
 
 /** What the operator enters for one line: placement, month (the flight), goal, sizes and the approved creative. */
 export type LineDraft = {
@@ -121,13 +121,13 @@ function ForecastButton({
   placements: Placement[];
   connection: Connection | undefined;
 }) {
-  const [shown, setShown] = useState<Outcome>({});
+  const forecast = useAction();
   if (!connection) return null;
   if (connection.forecast_declared !== true)
     return <p className="muted small">This ad server does not forecast: book on the listed availability.</p>;
-  const run = async () => {
-    setShown({});
-    try {
+  const run = () => {
+    forecast.setOutcome({});
+    return forecast.run(async () => {
       const body = lineBody(line, placements);
       const [y, m] = line.month.split('-').map(Number) as [number, number];
       const last = new Date(Date.UTC(y, m, 0)).getUTCDate();
@@ -143,16 +143,10 @@ function ForecastButton({
         ...(body.sizes.length ? { sizes: body.sizes } : {}),
       });
       const f = r.data.forecast;
-      setShown(
-        f
-          ? {
-              ok: `Forecast: ${f.available_impressions.toLocaleString('en')} available of ${f.forecasted_impressions.toLocaleString('en')} forecast.`,
-            }
-          : { error: `No forecast: ${r.data.message ?? 'none for this slot'} (booking can proceed).` },
-      );
-    } catch (err) {
-      setShown(failure(err));
-    }
+      if (!f)
+        throw new Error(`No forecast: ${r.data.message ?? 'none for this slot'} (booking can proceed).`);
+      return `Forecast: ${f.available_impressions.toLocaleString('en')} available of ${f.forecasted_impressions.toLocaleString('en')} forecast.`;
+    });
   };
   return (
     <div className="row">
@@ -160,7 +154,7 @@ function ForecastButton({
         Run forecast
       </button>
       <span className="muted small">forecast capability: {connection.capabilities.forecast}</span>
-      <OutcomeLine outcome={shown} />
+      <OutcomeLine outcome={forecast.outcome} />
     </div>
   );
 }

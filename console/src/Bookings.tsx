@@ -11,9 +11,9 @@ import {
   type Push,
 } from './api.ts';
 import { emptyLine, type LineDraft, LineFields, lineBody, NewBooking } from './BookingForm.tsx';
-import { Fields, FormCard, shownOf, useForm } from './form.tsx';
-import { ACTIONS, Table } from './table.tsx';
-import { failure, type Outcome, OutcomeLine, Status, useLoad } from './ui.tsx';
+import { Fields, FormCard, shownOf, useAction, useForm } from './form.tsx';
+import { ACTIONS, LoadedTable, Table } from './table.tsx';
+import { OutcomeLine, SelectField, Status, useLoad } from './ui.tsx';
 
 /** A push's state in words; a booking is "pushed" only when its current revision was accepted. */
 function pushState(b: Pick<Booking, 'order_id' | 'revision' | 'pushed_revision' | 'last_push_error'>) {
@@ -48,53 +48,51 @@ export function BookingsScreen() {
           list.reload();
         }}
       />
-      <Status load={list} empty={bookings.length === 0 && 'No bookings yet: create one above.'}>
-        <Table
-          className="connections"
-          testId="bookings"
-          rows={bookings}
-          rowKey={(b) => b.id}
-          rowProps={(b) => ({ 'aria-current': b.id === current?.id })}
-          columns={[
-            {
-              head: 'Campaign',
-              cell: (b) => (
-                <>
-                  <strong>{b.campaign_name}</strong>
-                  <div className="muted small">
-                    {b.advertiser_name} · {b.external_ref} · {b.currency}
-                  </div>
-                </>
-              ),
-            },
-            { head: 'Ad server', cell: (b) => b.publisher },
-            { head: 'Order', cell: (b) => orderCode(b.order_id, 'none yet') },
-            {
-              head: 'State',
-              cell: (b) => (
-                <>
-                  {pushState(b)}
-                  <div className="muted small">revision {b.revision}</div>
-                </>
-              ),
-            },
-            { head: 'Lines', num: true, cell: (b) => b.lines },
-            {
-              head: ACTIONS,
-              cell: (b) => (
-                <button
-                  type="button"
-                  aria-pressed={b.id === current?.id}
-                  onClick={() => setOpenId(b.id)}
-                  aria-label={`Open booking ${b.campaign_name}`}
-                >
-                  Open
-                </button>
-              ),
-            },
-          ]}
-        />
-      </Status>
+      <LoadedTable
+        load={list}
+        empty="No bookings yet: create one above."
+        className="connections"
+        testId="bookings"
+        rowProps={(b) => ({ 'aria-current': b.id === current?.id })}
+        columns={[
+          {
+            head: 'Campaign',
+            cell: (b) => (
+              <>
+                <strong>{b.campaign_name}</strong>
+                <div className="muted small">
+                  {b.advertiser_name} · {b.external_ref} · {b.currency}
+                </div>
+              </>
+            ),
+          },
+          { head: 'Ad server', cell: (b) => b.publisher },
+          { head: 'Order', cell: (b) => orderCode(b.order_id, 'none yet') },
+          {
+            head: 'State',
+            cell: (b) => (
+              <>
+                {pushState(b)}
+                <div className="muted small">revision {b.revision}</div>
+              </>
+            ),
+          },
+          { head: 'Lines', num: true, cell: (b) => b.lines },
+          {
+            head: ACTIONS,
+            cell: (b) => (
+              <button
+                type="button"
+                aria-pressed={b.id === current?.id}
+                onClick={() => setOpenId(b.id)}
+                aria-label={`Open booking ${b.campaign_name}`}
+              >
+                Open
+              </button>
+            ),
+          },
+        ]}
+      />
       {current && <BookingDetail key={current.id} id={current.id} onPushed={list.reload} />}
     </section>
   );
@@ -109,37 +107,31 @@ function BookingDetail({ id, onPushed }: { id: string; onPushed: () => void }) {
     () => api<{ data: Push[] }>('GET', `/adserver/bookings/${id}/pushes`),
     `${id}:${pushed}`,
   );
-  const [outcome, setOutcome] = useState<Outcome>({});
-  const [pushing, setPushing] = useState(false);
+  const pusher = useAction();
   const b = booking.data?.data;
 
   const push = async () => {
-    setPushing(true);
-    setOutcome({});
-    try {
+    pusher.setOutcome({});
+    await pusher.run(async () => {
       const r = await api<{ data: Booking }>('POST', `/adserver/bookings/${id}/push`);
       onPushed();
-      setOutcome({ ok: `Pushed revision ${r.data.revision}: order ${r.data.order_id}.` });
-    } catch (err) {
-      setOutcome(failure(err));
-    } finally {
-      // A failed push is in the history too.
-      setPushed((n) => n + 1);
-      setPushing(false);
-    }
+      return `Pushed revision ${r.data.revision}: order ${r.data.order_id}.`;
+    });
+    // A failed push is in the history too.
+    setPushed((n) => n + 1);
   };
 
   return (
     <section aria-labelledby="booking-detail" className="detail">
-      <Status loading={booking.loading && !b} error={booking.error}>
+      <Status load={booking}>
         {b && (
           <>
             <div className="row spread">
               <h2 id="booking-detail">
                 {b.campaign_name} <span className="muted">({b.advertiser_name})</span>
               </h2>
-              <button type="button" className="primary" onClick={push} disabled={pushing}>
-                {pushing ? 'Pushing…' : b.order_id ? 'Push changes' : 'Push as draft order'}
+              <button type="button" className="primary" onClick={push} disabled={pusher.busy}>
+                {pusher.busy ? 'Pushing…' : b.order_id ? 'Push changes' : 'Push as draft order'}
               </button>
             </div>
             <p data-testid="booking-order">
@@ -151,7 +143,7 @@ function BookingDetail({ id, onPushed }: { id: string; onPushed: () => void }) {
                 Last push failed: {b.last_push_error}
               </p>
             )}
-            <OutcomeLine outcome={outcome} />
+            <OutcomeLine outcome={pusher.outcome} />
             <h3>Lines</h3>
             <Table
               testId="booking-lines"
@@ -199,35 +191,32 @@ function BookingDetail({ id, onPushed }: { id: string; onPushed: () => void }) {
         )}
       </Status>
       <h3>Push history</h3>
-      <Status load={pushes} empty={(pushes.data?.data.length ?? 0) === 0 && 'Never pushed.'}>
-        <Table
-          testId="booking-pushes"
-          rows={pushes.data?.data ?? []}
-          rowKey={(p) => p.idempotency_key}
-          columns={[
-            { head: 'Revision', rowHeader: true, cell: (p) => p.revision },
-            {
-              head: 'Status',
-              cell: (p) => (
-                <span className={`badge ${p.status === 'succeeded' ? '' : 'off'}`}>{p.status}</span>
-              ),
-            },
-            { head: 'HTTP', num: true, cell: (p) => p.http_status ?? '—' },
-            { head: 'Calls', num: true, cell: (p) => p.calls },
-            {
-              head: 'Idempotency key',
-              className: 'small break',
-              cell: (p) => <code>{p.idempotency_key}</code>,
-            },
-            {
-              head: 'Error',
-              className: 'small break',
-              cell: (p) =>
-                p.error ? <span className="error">{p.error}</span> : <span className="muted">none</span>,
-            },
-          ]}
-        />
-      </Status>
+      <LoadedTable
+        load={pushes}
+        empty="Never pushed."
+        testId="booking-pushes"
+        rowKey={(p) => p.idempotency_key}
+        columns={[
+          { head: 'Revision', rowHeader: true, cell: (p) => p.revision },
+          {
+            head: 'Status',
+            cell: (p) => <span className={`badge ${p.status === 'succeeded' ? '' : 'off'}`}>{p.status}</span>,
+          },
+          { head: 'HTTP', num: true, cell: (p) => p.http_status ?? '—' },
+          { head: 'Calls', num: true, cell: (p) => p.calls },
+          {
+            head: 'Idempotency key',
+            className: 'small break',
+            cell: (p) => <code>{p.idempotency_key}</code>,
+          },
+          {
+            head: 'Error',
+            className: 'small break',
+            cell: (p) =>
+              p.error ? <span className="error">{p.error}</span> : <span className="muted">none</span>,
+          },
+        ]}
+      />
     </section>
   );
 }
@@ -242,7 +231,7 @@ function Delivery({ id, version }: { id: string; version: number }) {
   return (
     <>
       <h3>Delivery</h3>
-      <Status loading={delivery.loading && !d} error={delivery.error}>
+      <Status load={delivery}>
         {d && (
           <>
             <p className="muted small">
@@ -344,7 +333,7 @@ function EditLines({ booking, onSaved }: { booking: Booking; onSaved: () => void
   const line = booking.lines.find((l) => String(l.line_no) === lineNo) ?? first;
   const form = useForm({ goal: '', image: '', landing: '' });
   const [added, setAdded] = useState<LineDraft>(emptyLine(first?.month ?? ''));
-  const addForm = useForm({});
+  const addForm = useAction();
 
   const save = () =>
     form.run(async () => {
@@ -380,16 +369,13 @@ function EditLines({ booking, onSaved }: { booking: Booking; onSaved: () => void
         onSubmit={save}
         submit="Save line"
       >
-        <div className="field">
-          <label htmlFor="edit-line-no">Line</label>
-          <select id="edit-line-no" value={lineNo} onChange={(e) => setLineNo(e.target.value)}>
-            {booking.lines.map((l) => (
-              <option key={l.line_no} value={l.line_no}>
-                {l.line_no} · {l.month} · {l.sizes.join(', ')}
-              </option>
-            ))}
-          </select>
-        </div>
+        <SelectField
+          id="edit-line-no"
+          label="Line"
+          value={lineNo}
+          onChange={setLineNo}
+          options={booking.lines.map((l) => [l.line_no, `${l.line_no} · ${l.month} · ${l.sizes.join(', ')}`])}
+        />
         <Fields specs={LINE_SPECS} {...form} />
       </FormCard>
       <FormCard

@@ -1,25 +1,23 @@
 import { api, type Brand, type Offer, type Page } from './api.ts';
 import { Fields, FormCard, shownOf, useForm } from './form.tsx';
 import { MasterList, usePicked } from './lists.tsx';
-import { SelectField, Status, useLoad } from './ui.tsx';
+import { choicesOf, SelectField, Status, useLoad } from './ui.tsx';
 
 /** Brands and their offers, edited with the API's field-level validation messages; the list is searched and paged by the server. */
 export function BrandsScreen() {
-  const { list, setPicked, current: brand, creating, saved } = usePicked<Brand>('/brands', { perPage: 50 });
+  const pick = usePicked<Brand>('/brands', { perPage: 50 });
+  const { current: brand, creating, saved } = pick;
   return (
     <section className="split">
       <MasterList
         title="Brands"
         unit="brand"
         className="picklist scroll"
-        list={list}
+        pick={pick}
         search={{ id: 'brand-search', label: 'Search brands', placeholder: 'name or slug' }}
         empty="No brands."
-        current={brand?.id}
-        onPick={setPicked}
         item={(b) => b.name}
-        creating={creating}
-        onNew={() => setPicked('new')}
+        newButton
       />
       {creating && <BrandForm onSaved={saved} />}
       {brand && (
@@ -191,7 +189,7 @@ function NewOffer({ brandId, onCreated }: { brandId: number; onCreated: () => vo
         label="Offer type"
         value={typeId}
         onChange={form.set('offerTypeId')}
-        options={(types.data?.data ?? []).map((t) => [t.id, t.name])}
+        options={choicesOf(types, (t) => t.name)}
       />
       <Fields specs={NEW_OFFER_SPECS.slice(1)} {...form} />
     </FormCard>

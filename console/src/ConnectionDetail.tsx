@@ -1,9 +1,9 @@
 import { useState } from 'react';
 import { api, type Connection, type Slot, type SyncSummary } from './api.ts';
-import { FormCard, useForm } from './form.tsx';
+import { FormCard, useAction, useForm } from './form.tsx';
 import { Placements } from './Placements.tsx';
-import { Table } from './table.tsx';
-import { OutcomeLine, Status, useLoad } from './ui.tsx';
+import { LoadedTable } from './table.tsx';
+import { OutcomeLine, useLoad } from './ui.tsx';
 
 /** One connection: change its endpoint or key, its synced inventory, and the publisher's placements mapped onto it. */
 export function ConnectionDetail({
@@ -18,7 +18,7 @@ export function ConnectionDetail({
     () => api<{ data: Slot[] }>('GET', `/adserver/connections/${c.id}/inventory`),
     `${c.id}:${syncs}`,
   );
-  const syncer = useForm({});
+  const syncer = useAction();
   const sync = () =>
     syncer.run(async () => {
       const s = (await api<{ data: SyncSummary }>('POST', `/adserver/connections/${c.id}/inventory/sync`))
@@ -45,32 +45,31 @@ export function ConnectionDetail({
             </button>
           </div>
           <OutcomeLine outcome={syncer.outcome} />
-          <Status load={slots} empty={list.length === 0 && 'No inventory synced yet: press Sync inventory.'}>
-            <Table
-              testId="inventory"
-              rows={list}
-              rowKey={(s) => s.inventory_id}
-              columns={[
-                {
-                  head: 'Slot',
-                  cell: (s) => (
-                    <>
-                      {s.name}
-                      {s.format && <div className="muted small">{s.format}</div>}
-                    </>
-                  ),
-                },
-                { head: 'inventory_id', cell: (s) => <code>{s.inventory_id}</code> },
-                { head: 'Sizes', cell: (s) => s.sizes.join(', ') },
-                {
-                  head: 'Status',
-                  cell: (s) => (
-                    <span className={`badge ${s.status === 'active' ? '' : 'off'}`}>{s.status}</span>
-                  ),
-                },
-              ]}
-            />
-          </Status>
+          <LoadedTable
+            load={slots}
+            empty="No inventory synced yet: press Sync inventory."
+            testId="inventory"
+            rowKey={(s) => s.inventory_id}
+            columns={[
+              {
+                head: 'Slot',
+                cell: (s) => (
+                  <>
+                    {s.name}
+                    {s.format && <div className="muted small">{s.format}</div>}
+                  </>
+                ),
+              },
+              { head: 'inventory_id', cell: (s) => <code>{s.inventory_id}</code> },
+              { head: 'Sizes', cell: (s) => s.sizes.join(', ') },
+              {
+                head: 'Status',
+                cell: (s) => (
+                  <span className={`badge ${s.status === 'active' ? '' : 'off'}`}>{s.status}</span>
+                ),
+              },
+            ]}
+          />
         </div>
         <Placements connection={c} slots={list} />
       </div>

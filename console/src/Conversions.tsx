@@ -2,27 +2,30 @@ import { useState } from 'react';
 import type { PostbackEntry } from '../../src/modules/tracking/records.ts';
 import type { ConversionRecord as Conversion } from '../../src/modules/tracking/records-repository.ts';
 import { api, type Page, type Program } from './api.ts';
-import { DateRange } from './form.tsx';
+import { DateRange, useAction } from './form.tsx';
 import { useDebounced, usePagedList } from './lists.tsx';
-import { Pager, Table } from './table.tsx';
-import { failure, type Outcome, OutcomeLine, SelectField, Status, useLoad } from './ui.tsx';
+import { LoadedTable, Pager } from './table.tsx';
+import { choicesOf, InputField, OutcomeLine, SelectField, useLoad } from './ui.tsx';
 
 const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
 const when = (iso: string) => new Date(iso).toLocaleString();
 
-/** The filter form of both screens: programme, the other selects, UTC days, then the text fields (debounced). */
-function useFilters() {
+/**
+ * The list of both screens, paged by the server under their filter form: programme, the other
+ * selects, UTC days, then the text fields (debounced).
+ */
+function useFilteredList<T>(path: string) {
   const programs = useLoad(() => api<Page<Program>>('GET', '/tracking/programs?per_page=100'), 'programs');
   const [f, setF] = useState<Record<string, string>>({ from: day(-29), to: day(0) });
   const settled = useDebounced(f);
   const params: Record<string, string> = {};
   for (const [k, v] of Object.entries(settled)) if (v.trim()) params[k] = v.trim();
-  type Select = [key: string, label: string, all: string, options: [string, string][]];
+  type Select = [key: string, label: string, all: string, options: [string | number, string][]];
   const programSelect: Select = [
     'program_id',
     'Programme',
     'All programmes',
-    (programs.data?.data ?? []).map((p) => [String(p.id), p.name]),
+    choicesOf(programs, (p) => p.name),
   ];
   const form = ({
     label,
@@ -47,29 +50,25 @@ function useFilters() {
       ))}
       <DateRange id="flt" from={f.from ?? ''} to={f.to ?? ''} onChange={(r) => setF({ ...f, ...r })} />
       {texts.map(([k, text]) => (
-        <div className="field" key={k}>
-          <label htmlFor={`flt-${k}`}>{text}</label>
-          <input
-            id={`flt-${k}`}
-            value={f[k] ?? ''}
-            maxLength={200}
-            onChange={(e) => setF({ ...f, [k]: e.target.value })}
-          />
-        </div>
+        <InputField
+          key={k}
+          id={`flt-${k}`}
+          label={text}
+          value={f[k] ?? ''}
+          maxLength={200}
+          onChange={(v) => setF({ ...f, [k]: v })}
+        />
       ))}
     </form>
   );
-  return { programs, params, form };
+  const list = usePagedList<T>(path, { params, perPage: 50, search: false });
+  return { programs, params, form, list };
 }
 
 /** Conversions: filtered by programme, event, attribution, days and ids; paged by the server; CSV of the same filter. */
 export function ConversionsScreen() {
-  const flt = useFilters();
-  const list = usePagedList<Conversion>('/tracking/conversions', {
-    params: flt.params,
-    perPage: 50,
-    search: false,
-  });
+  const flt = useFilteredList<Conversion>('/tracking/conversions');
+  const { list } = flt;
   const slug = (id: number) => flt.programs.data?.data.find((p) => p.id === id)?.slug ?? `programme ${id}`;
   return (
     <section>
@@ -103,60 +102,52 @@ export function ConversionsScreen() {
           ['sub_id', 'Sub id'],
         ],
       })}
-      <Status load={list} empty={list.data?.data.length === 0 && 'No conversions match.'}>
-        <Table
-          testId="conversions"
-          rows={list.data?.data ?? []}
-          rowKey={(c) => c.id}
-          columns={[
-            { head: 'Received', cell: (c) => when(c.receivedAt) },
-            { head: 'Programme', cell: (c) => slug(c.programId) },
-            { head: 'Event', cell: (c) => c.event },
-            { head: 'Transaction', cell: (c) => <code>{c.transactionId}</code> },
-            {
-              head: 'Amount',
-              num: true,
-              cell: (c) => (c.amount === null ? '—' : `${c.amount} ${c.currency ?? ''}`),
-            },
-            {
-              head: 'Attribution',
-              cell: (c) =>
-                c.attributed ? (
-                  `site ${c.siteId} · toplist ${c.toplistId} · position ${c.position}`
-                ) : (
-                  <span className="badge off">unattributed</span>
-                ),
-            },
-            { head: 'Sub id', cell: (c) => c.subId ?? '' },
-          ]}
-        />
+      <LoadedTable
+        load={list}
+        empty="No conversions match."
+        testId="conversions"
+        columns={[
+          { head: 'Received', cell: (c) => when(c.receivedAt) },
+          { head: 'Programme', cell: (c) => slug(c.programId) },
+          { head: 'Event', cell: (c) => c.event },
+          { head: 'Transaction', cell: (c) => <code>{c.transactionId}</code> },
+          {
+            head: 'Amount',
+            num: true,
+            cell: (c) => (c.amount === null ? '—' : `${c.amount} ${c.currency ?? ''}`),
+          },
+          {
+            head: 'Attribution',
+            cell: (c) =>
+              c.attributed ? (
+                `site ${c.siteId} · toplist ${c.toplistId} · position ${c.position}`
+              ) : (
+                <span className="badge off">unattributed</span>
+              ),
+          },
+          { head: 'Sub id', cell: (c) => c.subId ?? '' },
+        ]}
+      >
         <Pager meta={list.data?.meta} onPage={list.setPage} label="Conversion pages" />
-      </Status>
+      </LoadedTable>
     </section>
   );
 }
 
 /** The raw postback log: every postback received with its outcomes; a replayable one can be processed again. */
 export function PostbacksScreen() {
-  const flt = useFilters();
-  const list = usePagedList<PostbackEntry>('/tracking/postbacks', {
-    params: flt.params,
-    perPage: 50,
-    search: false,
-  });
-  const [outcome, setOutcome] = useState<Outcome>({});
-  const replay = async (p: PostbackEntry) => {
-    try {
+  const flt = useFilteredList<PostbackEntry>('/tracking/postbacks');
+  const { list } = flt;
+  const action = useAction();
+  const replay = (p: PostbackEntry) =>
+    action.run(async () => {
       const r = await api<{ data: { status: number; code: string; duplicate: boolean } }>(
         'POST',
         `/tracking/postbacks/${p.id}/replay`,
       );
-      setOutcome({ ok: `Replayed ${p.id}: ${r.data.code}${r.data.duplicate ? ' (duplicate)' : ''}.` });
       list.reload();
-    } catch (err) {
-      setOutcome(failure(err));
-    }
-  };
+      return `Replayed ${p.id}: ${r.data.code}${r.data.duplicate ? ' (duplicate)' : ''}.`;
+    });
   return (
     <section>
       <h1>Postback log</h1>
@@ -179,43 +170,42 @@ export function PostbacksScreen() {
           ['transaction_id', 'Transaction id'],
         ],
       })}
-      <OutcomeLine outcome={outcome} />
-      <Status load={list} empty={list.data?.data.length === 0 && 'No postbacks match.'}>
-        <Table
-          testId="postbacks"
-          rows={list.data?.data ?? []}
-          rowKey={(p) => p.id}
-          columns={[
-            { head: 'Received', cell: (p) => when(p.receivedAt) },
-            { head: 'Programme', cell: (p) => p.program },
-            {
-              head: 'Parameters',
-              className: 'small break',
-              cell: (p) => <code>{JSON.stringify(p.params)}</code>,
-            },
-            {
-              head: 'Outcomes',
-              cell: (p) =>
-                p.outcomes.map((o) => (
-                  <div key={o.decidedAt} className="small">
-                    <span className={o.status < 300 ? 'badge' : 'badge off'}>{o.code}</span> {o.status}
-                    {o.replay && ' (replay)'}
-                  </div>
-                )),
-            },
-            {
-              head: 'Replay',
-              cell: (p) =>
-                p.replayable && (
-                  <button type="button" onClick={() => replay(p)} aria-label={`Replay ${p.id}`}>
-                    Replay
-                  </button>
-                ),
-            },
-          ]}
-        />
+      <OutcomeLine outcome={action.outcome} />
+      <LoadedTable
+        load={list}
+        empty="No postbacks match."
+        testId="postbacks"
+        columns={[
+          { head: 'Received', cell: (p) => when(p.receivedAt) },
+          { head: 'Programme', cell: (p) => p.program },
+          {
+            head: 'Parameters',
+            className: 'small break',
+            cell: (p) => <code>{JSON.stringify(p.params)}</code>,
+          },
+          {
+            head: 'Outcomes',
+            cell: (p) =>
+              p.outcomes.map((o) => (
+                <div key={o.decidedAt} className="small">
+                  <span className={o.status < 300 ? 'badge' : 'badge off'}>{o.code}</span> {o.status}
+                  {o.replay && ' (replay)'}
+                </div>
+              )),
+          },
+          {
+            head: 'Replay',
+            cell: (p) =>
+              p.replayable && (
+                <button type="button" onClick={() => replay(p)} aria-label={`Replay ${p.id}`}>
+                  Replay
+                </button>
+              ),
+          },
+        ]}
+      >
         <Pager meta={list.data?.meta} onPage={list.setPage} label="Postback pages" />
-      </Status>
+      </LoadedTable>
     </section>
   );
 }

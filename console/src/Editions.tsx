@@ -2,7 +2,7 @@ import { useEffect, useState } from 'react';
 import { api, type Edition, type WireToplist } from './api.ts';
 import { diffEditions } from './edition-diff.ts';
 import { Table } from './table.tsx';
-import { PickList, Status } from './ui.tsx';
+import { PickList, SelectField, Status } from './ui.tsx';
 
 /** Fetches edition documents on demand and keeps them (editions never change once published). */
 function useEditionDocs(toplistId: number, wanted: (string | null)[]) {
@@ -66,20 +66,21 @@ export function EditionHistory({
           <section aria-labelledby="diff-heading" className="card diff">
             <h3 id="diff-heading">Compare two editions</h3>
             <div className="row">
-              <VersionSelect
-                id="diff-from"
-                label="Older version"
-                editions={editions}
-                value={from}
-                onChange={(v) => setPick({ ...pick, from: v })}
-              />
-              <VersionSelect
-                id="diff-to"
-                label="Newer version"
-                editions={editions}
-                value={to}
-                onChange={(v) => setPick({ ...pick, to: v })}
-              />
+              {(
+                [
+                  ['from', 'diff-from', 'Older version', from],
+                  ['to', 'diff-to', 'Newer version', to],
+                ] as const
+              ).map(([end, id, label, value]) => (
+                <SelectField
+                  key={end}
+                  id={id}
+                  label={label}
+                  value={value ?? ''}
+                  onChange={(v) => setPick({ ...pick, [end]: v })}
+                  options={editions.map((ed) => [ed.version, `v${ed.version}`])}
+                />
+              ))}
             </div>
             <Status loading={!older || !newer} error={docError}>
               {older && newer && <DiffTable older={older} newer={newer} />}
@@ -97,27 +98,6 @@ export function EditionHistory({
           </Status>
         </>
       )}
-    </div>
-  );
-}
-
-function VersionSelect(p: {
-  id: string;
-  label: string;
-  editions: Edition[];
-  value: string | null;
-  onChange: (version: string) => void;
-}) {
-  return (
-    <div className="field">
-      <label htmlFor={p.id}>{p.label}</label>
-      <select id={p.id} value={p.value ?? ''} onChange={(e) => p.onChange(e.target.value)}>
-        {p.editions.map((ed) => (
-          <option key={ed.id} value={ed.version}>
-            v{ed.version}
-          </option>
-        ))}
-      </select>
     </div>
   );
 }

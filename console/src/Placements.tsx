@@ -1,8 +1,8 @@
 import { useState } from 'react';
 import { api, type Connection, type Placement, type Slot } from './api.ts';
-import { FormCard, useForm } from './form.tsx';
-import { Table } from './table.tsx';
-import { failure, type Outcome, OutcomeLine, Status, useLoad } from './ui.tsx';
+import { FormCard, useAction, useForm } from './form.tsx';
+import { LoadedTable } from './table.tsx';
+import { OutcomeLine, useLoad } from './ui.tsx';
 
 /** Active slots that accept every size of the placement: the only ones the API lets it map to. */
 const fits = (p: Placement, s: Slot) => s.status === 'active' && p.sizes.every((z) => s.sizes.includes(z));
@@ -14,34 +14,31 @@ export function Placements({ connection: c, slots }: { connection: Connection; s
       api<{ data: Placement[] }>('GET', `/adserver/placements?publisher=${encodeURIComponent(c.publisher)}`),
     c.publisher,
   );
-  const list = placements.data?.data ?? [];
   return (
     <div>
       <h3>Placements of {c.publisher}</h3>
-      <Status load={placements} empty={list.length === 0 && 'No placements yet.'}>
-        <Table
-          testId="placements"
-          rows={list}
-          rowKey={(p) => p.id}
-          columns={[
-            {
-              head: 'Placement',
-              cell: (p) => (
-                <>
-                  {p.name}
-                  <div className="muted small">{p.sizes.join(', ')}</div>
-                </>
-              ),
-            },
-            {
-              head: 'Slot on this connection',
-              cell: (p) => (
-                <MappingCell placement={p} connection={c} slots={slots} onChanged={placements.reload} />
-              ),
-            },
-          ]}
-        />
-      </Status>
+      <LoadedTable
+        load={placements}
+        empty="No placements yet."
+        testId="placements"
+        columns={[
+          {
+            head: 'Placement',
+            cell: (p) => (
+              <>
+                {p.name}
+                <div className="muted small">{p.sizes.join(', ')}</div>
+              </>
+            ),
+          },
+          {
+            head: 'Slot on this connection',
+            cell: (p) => (
+              <MappingCell placement={p} connection={c} slots={slots} onChanged={placements.reload} />
+            ),
+          },
+        ]}
+      />
       <NewPlacement publisher={c.publisher} onCreated={placements.reload} />
     </div>
   );
@@ -60,29 +57,23 @@ function MappingCell({
 }) {
   const mapped = p.slots[c.id] ?? '';
   const [choice, setChoice] = useState(mapped);
-  const [outcome, setOutcome] = useState<Outcome>({});
+  const action = useAction();
   const options = slots.filter((s) => fits(p, s) || s.inventory_id === mapped);
   const id = `map-${p.id}`;
 
-  const map = async () => {
-    try {
+  const map = () =>
+    action.run(async () => {
       await api('PUT', `/adserver/placements/${p.id}/slots`, { connection_id: c.id, inventory_id: choice });
-      setOutcome({ ok: `Mapped to ${choice}.` });
       onChanged();
-    } catch (err) {
-      setOutcome(failure(err));
-    }
-  };
-  const unmap = async () => {
-    try {
+      return `Mapped to ${choice}.`;
+    });
+  const unmap = () =>
+    action.run(async () => {
       await api('DELETE', `/adserver/placements/${p.id}/slots/${c.id}`);
       setChoice('');
-      setOutcome({ ok: 'Unmapped.' });
       onChanged();
-    } catch (err) {
-      setOutcome(failure(err));
-    }
-  };
+      return 'Unmapped.';
+    });
   return (
     <>
       <div className="row">
@@ -117,7 +108,7 @@ function MappingCell({
           inventory_id <code>{mapped}</code>
         </p>
       )}
-      <OutcomeLine outcome={outcome} />
+      <OutcomeLine outcome={action.outcome} />
     </>
   );
 }

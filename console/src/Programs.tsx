@@ -3,10 +3,10 @@ import type { ReportSettings, ReportTest } from '../../src/modules/tracking/aggr
 import type { Backfill } from '../../src/modules/tracking/backfill-repository.ts';
 import { MAPPING_FIELDS, type OperatorRow } from '../../src/modules/tracking/report-mapping.ts';
 import { api, type Program } from './api.ts';
-import { DateRange, type FieldSpec, FormCard, useForm } from './form.tsx';
+import { DateRange, type FieldSpec, FormCard, useAction, useForm } from './form.tsx';
 import { MasterList, usePicked } from './lists.tsx';
 import { PairsEditor, pairsToObject } from './pairs.tsx';
-import { Table } from './table.tsx';
+import { LoadedTable, Table } from './table.tsx';
 import { OutcomeLine, SecretOnce, Status, useLoad } from './ui.tsx';
 
 // A report row's figures: the mapping's fields from `campaign` on (the rest locate the rows in the answer).
@@ -18,13 +18,8 @@ const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISO
 
 /** Affiliate programmes: create and edit (with the postback parameter mapping), the postback token, the operator report. */
 export function ProgramsScreen() {
-  const {
-    list,
-    setPicked,
-    current: program,
-    creating,
-    saved,
-  } = usePicked<Program>('/tracking/programs', { perPage: 50 });
+  const pick = usePicked<Program>('/tracking/programs', { perPage: 50 });
+  const { current: program, creating, saved } = pick;
   const [secret, setSecret] = useState<{ url: string; why: string } | null>(null);
   const shown = (r: WithToken, why: string) => {
     setSecret({ url: r.data.postbackUrl, why });
@@ -35,18 +30,15 @@ export function ProgramsScreen() {
       <MasterList
         title="Programmes"
         unit="programme"
-        list={list}
+        pick={pick}
         search={{ id: 'program-search', label: 'Search programmes', placeholder: 'name or slug' }}
         empty="No programmes yet."
-        current={program?.id}
-        onPick={setPicked}
         item={(p) => (
           <>
             {p.name} <span className="muted">{p.slug}</span>
           </>
         )}
-        creating={creating}
-        onNew={() => setPicked('new')}
+        newButton
       />
       <div>
         {secret && (
@@ -158,7 +150,7 @@ function ProgramForm({
 
 /** The postback token: only its hint is ever shown again; rotating issues a new one at once. */
 function TokenPanel({ program, onRotated }: { program: Program; onRotated: (r: WithToken) => void }) {
-  const form = useForm({});
+  const form = useAction();
   const rotate = () =>
     form.run(async () => {
       if (!window.confirm(`Rotate the postback token of ${program.name}? The old one stops working at once.`))
@@ -255,7 +247,7 @@ function ReportForm({
 
 /** Fetches one day from the operator and shows what was parsed; nothing is stored. */
 function ReportTestButton({ base }: { base: string }) {
-  const form = useForm({});
+  const form = useAction();
   const [result, setResult] = useState<ReportTest | null>(null);
   const test = () =>
     form.run(async () => {
@@ -300,12 +292,13 @@ function Backfills({ base }: { base: string }) {
   const [tick, setTick] = useState(0);
   const list = useLoad(() => api<{ data: Backfill[] }>('GET', `${base}/backfills`), `${base}:${tick}`);
   const form = useForm({});
-  const active = list.data?.data.some((b) => b.status === 'queued' || b.status === 'running');
+  // Each answer that still has a pull queued or running asks again a second later (keyed on the
+  // answer, not on "some are running", which stays true between answers and would ask only once).
   useEffect(() => {
-    if (!active) return;
+    if (!list.data?.data.some((b) => b.status === 'queued' || b.status === 'running')) return;
     const timer = setTimeout(() => setTick((n) => n + 1), 1000);
     return () => clearTimeout(timer);
-  }, [active]);
+  }, [list.data]);
   const pull = () =>
     form.run(async () => {
       await api('POST', `${base}/pull`, range);
@@ -317,34 +310,32 @@ function Backfills({ base }: { base: string }) {
       <FormCard className="row" label="Pull now" form={form} onSubmit={pull} submit="Pull now" grid={false}>
         <DateRange id="pull" from={range.from} to={range.to} onChange={setRange} />
       </FormCard>
-      <Status load={list} empty={list.data?.data.length === 0 && 'No pulls requested yet.'}>
-        <Table
-          testId="backfills"
-          rows={list.data?.data ?? []}
-          rowKey={(b) => b.id}
-          columns={[
-            { head: 'Days', cell: (b) => `${b.from} – ${b.to}` },
-            {
-              head: 'Status',
-              cell: (b) => <span className={b.status === 'failed' ? 'badge off' : 'badge'}>{b.status}</span>,
-            },
-            {
-              head: 'Progress',
-              cell: (b) => (
-                <>
-                  <progress
-                    max={b.daysTotal}
-                    value={b.daysDone}
-                    aria-label={`Days pulled of ${b.from} – ${b.to}`}
-                  />{' '}
-                  {b.daysDone} / {b.daysTotal}
-                </>
-              ),
-            },
-            { head: 'Error', className: 'small', cell: (b) => b.error ?? '' },
-          ]}
-        />
-      </Status>
+      <LoadedTable
+        load={list}
+        empty="No pulls requested yet."
+        testId="backfills"
+        columns={[
+          { head: 'Days', cell: (b) => `${b.from} – ${b.to}` },
+          {
+            head: 'Status',
+            cell: (b) => <span className={b.status === 'failed' ? 'badge off' : 'badge'}>{b.status}</span>,
+          },
+          {
+            head: 'Progress',
+            cell: (b) => (
+              <>
+                <progress
+                  max={b.daysTotal}
+                  value={b.daysDone}
+                  aria-label={`Days pulled of ${b.from} – ${b.to}`}
+                />{' '}
+                {b.daysDone} / {b.daysTotal}
+              </>
+            ),
+          },
+          { head: 'Error', className: 'small', cell: (b) => b.error ?? '' },
+        ]}
+      />
     </div>
   );
 }

@@ -1,39 +1,31 @@
 import { type FormEvent, useState } from 'react';
 import { api, type Site, type SiteToken } from './api.ts';
 import { FormCard, useForm } from './form.tsx';
-import { MasterList, usePagedList } from './lists.tsx';
-import { TokenTable } from './tokens.tsx';
-import { failure, type Outcome, OutcomeLine, SecretOnce, Status, useLoad } from './ui.tsx';
+import { MasterList, usePicked } from './lists.tsx';
+import { type NewToken, TokenList, useTokens } from './tokens.tsx';
+import { InputField } from './ui.tsx';
 
 /** Sites and their read tokens: create (shown once, with copy), list, revoke. */
 export function SitesScreen() {
-  const sites = usePagedList<Site>('/sites', { perPage: 50 });
-  const [siteId, setSiteId] = useState<number | null>(null);
-  const current = siteId ?? sites.data?.data[0]?.id ?? null;
+  const pick = usePicked<Site>('/sites', { perPage: 50 });
+  const site = pick.current;
   return (
     <section className="split">
       <MasterList
         title="Sites"
         unit="site"
-        list={sites}
+        pick={pick}
         search={{ id: 'site-search', label: 'Search sites', placeholder: 'name or domain' }}
         empty="No sites yet."
-        current={current}
-        onPick={(s) => setSiteId(s.id)}
         item={(s) => (
           <>
             {s.name} <span className="muted">{s.domain}</span>
           </>
         )}
       >
-        <NewSite
-          onCreated={(site) => {
-            setSiteId(site.id);
-            sites.reload();
-          }}
-        />
+        <NewSite onCreated={pick.saved} />
       </MasterList>
-      {current !== null && <Tokens key={current} siteId={current} />}
+      {site && <Tokens key={site.id} siteId={site.id} />}
     </section>
   );
 }
@@ -69,59 +61,38 @@ function NewSite({ onCreated }: { onCreated: (site: Site) => void }) {
 }
 
 function Tokens({ siteId }: { siteId: number }) {
-  const tokens = useLoad(() => api<{ data: SiteToken[] }>('GET', `/sites/${siteId}/tokens`), String(siteId));
+  const path = `/sites/${siteId}/tokens`;
+  const tokens = useTokens<SiteToken>(path);
   const [name, setName] = useState('');
-  const [created, setCreated] = useState<{ token: string; name: string } | null>(null);
-  const [outcome, setOutcome] = useState<Outcome>({});
-
-  const create = async (e: FormEvent) => {
+  const create = (e: FormEvent) => {
     e.preventDefault();
-    try {
-      const r = await api<{ data: { token: string; name: string } }>('POST', `/sites/${siteId}/tokens`, {
-        name,
-      });
-      setCreated(r.data);
+    void tokens.action.run(async () => {
+      const r = await api<{ data: NewToken }>('POST', path, { name });
+      tokens.show(r.data);
       setName('');
-      setOutcome({});
-      tokens.reload();
-    } catch (err) {
-      setOutcome(failure(err));
-    }
-  };
-  const revoke = async (t: SiteToken) => {
-    if (!window.confirm(`Revoke token "${t.name || t.hint}"? Sites using it stop working at once.`)) return;
-    try {
-      await api('DELETE', `/sites/${siteId}/tokens/${t.id}`);
-      setOutcome({ ok: `Revoked ${t.hint}` });
-      tokens.reload();
-    } catch (err) {
-      setOutcome(failure(err));
-    }
+      return undefined;
+    });
   };
   return (
     <div>
       <h2>Tokens</h2>
       <form onSubmit={create} className="row">
-        <div className="field">
-          <label htmlFor="token-name">New token name</label>
-          <input id="token-name" value={name} onChange={(e) => setName(e.target.value)} maxLength={100} />
-        </div>
+        <InputField id="token-name" label="New token name" value={name} onChange={setName} maxLength={100} />
         <button type="submit">Create token</button>
       </form>
-      {created && (
-        <SecretOnce
-          secret={created.token}
-          testId="new-token"
-          copyLabel="Copy token"
-          onDone={() => setCreated(null)}
-        >
-          Token <strong>{created.name || '(unnamed)'}</strong> — copy it now, it is shown only once:
-        </SecretOnce>
-      )}
-      <OutcomeLine outcome={outcome} />
-      <Status load={tokens} empty={tokens.data?.data.length === 0 && 'No tokens.'}>
-        <TokenTable tokens={tokens.data?.data ?? []} onRevoke={revoke} />
-      </Status>
+      <TokenList
+        state={tokens}
+        noun="Token"
+        testId="new-token"
+        empty="No tokens."
+        onRevoke={(t) =>
+          tokens.revoke(
+            t,
+            `Revoke token "${t.name || t.hint}"? Sites using it stop working at once.`,
+            `Revoked ${t.hint}`,
+          )
+        }
+      />
     </div>
   );
 }

@@ -2,8 +2,9 @@ import { useState } from 'react';
 import type { SuggestedOrder as Suggestion } from '../../src/modules/tracking/suggested-order.ts';
 import type { ToplistItem } from './api.ts';
 import { api } from './api.ts';
+import { useAction } from './form.tsx';
 import { Table } from './table.tsx';
-import { failure, type Outcome, OutcomeLine } from './ui.tsx';
+import { InputField, OutcomeLine } from './ui.tsx';
 
 /** The draft's items in the suggested order of their brands; items the suggestion does not name keep their place after them. */
 export function applyOrder(items: ToplistItem[], brandOrder: number[]): ToplistItem[] {
@@ -23,40 +24,35 @@ export function SuggestedOrder({
 }) {
   const [days, setDays] = useState('30');
   const [s, setS] = useState<Suggestion | null>(null);
-  const [outcome, setOutcome] = useState<Outcome>({});
-  const ask = async () => {
-    try {
+  const action = useAction();
+  const ask = () =>
+    action.run(async () => {
       const r = await api<{ data: Suggestion }>(
         'GET',
         `/toplists/${toplistId}/suggested-order?days=${encodeURIComponent(days)}`,
       );
       setS(r.data);
-      setOutcome({});
-    } catch (err) {
-      setOutcome(failure(err));
-    }
-  };
+      return undefined;
+    });
   const order = s ? [...s.items].sort((a, b) => a.suggestedPosition - b.suggestedPosition) : [];
   return (
     <section className="card" aria-labelledby="suggest-heading">
       <h2 id="suggest-heading">Suggested order</h2>
       <div className="row">
-        <div className="field">
-          <label htmlFor="suggest-days">Days of history</label>
-          <input
-            id="suggest-days"
-            type="number"
-            min={1}
-            max={90}
-            value={days}
-            onChange={(e) => setDays(e.target.value)}
-          />
-        </div>
+        <InputField
+          id="suggest-days"
+          label="Days of history"
+          type="number"
+          min={1}
+          max={90}
+          value={days}
+          onChange={setDays}
+        />
         <button type="button" onClick={ask}>
           Suggest
         </button>
       </div>
-      <OutcomeLine outcome={outcome} />
+      <OutcomeLine outcome={action.outcome} />
       {s && (
         <>
           <p className="muted small" data-testid="suggest-summary">

@@ -1,36 +1,29 @@
 import { api, type Template } from './api.ts';
-import { FormCard, useForm } from './form.tsx';
+import { Fields, FormCard, useForm } from './form.tsx';
 import { MasterList, usePicked } from './lists.tsx';
-import { SelectField, useLoad } from './ui.tsx';
+import { choicesOf, useLoad } from './ui.tsx';
 
 type Named = { data: { id: number; name: string }[] };
+const name = (t: { name: string }) => t.name;
 
 /** Toplist templates: searched and paged on the server; create one, rename or retype one. */
 export function TemplatesScreen() {
-  const {
-    list,
-    setPicked,
-    current: template,
-    creating,
-    saved,
-  } = usePicked<Template>('/templates', { perPage: 50 });
+  const pick = usePicked<Template>('/templates', { perPage: 50 });
+  const { current: template, creating, saved } = pick;
   return (
     <section className="split">
       <MasterList
         title="Templates"
         unit="template"
-        list={list}
+        pick={pick}
         search={{ id: 'template-search', label: 'Search templates', placeholder: 'name' }}
         empty="No templates."
-        current={template?.id}
-        onPick={setPicked}
         item={(t) => (
           <>
             {t.name} <span className="muted">{t.productType}</span>
           </>
         )}
-        creating={creating}
-        onNew={() => setPicked('new')}
+        newButton
       />
       {creating && <TemplateForm onSaved={saved} />}
       {template && <TemplateForm key={template.id} template={template} onSaved={saved} />}
@@ -82,23 +75,25 @@ function TemplateForm({ template, onSaved }: { template?: Template; onSaved: (t:
       onSubmit={save}
       submit={template ? 'Save template' : 'Create template'}
     >
-      {(
-        [
-          ['productTypeId', 'template-product', 'Product type', products, productTypeId],
-          ['classificationTypeId', 'template-class', 'Classification type', classes, classificationTypeId],
-        ] as const
-      ).map(([field, id, label, types, value]) => (
-        <SelectField
-          key={id}
-          id={id}
-          label={label}
-          value={value}
-          onChange={form.set(field)}
-          options={(types.data?.data ?? []).map((t): [number, string] => [t.id, t.name])}
-          outcome={form.outcome}
-          field={field}
-        />
-      ))}
+      <Fields
+        specs={[
+          {
+            key: 'productTypeId',
+            id: 'template-product',
+            label: 'Product type',
+            options: choicesOf(products, name),
+          },
+          {
+            key: 'classificationTypeId',
+            id: 'template-class',
+            label: 'Classification type',
+            options: choicesOf(classes, name),
+          },
+        ]}
+        f={{ ...f, productTypeId, classificationTypeId }}
+        set={form.set}
+        outcome={form.outcome}
+      />
     </FormCard>
   );
 }

@@ -11,15 +11,23 @@ import {
   type ToplistItem,
 } from './api.ts';
 import { EditionHistory } from './Editions.tsx';
+import { Fields, useAction } from './form.tsx';
 import { SearchBox, SearchPicker, useNames, usePagedList } from './lists.tsx';
 import { applyOrder, SuggestedOrder } from './SuggestedOrder.tsx';
 import { ToplistSchedule, windowState } from './ToplistSchedule.tsx';
 import { ACTIONS, Pager, Table } from './table.tsx';
-import { failure, type Outcome, OutcomeLine, SelectField, Status, useLoad } from './ui.tsx';
+import { choicesOf, InputField, OutcomeLine, Status, useLoad } from './ui.tsx';
+
+const GEO_TYPES: [string, string][] = [
+  ['country', 'Country'],
+  ['market', 'Market'],
+  ['global', 'Global'],
+];
 
 /** Toplists filtered by site, template and geo; picking one opens its draft editor. */
 export function ToplistsScreen() {
   const [filter, setFilter] = useState({ site: '', template: '', geoType: '', geoCode: '' });
+  const setOf = (k: keyof typeof filter) => (v: string) => setFilter({ ...filter, [k]: v });
   const [openId, setOpenId] = useState<number | null>(null);
   const sites = useLoad(() => api<Page<Site>>('GET', '/sites?per_page=100'), '');
   const templates = useLoad(() => api<Page<Template>>('GET', '/templates?per_page=100'), '');
@@ -48,50 +56,40 @@ export function ToplistsScreen() {
       <h1>Toplists</h1>
       <form className="row" aria-label="Filter toplists" onSubmit={(e) => e.preventDefault()}>
         <SearchBox id="f-search" label="Search toplists" value={list.q} onChange={list.setQ} />
-        <SelectField
-          id="f-site"
-          label="Site"
-          all="All sites"
-          value={filter.site}
-          onChange={(v) => setFilter({ ...filter, site: v })}
-          options={(sites.data?.data ?? []).map((s) => [s.id, s.domain])}
-        />
-        <SelectField
-          id="f-template"
-          label="Template"
-          all="All templates"
-          value={filter.template}
-          onChange={(v) => setFilter({ ...filter, template: v })}
-          options={(templates.data?.data ?? []).map((t) => [t.id, t.name])}
-        />
-        <SelectField
-          id="f-geo-type"
-          label="Geo type"
-          all="Any"
-          value={filter.geoType}
-          onChange={(v) => setFilter({ ...filter, geoType: v })}
-          options={[
-            ['country', 'Country'],
-            ['market', 'Market'],
-            ['global', 'Global'],
+        <Fields
+          specs={[
+            {
+              key: 'site',
+              id: 'f-site',
+              label: 'Site',
+              all: 'All sites',
+              options: choicesOf(sites, (s) => s.domain),
+            },
+            {
+              key: 'template',
+              id: 'f-template',
+              label: 'Template',
+              all: 'All templates',
+              options: choicesOf(templates, (t) => t.name),
+            },
+            { key: 'geoType', id: 'f-geo-type', label: 'Geo type', all: 'Any', options: GEO_TYPES },
           ]}
+          f={filter}
+          set={setOf}
         />
-        <div className="field">
-          <label htmlFor="f-geo-code">Geo code</label>
-          <input
-            id="f-geo-code"
-            value={filter.geoCode}
-            maxLength={32}
-            placeholder="e.g. DE"
-            onChange={(e) => setFilter({ ...filter, geoCode: e.target.value })}
-          />
-        </div>
+        <InputField
+          id="f-geo-code"
+          label="Geo code"
+          value={filter.geoCode}
+          maxLength={32}
+          placeholder="e.g. DE"
+          onChange={setOf('geoCode')}
+        />
       </form>
       <Status load={list} empty={list.data?.data.length === 0 && 'No toplists match these filters.'}>
         <p className="muted small">{list.data?.meta.total} toplists</p>
         <Table
           rows={list.data?.data ?? []}
-          rowKey={(t) => t.id}
           columns={[
             { head: 'Name', cell: (t) => t.name },
             { head: 'Slug', cell: (t) => <code>{t.slug}</code> },
@@ -168,7 +166,8 @@ function ToplistEditor({
   );
   const [items, setItems] = useState<ToplistItem[] | null>(null);
   const [offers, setOffers] = useState<Record<number, Offer[]>>({});
-  const [outcome, setOutcome] = useState<Outcome>({});
+  const action = useAction();
+  const { setOutcome } = action;
   const [dragFrom, setDragFrom] = useState<number | null>(null);
   const [shownVersion, setShownVersion] = useState<string | null>(null);
   const [dirty, setDirty] = useState(false);
@@ -233,9 +232,9 @@ function ToplistEditor({
   };
   const searchBrands = async (q: string) =>
     (await api<Page<Brand>>('GET', `/brands?q=${encodeURIComponent(q)}&per_page=20`)).data;
-  const saveDraft = async (list = items) => {
-    if (!list) return false;
-    try {
+  const saveDraft = async (list = items) =>
+    list !== null &&
+    action.run(async () => {
       const r = await api<{ data: Toplist }>('PUT', `/toplists/${id}/items`, {
         // The item id, deal id and lock travel back unchanged so the wire item keeps its identity.
         items: list.map((it) => ({
@@ -249,34 +248,25 @@ function ToplistEditor({
       });
       setItems(r.data.items);
       setDirty(false);
-      setOutcome({ ok: 'Draft saved.' });
-      return true;
-    } catch (err) {
-      setOutcome(failure(err));
-      return false;
-    }
-  };
+      return 'Draft saved.';
+    });
   const publish = async () => {
     if (dirty && !(await saveDraft())) return;
-    try {
+    await action.run(async () => {
       const r = await api<{ data: { version: number } }>('POST', `/toplists/${id}/publish`, {});
-      setOutcome({ ok: `Published version ${r.data.version}.` });
       toplist.reload();
       editions.reload();
       setShownVersion(String(r.data.version));
-    } catch (err) {
-      setOutcome(failure(err));
-    }
+      return `Published version ${r.data.version}.`;
+    });
   };
-  const unpublish = async () => {
+  const unpublish = () => {
     if (!window.confirm('Unpublish this toplist? Sites stop receiving it.')) return;
-    try {
+    void action.run(async () => {
       await api('POST', `/toplists/${id}/unpublish`);
-      setOutcome({ ok: 'Unpublished.' });
       toplist.reload();
-    } catch (err) {
-      setOutcome(failure(err));
-    }
+      return 'Unpublished.';
+    });
   };
 
   const t = toplist.data?.data;
@@ -285,7 +275,7 @@ function ToplistEditor({
       <button type="button" onClick={onClose}>
         ← All toplists
       </button>
-      <Status loading={toplist.loading && !t} error={toplist.error}>
+      <Status load={toplist}>
         {t && (
           <>
             <h1>{t.name}</h1>
@@ -396,7 +386,7 @@ function ToplistEditor({
                     Unpublish
                   </button>
                 </div>
-                <OutcomeLine outcome={outcome} />
+                <OutcomeLine outcome={action.outcome} />
               </div>
               <div>
                 <SuggestedOrder

@@ -1,6 +1,6 @@
 import { useState } from 'react';
 import { api, type Page, type Program, type Site } from './api.ts';
-import { DateRange } from './form.tsx';
+import { DateRange, Fields } from './form.tsx';
 import { useNames } from './lists.tsx';
 import { ReconciliationTable } from './Reconciliation.tsx';
 import { StatsChart } from './StatsChart.tsx';
@@ -15,7 +15,7 @@ import {
   totalsBy,
 } from './stats.ts';
 import { Table } from './table.tsx';
-import { SelectField, Status, useLoad } from './ui.tsx';
+import { choicesOf, InputField, Status, useLoad } from './ui.tsx';
 
 const DIMENSIONS: [Dimension, string][] = [
   ['total', 'Nothing (totals)'],
@@ -130,56 +130,54 @@ export function TrackingScreen() {
         }}
       >
         <DateRange id="t" from={f.from} to={f.to} onChange={(r) => setF({ ...f, ...r })} />
-        <div className="field">
-          <label htmlFor="t-tz">Time zone</label>
-          <input
-            id="t-tz"
-            value={tz}
-            placeholder="program (default)"
-            title="program, site, UTC or a zone such as Europe/Malta; applied on Enter"
-            onChange={(e) => setTz(e.target.value)}
-            onBlur={() => setF({ ...f, timezone: tz })}
-            list="t-tz-list"
-          />
+        <InputField
+          id="t-tz"
+          label="Time zone"
+          value={tz}
+          placeholder="program (default)"
+          title="program, site, UTC or a zone such as Europe/Malta; applied on Enter"
+          onChange={setTz}
+          onBlur={() => setF({ ...f, timezone: tz })}
+          list="t-tz-list"
+        >
           <datalist id="t-tz-list">
             <option value="program">each programme's zone</option>
             <option value="site">each site's zone</option>
             <option value="UTC" />
             <option value={Intl.DateTimeFormat().resolvedOptions().timeZone} />
           </datalist>
-        </div>
-        <SelectField
-          id="t-site"
-          label="Site"
-          all="All sites"
-          value={f.site}
-          onChange={set('site')}
-          options={(sites.data?.data ?? []).map((x) => [x.id, x.domain])}
+        </InputField>
+        <Fields
+          specs={[
+            {
+              key: 'site',
+              id: 't-site',
+              label: 'Site',
+              all: 'All sites',
+              options: choicesOf(sites, (s) => s.domain),
+            },
+            {
+              key: 'program',
+              id: 't-program',
+              label: 'Programme',
+              all: 'All programmes',
+              options: choicesOf(programs, (p) => p.name),
+            },
+            { key: 'dim', id: 't-dim', label: 'Break down by', options: DIMENSIONS },
+            ...(f.dim === 'total'
+              ? []
+              : [
+                  {
+                    key: 'metric' as const,
+                    id: 't-metric',
+                    label: 'Metric',
+                    options: METRICS.map((m): [string, string] => [m, m]),
+                  },
+                ]),
+          ]}
+          f={f}
+          set={set}
         />
-        <SelectField
-          id="t-program"
-          label="Programme"
-          all="All programmes"
-          value={f.program}
-          onChange={set('program')}
-          options={(programs.data?.data ?? []).map((p) => [p.id, p.name])}
-        />
-        <SelectField
-          id="t-dim"
-          label="Break down by"
-          value={f.dim}
-          onChange={set('dim')}
-          options={DIMENSIONS}
-        />
-        {f.dim !== 'total' && (
-          <SelectField
-            id="t-metric"
-            label="Metric"
-            value={f.metric}
-            onChange={set('metric')}
-            options={METRICS.map((m) => [m, m])}
-          />
-        )}
       </form>
       <Status
         load={stats}

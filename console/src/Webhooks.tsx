@@ -2,10 +2,10 @@ import { useState } from 'react';
 import type { Delivery, WebhookEndpoint } from '../../src/modules/webhooks/types.ts';
 import { WEBHOOK_EVENTS } from '../../src/modules/webhooks/types.ts';
 import { api, type Page, type Site } from './api.ts';
-import { Fields, FormCard, useForm } from './form.tsx';
-import { MasterList, usePagedList } from './lists.tsx';
-import { Table } from './table.tsx';
-import { failure, type Outcome, OutcomeLine, SecretOnce, SelectField, Status, useLoad } from './ui.tsx';
+import { Fields, FormCard, useAction, useForm } from './form.tsx';
+import { MasterList, usePicked } from './lists.tsx';
+import { LoadedTable, Table } from './table.tsx';
+import { OutcomeLine, SecretOnce, SelectField, Status, useLoad } from './ui.tsx';
 
 type WithSecret = { data: WebhookEndpoint; secret: string };
 
@@ -13,17 +13,15 @@ const when = (iso: string | null) => (iso ? new Date(iso).toLocaleString() : '�
 
 /** Change webhooks: endpoints (enabled or disabled), create with the secret shown once, test, rotate, and the delivery log. */
 export function WebhooksScreen() {
-  const endpoints = usePagedList<WebhookEndpoint>('/webhooks', { perPage: 50, search: false });
+  const pick = usePicked<WebhookEndpoint>('/webhooks', { perPage: 50, search: false });
   const sites = useLoad(() => api<Page<Site>>('GET', '/sites?per_page=100'), '');
-  const [selected, setSelected] = useState<string | null>(null);
   const [secret, setSecret] = useState<{ id: string; secret: string; why: string } | null>(null);
-  const current = selected ?? endpoints.data?.data[0]?.id ?? null;
+  const current = pick.current?.id ?? null;
   const siteName = (id: number | null) =>
     id === null ? 'every site' : (sites.data?.data.find((s) => s.id === id)?.domain ?? `site ${id}`);
   const shown = (r: WithSecret, why: string) => {
     setSecret({ id: r.data.id, secret: r.secret, why });
-    setSelected(r.data.id);
-    endpoints.reload();
+    pick.saved(r.data);
   };
   return (
     <section className="split wide-right">
@@ -31,10 +29,8 @@ export function WebhooksScreen() {
         title="Webhooks"
         listLabel="Webhook endpoints"
         unit="endpoint"
-        list={endpoints}
+        pick={pick}
         empty="No webhook endpoints yet."
-        current={current}
-        onPick={(e) => setSelected(e.id)}
         item={(e) => (
           <>
             <span className={e.enabled ? 'badge' : 'badge off'}>{e.enabled ? 'enabled' : 'disabled'}</span>{' '}
@@ -60,11 +56,11 @@ export function WebhooksScreen() {
             key={current}
             id={current}
             siteName={siteName}
-            onChanged={endpoints.reload}
+            onChanged={pick.list.reload}
             onRotated={(r) => shown(r, 'rotated')}
             onDeleted={() => {
-              setSelected(null);
-              endpoints.reload();
+              pick.setPicked(null);
+              pick.list.reload();
             }}
           />
         )}
@@ -135,22 +131,20 @@ function EndpointDetail({
 }) {
   const endpoint = useLoad(() => api<{ data: WebhookEndpoint }>('GET', `/webhooks/${id}`), id);
   const deliveries = useLoad(() => api<Page<Delivery>>('GET', `/webhooks/${id}/deliveries?per_page=50`), id);
-  const [outcome, setOutcome] = useState<Outcome>({});
+  const action = useAction();
   const [open, setOpen] = useState<string | null>(null);
-  const act = async (what: () => Promise<string | undefined>) => {
-    try {
+  /** Runs an action on the endpoint, then shows its state, its deliveries and the list afresh. */
+  const act = (what: () => Promise<string | undefined>) =>
+    action.run(async () => {
       const ok = await what();
-      setOutcome(ok ? { ok } : {});
       endpoint.reload();
       deliveries.reload();
       onChanged();
-    } catch (err) {
-      setOutcome(failure(err));
-    }
-  };
+      return ok;
+    });
   const e = endpoint.data?.data;
   return (
-    <Status loading={endpoint.loading && !e} error={endpoint.error}>
+    <Status load={endpoint}>
       {e && (
         <div>
           <h2>
@@ -213,73 +207,70 @@ function EndpointDetail({
             </button>
             <button
               type="button"
-              onClick={async () => {
+              onClick={() => {
                 if (!window.confirm(`Delete the endpoint ${e.url} and its delivery log?`)) return;
-                try {
+                void action.run(async () => {
                   await api('DELETE', `/webhooks/${id}`);
                   onDeleted();
-                } catch (err) {
-                  setOutcome(failure(err));
-                }
+                  return undefined;
+                });
               }}
             >
               Delete
             </button>
           </div>
-          <OutcomeLine outcome={outcome} />
+          <OutcomeLine outcome={action.outcome} />
           <h3>Deliveries</h3>
-          <Status load={deliveries} empty={deliveries.data?.data.length === 0 && 'Nothing sent yet.'}>
-            <Table
-              label="Deliveries"
-              rows={deliveries.data?.data ?? []}
-              rowKey={(d) => d.id}
-              columns={[
-                { head: 'Created', cell: (d) => when(d.createdAt) },
-                { head: 'Event', cell: (d) => d.eventType },
-                {
-                  head: 'Status',
-                  cell: (d) => (
-                    <span className={d.status === 'failed' ? 'badge off' : 'badge'}>{d.status}</span>
-                  ),
-                },
-                {
-                  head: 'Tries',
-                  cell: (d) => (
-                    <button
-                      type="button"
-                      aria-expanded={open === d.id}
-                      onClick={() => setOpen(open === d.id ? null : d.id)}
-                    >
-                      {d.attempts} / {d.maxAttempts}
-                    </button>
-                  ),
-                },
-                { head: 'Next try', cell: (d) => when(d.nextAttemptAt) },
-                { head: 'Last error', className: 'small', cell: (d) => d.lastError ?? '' },
-              ]}
-              expanded={(d) =>
-                open === d.id && (
-                  <Table
-                    label={`Tries of ${d.id}`}
-                    rows={d.log}
-                    rowKey={(a) => a.attempt}
-                    columns={[
-                      { head: 'Try', cell: (a) => a.attempt },
-                      { head: 'At', cell: (a) => when(a.startedAt) },
-                      { head: 'HTTP', cell: (a) => a.httpStatus ?? '—' },
-                      { head: 'Latency', cell: (a) => `${a.latencyMs} ms` },
-                      {
-                        head: 'Error',
-                        className: 'small',
-                        cell: (a) => a.error ?? (a.succeeded ? 'ok' : ''),
-                      },
-                      { head: 'Next try', cell: (a) => when(a.nextAttemptAt) },
-                    ]}
-                  />
-                )
-              }
-            />
-          </Status>
+          <LoadedTable
+            load={deliveries}
+            empty="Nothing sent yet."
+            label="Deliveries"
+            columns={[
+              { head: 'Created', cell: (d) => when(d.createdAt) },
+              { head: 'Event', cell: (d) => d.eventType },
+              {
+                head: 'Status',
+                cell: (d) => (
+                  <span className={d.status === 'failed' ? 'badge off' : 'badge'}>{d.status}</span>
+                ),
+              },
+              {
+                head: 'Tries',
+                cell: (d) => (
+                  <button
+                    type="button"
+                    aria-expanded={open === d.id}
+                    onClick={() => setOpen(open === d.id ? null : d.id)}
+                  >
+                    {d.attempts} / {d.maxAttempts}
+                  </button>
+                ),
+              },
+              { head: 'Next try', cell: (d) => when(d.nextAttemptAt) },
+              { head: 'Last error', className: 'small', cell: (d) => d.lastError ?? '' },
+            ]}
+            expanded={(d) =>
+              open === d.id && (
+                <Table
+                  label={`Tries of ${d.id}`}
+                  rows={d.log}
+                  rowKey={(a) => a.attempt}
+                  columns={[
+                    { head: 'Try', cell: (a) => a.attempt },
+                    { head: 'At', cell: (a) => when(a.startedAt) },
+                    { head: 'HTTP', cell: (a) => a.httpStatus ?? '—' },
+                    { head: 'Latency', cell: (a) => `${a.latencyMs} ms` },
+                    {
+                      head: 'Error',
+                      className: 'small',
+                      cell: (a) => a.error ?? (a.succeeded ? 'ok' : ''),
+                    },
+                    { head: 'Next try', cell: (a) => when(a.nextAttemptAt) },
+                  ]}
+                />
+              )
+            }
+          />
         </div>
       )}
     </Status>

@@ -1,5 +1,4 @@
 // The ad-server shapes are the server's own (a self-contained types file), so the two cannot drift.
-import type { PageMeta } from '../../src/lib/paging.ts';
 import type { Capability } from '../../src/modules/adserver/types.ts';
 import type {
   EditionMeta,
@@ -8,6 +7,7 @@ import type {
 } from '../../src/modules/catalog/types.ts';
 
 export type { Booking, BookingLine, BookingSummary } from '../../src/modules/adserver/orders.ts';
+export type { SyncSummary } from '../../src/modules/adserver/service.ts';
 export type {
   BookingDelivery,
   Connection,
@@ -57,15 +57,12 @@ export async function api<T>(method: string, path: string, body?: unknown): Prom
 }
 
 export type { PageMeta } from '../../src/lib/paging.ts';
-export type { Program } from '../../src/modules/tracking/types.ts';
+export type { AdminToken, SiteToken } from '../../src/modules/access/types.ts';
 
 /** A list answer of the admin API: one page of rows and the server's paging meta. */
-export interface Page<T> {
-  data: T[];
-  meta: PageMeta;
-}
-export type { AdminToken, SiteToken } from '../../src/modules/access/types.ts';
+export type { Page } from '../../src/modules/catalog/crud.ts';
 export type { Brand, Offer, Site, Template } from '../../src/modules/catalog/types.ts';
+export type { Program } from '../../src/modules/tracking/types.ts';
 export type Edition = EditionMeta;
 
 /** A draft item; an item added in the console and not saved yet has no id, deal or lock (kept on save so the wire item id stays stable). */
@@ -94,11 +91,3 @@ export const CAPABILITIES: readonly Capability[] = [
   'reporting',
   'draft_booking',
 ];
-
-export interface SyncSummary {
-  ok: boolean;
-  pages: number;
-  slots: number;
-  added: number;
-  problems: string[];
-}

@@ -1,32 +1,47 @@
 import { type FormEvent, type ReactNode, useState } from 'react';
-import { Field, failure, type Outcome, OutcomeLine } from './ui.tsx';
+import { Field, failure, InputField, type Outcome, OutcomeLine, SelectField } from './ui.tsx';
 
-/** Form state every screen shares: the values, a setter per key, the last outcome and a busy flag. */
-export function useForm<T extends Record<string, string>>(
-  initial: T | (() => T),
+/** The state of a screen's actions (save, revoke, replay…): the last outcome and a busy flag. */
+export function useAction(
   /** Reshapes an error before it shows (e.g. `sizes.1` belongs to the one sizes field). */
   reshape: (o: Outcome) => Outcome = (o) => o,
 ) {
-  const [f, setF] = useState<T>(initial);
   const [outcome, setOutcome] = useState<Outcome>({});
   const [busy, setBusy] = useState(false);
-  const set = (k: keyof T) => (v: string) => setF((prev) => ({ ...prev, [k]: v }));
-  /** Runs an action: its error shows (beside its field when named), the text it returns is the success line. */
+  /**
+   * Runs an action: its error shows (beside its field when named), the text it returns is the
+   * success line. Resolves to whether it succeeded, for what must follow only a success.
+   */
   const run = async (action: () => Promise<string | undefined>) => {
     setBusy(true);
     try {
       const ok = await action();
       setOutcome(ok ? { ok } : {});
+      return true;
     } catch (err) {
       setOutcome(reshape(failure(err)));
+      return false;
     } finally {
       setBusy(false);
     }
   };
-  return { f, setF, set, outcome, setOutcome, busy, run };
+  return { outcome, setOutcome, busy, run };
 }
 
-/** One text input of a {@link FormCard}: the value key, its label, and the API field its 422 names. */
+/** Form state every screen shares: the values, a setter per key, and the {@link useAction} state. */
+export function useForm<T extends Record<string, string>>(
+  initial: T | (() => T),
+  reshape?: (o: Outcome) => Outcome,
+) {
+  const [f, setF] = useState<T>(initial);
+  const set = (k: keyof T) => (v: string) => setF((prev) => ({ ...prev, [k]: v }));
+  return { f, setF, set, ...useAction(reshape) };
+}
+
+/**
+ * One field of a {@link FormCard} or a filter row: the value key, its label, and the API field
+ * its 422 names; a text input, or a select when it has `options`.
+ */
 export interface FieldSpec<K extends string> {
   key: K;
   id: string;
@@ -34,37 +49,44 @@ export interface FieldSpec<K extends string> {
   /** The API's `details.field`; the key when absent. */
   field?: string;
   type?: string;
+  /** The choices of a select, as [value, text] pairs. */
+  options?: [string | number, string][];
+  /** A select's first, empty choice ("All sites"). */
+  all?: string;
 }
 
 /** The API fields a list of specs shows errors for. */
 export const shownOf = (specs: readonly FieldSpec<string>[]) => specs.map((s) => s.field ?? s.key);
 
-/** The labelled inputs of a form, each with its 422 message below it. */
+/** The labelled inputs and selects over one record of values, each with its 422 message below it. */
 export function Fields<T extends Record<string, string>>({
   specs,
   f,
   set,
-  outcome,
+  outcome = {},
 }: {
   specs: readonly FieldSpec<Extract<keyof T, string>>[];
   f: T;
   set: (k: keyof T) => (v: string) => void;
-  outcome: Outcome;
+  outcome?: Outcome;
 }) {
   return (
     <>
-      {specs.map((s) => (
-        <Field
-          key={s.id}
-          id={s.id}
-          label={s.label}
-          type={s.type}
-          value={f[s.key] ?? ''}
-          onChange={set(s.key)}
-          outcome={outcome}
-          field={s.field ?? s.key}
-        />
-      ))}
+      {specs.map((s) => {
+        const common = {
+          id: s.id,
+          label: s.label,
+          value: f[s.key] ?? '',
+          onChange: set(s.key),
+          outcome,
+          field: s.field ?? s.key,
+        };
+        return s.options ? (
+          <SelectField key={s.id} {...common} options={s.options} all={s.all} />
+        ) : (
+          <Field key={s.id} {...common} type={s.type} />
+        );
+      })}
     </>
   );
 }
@@ -102,7 +124,7 @@ export function FormCard<T extends Record<string, string>>({
   outcome?: Outcome;
   /** Fields that show their own error (so the line below does not repeat it). */
   shown?: readonly string[];
-  onSubmit: () => void | Promise<void>;
+  onSubmit: () => unknown;
   submit: ReactNode;
   busy?: boolean;
   busyText?: string;
@@ -168,26 +190,22 @@ export function DateRange({
 }) {
   return (
     <>
-      <div className="field">
-        <label htmlFor={`${id}-from`}>From</label>
-        <input
-          id={`${id}-from`}
-          type="date"
-          value={from}
-          max={to}
-          onChange={(e) => onChange({ from: e.target.value, to })}
-        />
-      </div>
-      <div className="field">
-        <label htmlFor={`${id}-to`}>To</label>
-        <input
-          id={`${id}-to`}
-          type="date"
-          value={to}
-          min={from}
-          onChange={(e) => onChange({ from, to: e.target.value })}
-        />
-      </div>
+      <InputField
+        id={`${id}-from`}
+        label="From"
+        type="date"
+        value={from}
+        max={to}
+        onChange={(v) => onChange({ from: v, to })}
+      />
+      <InputField
+        id={`${id}-to`}
+        label="To"
+        type="date"
+        value={to}
+        min={from}
+        onChange={(v) => onChange({ from, to: v })}
+      />
     </>
   );
 }

@@ -1,7 +1,7 @@
 import { type ReactNode, useEffect, useState } from 'react';
 import { api, type Page } from './api.ts';
 import { Pager } from './table.tsx';
-import { PickList, Status, useLoad } from './ui.tsx';
+import { InputField, PickList, Status, useLoad } from './ui.tsx';
 
 /** `value`, once it has stopped changing for `ms` (so typing asks the server once, not per key). */
 export function useDebounced<T>(value: T, ms = 250): T {
@@ -57,18 +57,16 @@ export function SearchBox({
   placeholder?: string;
 }) {
   return (
-    <div className="field">
-      <label htmlFor={id}>{label}</label>
-      <input
-        id={id}
-        type="search"
-        value={value}
-        maxLength={SEARCH_MAX}
-        placeholder={placeholder}
-        autoComplete="off"
-        onChange={(e) => onChange(e.target.value)}
-      />
-    </div>
+    <InputField
+      id={id}
+      label={label}
+      type="search"
+      value={value}
+      maxLength={SEARCH_MAX}
+      placeholder={placeholder}
+      autoComplete="off"
+      onChange={onChange}
+    />
   );
 }
 
@@ -173,37 +171,35 @@ export function usePicked<T>(path: string, opts: Parameters<typeof usePagedList>
   return { list, picked, setPicked, current, creating: picked === 'new', saved };
 }
 
-/** The left column of a list screen: heading, search, the paged list of buttons and a "New …" button. */
+/**
+ * The left column of a list screen over a {@link usePicked} list: heading, search, the paged list
+ * of buttons (the picked one pressed) and, with `newButton`, a "New …" button that picks "new".
+ */
 export function MasterList<T extends { id: number | string }>({
   title,
-  list,
+  pick,
   search,
   empty,
-  current,
-  onPick,
   item,
   unit,
-  creating,
-  onNew,
+  newButton = false,
   className,
   listLabel = title,
   children,
 }: {
   title: string;
   listLabel?: string;
-  list: ReturnType<typeof usePagedList<T>>;
+  pick: ReturnType<typeof usePicked<T>>;
   search?: { id: string; label: string; placeholder?: string };
   empty: string;
-  current: number | string | undefined | null;
-  onPick: (record: T) => void;
   item: (record: T) => ReactNode;
   /** The record in words ("brand"): names the pages and the "New …" button. */
   unit: string;
-  creating?: boolean;
-  onNew?: () => void;
+  newButton?: boolean;
   className?: string;
   children?: ReactNode;
 }) {
+  const { list, current, setPicked, creating } = pick;
   return (
     <div>
       <h1>{title}</h1>
@@ -214,8 +210,8 @@ export function MasterList<T extends { id: number | string }>({
           label={listLabel}
           items={list.data?.data}
           itemKey={(r) => r.id}
-          current={current}
-          onPick={onPick}
+          current={current?.id}
+          onPick={setPicked}
         >
           {item}
         </PickList>
@@ -225,8 +221,8 @@ export function MasterList<T extends { id: number | string }>({
           label={`${unit[0]?.toUpperCase()}${unit.slice(1)} pages`}
         />
       </Status>
-      {onNew && (
-        <button type="button" className="new" aria-pressed={creating} onClick={onNew}>
+      {newButton && (
+        <button type="button" className="new" aria-pressed={creating} onClick={() => setPicked('new')}>
           New {unit}
         </button>
       )}

@@ -1,3 +1,5 @@
+import { InputField } from './ui.tsx';
+
 /** Key/value rows of a mapping (a programme's postback parameters, a report's columns), edited in place. */
 export function PairsEditor({
   id,
@@ -24,18 +26,20 @@ export function PairsEditor({
       {pairs.map(([k, v], i) => (
         // biome-ignore lint/suspicious/noArrayIndexKey: rows are edited in place; the key text changes as it is typed.
         <div className="row" key={i}>
-          <div className="field">
-            <label htmlFor={`${id}-k${i}`}>
-              {keyLabel} {i + 1}
-            </label>
-            <input id={`${id}-k${i}`} value={k} maxLength={32} onChange={(e) => set(i, 0, e.target.value)} />
-          </div>
-          <div className="field">
-            <label htmlFor={`${id}-v${i}`}>
-              {valueLabel} {i + 1}
-            </label>
-            <input id={`${id}-v${i}`} value={v} maxLength={300} onChange={(e) => set(i, 1, e.target.value)} />
-          </div>
+          <InputField
+            id={`${id}-k${i}`}
+            label={`${keyLabel} ${i + 1}`}
+            value={k}
+            maxLength={32}
+            onChange={(text) => set(i, 0, text)}
+          />
+          <InputField
+            id={`${id}-v${i}`}
+            label={`${valueLabel} ${i + 1}`}
+            value={v}
+            maxLength={300}
+            onChange={(text) => set(i, 1, text)}
+          />
           <button
             type="button"
             aria-label={`Remove ${keyLabel.toLowerCase()} ${i + 1}`}

@@ -1,4 +1,5 @@
 import { Fragment, type ReactNode } from 'react';
+import { Status } from './ui.tsx';
 
 /** One column of a {@link Table}: its header, how a row fills its cell, and whether it holds numbers. */
 export interface Column<T> {
@@ -13,21 +14,17 @@ export interface Column<T> {
 /** The header of an actions column: read by screen readers, not shown. */
 export const ACTIONS = <span className="sr-only">Actions</span>;
 
-/** The console's one table: a scrolling wrapper, a header row from the columns, one row per item. */
-export function Table<T>({
-  rows,
-  columns,
-  rowKey,
-  caption,
-  className,
-  testId,
-  rowProps,
-  label,
-  expanded,
-}: {
+/** A row's React key. */
+type RowKey<T> = (row: T) => string | number;
+/** The key of rows that have an `id`: the overloads below let only such rows leave `rowKey` out. */
+const byId = (row: unknown) => (row as { id: string | number }).id;
+
+/** What a {@link Table} shows: its rows, its columns, and how the table and its rows are named. */
+export interface TableProps<T> {
   rows: readonly T[];
   columns: readonly (Column<T> | false)[];
-  rowKey: (row: T) => string | number;
+  /** How rows are keyed; rows with an `id` are keyed by it unless this says otherwise. */
+  rowKey?: RowKey<T>;
   caption?: string;
   className?: string;
   testId?: string;
@@ -35,7 +32,22 @@ export function Table<T>({
   rowProps?: (row: T) => Record<string, unknown>;
   /** A full-width row under a row (details opened from it), or null. */
   expanded?: (row: T) => ReactNode;
-}) {
+}
+
+/** The console's one table: a scrolling wrapper, a header row from the columns, one row per item. */
+export function Table<T extends { id: string | number }>(props: TableProps<T>): ReactNode;
+export function Table<T>(props: TableProps<T> & { rowKey: RowKey<T> }): ReactNode;
+export function Table<T>({
+  rows,
+  columns,
+  rowKey = byId,
+  caption,
+  className,
+  testId,
+  rowProps,
+  label,
+  expanded,
+}: TableProps<T>) {
   const cols = columns.filter((c): c is Column<T> => c !== false);
   const cls = (c: Column<T>) => [c.num && 'num', c.className].filter(Boolean).join(' ') || undefined;
   return (
@@ -80,6 +92,28 @@ export function Table<T>({
         </tbody>
       </table>
     </div>
+  );
+}
+
+type LoadedTableProps<T> = Omit<TableProps<T>, 'rows'> & {
+  load: { loading: boolean; error?: string; data?: { data: readonly T[] } };
+  empty: string;
+  children?: ReactNode;
+};
+
+/**
+ * A loaded list answer (a {@link useLoad} result of `{ data: rows }`) as a table: its loading,
+ * error or `empty` line until there are rows, then the table and what follows it (a pager).
+ */
+export function LoadedTable<T extends { id: string | number }>(props: LoadedTableProps<T>): ReactNode;
+export function LoadedTable<T>(props: LoadedTableProps<T> & { rowKey: RowKey<T> }): ReactNode;
+export function LoadedTable<T>({ load, empty, children, rowKey = byId, ...table }: LoadedTableProps<T>) {
+  const rows = load.data?.data;
+  return (
+    <Status load={load} empty={rows?.length === 0 && empty}>
+      <Table rows={rows ?? []} rowKey={rowKey} {...table} />
+      {children}
+    </Status>
   );
 }
 

@@ -1,4 +1,4 @@
-import { type ReactNode, useCallback, useEffect, useState } from 'react';
+import { type InputHTMLAttributes, type ReactNode, useCallback, useEffect, useState } from 'react';
 import { ApiError } from './api.ts';
 
 /** Loads data for a screen, tracking loading and error, with a reload; loads again when `key` changes. */
@@ -59,6 +59,37 @@ export function failure(err: unknown): Outcome {
   return { error: err instanceof Error ? err.message : String(err) };
 }
 
+/** The console's field layout: a label above its control (`children`, the one whose id is `id`). */
+export function FieldRow({ id, label, children }: { id: string; label: ReactNode; children: ReactNode }) {
+  return (
+    <div className="field">
+      <label htmlFor={id}>{label}</label>
+      {children}
+    </div>
+  );
+}
+
+/** A labelled input that hands on its text; `children` follow the input (its error, a datalist). */
+export function InputField({
+  id,
+  label,
+  onChange,
+  children,
+  ...input
+}: Omit<InputHTMLAttributes<HTMLInputElement>, 'id' | 'onChange' | 'children'> & {
+  id: string;
+  label: ReactNode;
+  onChange: (value: string) => void;
+  children?: ReactNode;
+}) {
+  return (
+    <FieldRow id={id} label={label}>
+      <input id={id} {...input} onChange={(e) => onChange(e.target.value)} />
+      {children}
+    </FieldRow>
+  );
+}
+
 /** A labelled input whose 422 message (matched on `details.field`) appears right below it. */
 export function Field({
   id,
@@ -81,23 +112,22 @@ export function Field({
 }) {
   const invalid = outcome.field === field;
   return (
-    <div className="field">
-      <label htmlFor={id}>{label}</label>
-      <input
-        id={id}
-        type={type}
-        autoComplete={autoComplete ?? (type === 'password' ? 'off' : undefined)}
-        value={value}
-        onChange={(e) => onChange(e.target.value)}
-        aria-invalid={invalid}
-        aria-describedby={invalid ? `${id}-error` : undefined}
-      />
+    <InputField
+      id={id}
+      label={label}
+      type={type}
+      autoComplete={autoComplete ?? (type === 'password' ? 'off' : undefined)}
+      value={value}
+      onChange={onChange}
+      aria-invalid={invalid}
+      aria-describedby={invalid ? `${id}-error` : undefined}
+    >
       {invalid && (
         <span id={`${id}-error`} className="error" role="alert">
           {outcome.error}
         </span>
       )}
-    </div>
+    </InputField>
   );
 }
 
@@ -117,6 +147,12 @@ export function OutcomeLine({ outcome, shown = [] }: { outcome: Outcome; shown?:
     );
   return null;
 }
+
+/** The [id, text] options of a {@link SelectField} over a loaded list of records (none until it loads). */
+export const choicesOf = <T extends { id: number }>(
+  load: { data?: { data: readonly T[] } },
+  text: (record: T) => string,
+): [number, string][] => (load.data?.data ?? []).map((r) => [r.id, text(r)]);
 
 /** A labelled select; `options` are [value, text] pairs, an `all` text adds a first empty choice. */
 export function SelectField({
@@ -139,8 +175,7 @@ export function SelectField({
   field?: string;
 }) {
   return (
-    <div className="field">
-      <label htmlFor={id}>{label}</label>
+    <FieldRow id={id} label={label}>
       <select id={id} value={value} onChange={(e) => onChange(e.target.value)}>
         {all !== undefined && <option value="">{all}</option>}
         {options.map(([v, text]) => (
@@ -154,7 +189,7 @@ export function SelectField({
           {outcome.error}
         </span>
       )}
-    </div>
+    </FieldRow>
   );
 }
 
