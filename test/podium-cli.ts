@@ -7,14 +7,15 @@ const BIN = join(import.meta.dirname, '..', 'bin', 'podium-dev.js');
 
 /**
  * Runs the real `podium` command on a private embedded database (never the shared server, never
- * the environment's secret keys); resolves with its exit code and output.
+ * the environment's secret keys); resolves with its exit code and output. The time limit leaves
+ * room for `demo` (30 days of tracking history) on a busy two-core machine; callers' hooks allow 240 s.
  */
 export async function podium(dataDir: string, ...args: string[]) {
   const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'silent' };
   delete env.DATABASE_URL;
   delete env.PODIUM_SECRET_KEYS;
   try {
-    const r = await run(process.execPath, [BIN, ...args, '--data-dir', dataDir], { env, timeout: 120_000 });
+    const r = await run(process.execPath, [BIN, ...args, '--data-dir', dataDir], { env, timeout: 220_000 });
     return { code: 0, stdout: r.stdout, stderr: r.stderr };
   } catch (e) {
     const x = e as { code: number; stdout: string; stderr: string };
