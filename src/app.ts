@@ -8,7 +8,7 @@ import { registerAdserverAdmin } from './modules/adserver/routes.ts';
 import { auditAdminWrites, registerAuditRoutes } from './modules/audit/routes.ts';
 import { registerCatalog } from './modules/catalog/routes.ts';
 import { registerConsole } from './modules/console/static.ts';
-import { byslugFastPath, type FastPath, fastPathCounts } from './modules/delivery/fast-path.ts';
+import { type FastPath, fastPathCounts, toplistFastPath } from './modules/delivery/fast-path.ts';
 import { registerDelivery } from './modules/delivery/routes.ts';
 import { loadPages } from './modules/docs/pages.ts';
 import { registerDocs } from './modules/docs/routes.ts';
@@ -114,7 +114,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   if (deps.fastPath !== false) {
     const counts = fastPathCounts(metrics);
     const isClosing = () => closing;
-    const bySlug = byslugFastPath({
+    const toplists = toplistFastPath({
       tokens: access,
       delivery,
       metrics,
@@ -130,7 +130,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       countryHeader: config.countryHeader,
       closing: isClosing,
     });
-    fastPath = (req, res, fallback) => (req.url?.startsWith('/go/') ? go : bySlug)(req, res, fallback);
+    fastPath = (req, res, fallback) => (req.url?.startsWith('/go/') ? go : toplists)(req, res, fallback);
   }
   app.addHook('preClose', (done) => {
     closing = true;

@@ -2,7 +2,7 @@ import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app.ts';
 import { type DemoTokens, loadDemo } from '../src/modules/catalog/demo.ts';
-import { BY_SLUG_ROUTE } from '../src/modules/delivery/fast-path.ts';
+import { BY_ID_ROUTE, BY_SLUG_ROUTE } from '../src/modules/delivery/fast-path.ts';
 import { type TestApp, testApp } from './helpers.ts';
 
 interface Answer {
@@ -80,13 +80,14 @@ async function pairOfApps() {
   };
 }
 
-describe('by-slug fast path', () => {
+describe('toplist fast path (by slug, by id)', () => {
   let apps: Awaited<ReturnType<typeof pairOfApps>>;
   let t: TestApp;
   let demo: DemoTokens;
   let fast: string;
   let slow: string;
   let slug: string;
+  let toplistId: number;
   let auth: Record<string, string>;
   let lines: Record<string, unknown>[];
   let fastLines: Record<string, unknown>[];
@@ -97,11 +98,12 @@ describe('by-slug fast path', () => {
     ({ t, demo, fast, slow, lines, fastLines } = apps);
     const site = demo.siteTokens[0]!;
     auth = { authorization: `Bearer ${site.token}` };
-    const [row] = await t.db.query<{ slug: string }>(
-      'SELECT slug FROM toplists WHERE site_id = $1 AND live_edition_id IS NOT NULL ORDER BY id LIMIT 1',
+    const [row] = await t.db.query<{ slug: string; id: number }>(
+      'SELECT slug, id FROM toplists WHERE site_id = $1 AND live_edition_id IS NOT NULL ORDER BY id LIMIT 1',
       [site.siteId],
     );
     slug = row!.slug;
+    toplistId = row!.id;
   }, 120_000);
 
   afterAll(() => apps?.close());
@@ -111,6 +113,9 @@ describe('by-slug fast path', () => {
     ['query string (strict query 400)', '/api/v1/toplists/by-slug/SLUG?x=1', {}],
     ['percent-encoded slug', '/api/v1/toplists/by-slug/SLUG%2D', {}],
     ['HEAD', '/api/v1/toplists/by-slug/SLUG', {}, 'HEAD'],
+    ['an unknown id (404)', '/api/v1/toplists/999999', {}],
+    ['an id beyond the database integer (404)', '/api/v1/toplists/9999999999', {}],
+    ['an id with a query string', '/api/v1/toplists/ID?x=1', {}],
   ];
 
   it('answers a live toplist with the bytes and headers of the Fastify route, and counts it', async () => {
@@ -122,6 +127,20 @@ describe('by-slug fast path', () => {
     expect(comparable(a.headers)).toEqual(comparable(b.headers));
     expect(a.headers['x-request-id']).toMatch(/^[0-9A-HJKMNP-TV-Z]{26}$/);
     expect(await served()).toBe(before + 1);
+  });
+
+  it('answers by id with the bytes, headers and log route of the Fastify route, and counts it', async () => {
+    const before = await served();
+    fastLines.length = 0;
+    const path = `/api/v1/toplists/${toplistId}`;
+    const [a, b] = [await get(fast, path, auth), await get(slow, path, auth)];
+    expect(a.status).toBe(200);
+    expect(JSON.parse(a.body).data.slug).toBe(slug);
+    expect(a.body).toBe(b.body);
+    expect(comparable(a.headers)).toEqual(comparable(b.headers));
+    expect(await served()).toBe(before + 1);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(fastLines.find((l) => l.msg === 'request')).toMatchObject({ route: BY_ID_ROUTE, status: 200 });
   });
 
   it('answers 304 to a matching If-None-Match like the route, and 200 to a stale one', async () => {
@@ -154,7 +173,7 @@ describe('by-slug fast path', () => {
   });
 
   it.each(cases)('leaves %s to Fastify, same answer as the route', async (_name, template, extra, method) => {
-    const path = template.replace('SLUG', slug);
+    const path = template.replace('SLUG', slug).replace('ID', String(toplistId));
     const before = await served();
     const [a, b] = [
       await get(fast, path, { ...auth, ...extra }, method),
