@@ -41,7 +41,7 @@ export function fastPathCounts(metrics: Metrics): FastPathCounts {
   const counts: FastPathCounts = { served: 0, handedOver: 0 };
   metrics.counterFrom(
     'podium_http_fast_path_served_total',
-    'By-slug toplist requests and /go clicks answered by their fast path (the rest by the Fastify route)',
+    'Toplist requests (by slug or id) and /go clicks answered by their fast path (the rest by the Fastify route)',
     () => counts.served,
   );
   metrics.counterFrom(
