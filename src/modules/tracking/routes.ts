@@ -1,6 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../config.ts';
+import { camelKeys } from '../../lib/camel.ts';
 import { AppError } from '../../lib/errors.ts';
 import { escapeHtml } from '../../lib/html.ts';
 import { type Authenticator, adminArea } from '../../plugins/auth.ts';
@@ -197,18 +198,7 @@ export async function registerTrackingAdmin(
 
   app.get('/tracking/stats', { ...read, schema: { querystring: StatsQuery } }, async (req, reply) => {
     const q = req.query;
-    const query = {
-      from: q.from,
-      to: q.to,
-      tz: q.tz,
-      programId: q.program_id,
-      siteId: q.site_id,
-      toplistId: q.toplist_id,
-      brandId: q.brand_id,
-      by: q.by,
-      page: q.page,
-      perPage: q.per_page,
-    };
+    const query = camelKeys(q);
     if (q.format === 'json' || (q.format !== 'csv' && !wantsCsv(req))) return tracking.stats.page(query);
     const csv = await tracking.stats.csv(query);
     return reply
