@@ -13,6 +13,7 @@ import {
   EventPayload,
 } from '../src/modules/webhooks/schemas.ts';
 import type { ToplistChange } from '../src/modules/webhooks/types.ts';
+import { casinoTemplate, draftToplist } from './catalog-fixture.ts';
 import { DB_KIND, eventually, type TestApp, testApp } from './helpers.ts';
 import { json, type LoopbackServer, loopbackServer } from './hostile-server.ts';
 import { expectSchema } from './schema-check.ts';
@@ -354,15 +355,7 @@ describe(`change webhooks (${DB_KIND})`, () => {
 
     beforeAll(async () => {
       const catalog = t.app.services.catalog;
-      const owner = await catalog.owners.create({ name: 'Editorial' });
-      const product = await catalog.createNamedType('product_types', 'Casino');
-      const kind = await catalog.createNamedType('classification_types', 'Online Casino');
-      const offerType = await catalog.createNamedType('offer_types', 'Welcome Bonus');
-      const template = await catalog.templates.create({
-        name: 'Best casinos',
-        productTypeId: product.id,
-        classificationTypeId: kind.id,
-      });
+      const { owner, offerType, template } = await casinoTemplate(catalog, 'Best casinos');
       const brand = await catalog.brands.create({
         externalId: 'b-hooks',
         name: 'Hooks Casino',
@@ -382,17 +375,12 @@ describe(`change webhooks (${DB_KIND})`, () => {
         bonusExpiryDate: '2027-01-01',
         trackers: [{ campaignName: 'main', landingUrl: 'https://operator.example/land' }],
       });
-      const toplist = await catalog.toplists.create({
-        siteId: siteA,
-        templateId: template.id,
-        ownerId: owner.id,
-        name: 'Best casinos SE',
-        slug: 'hooks-se',
-        geo: { type: 'country', code: 'SE' },
-      });
-      await catalog.publishing.replaceItems(toplist.id, [
-        { position: 1, brandId: brand.id, offerId: offer.id },
-      ]);
+      const toplist = await draftToplist(
+        catalog,
+        { siteId: siteA, owner, template },
+        { name: 'Best casinos SE', slug: 'hooks-se', country: 'SE' },
+        [{ position: 1, brandId: brand.id, offerId: offer.id }],
+      );
       toplistId = toplist.id;
       ep = (
         await call('POST', '/webhooks', {
