@@ -1,3 +1,4 @@
+import { onlyValue } from '../../db/first-value.ts';
 import { containsPattern } from '../../lib/schema-parts.ts';
 import {
   brand,
@@ -40,11 +41,10 @@ function whereOf(
 /** SQL of the editorial catalog: owners, sites, named types, templates, brands, offers with trackers, toplist settings. */
 export class EditorialRepository extends CatalogSql {
   async insertOwner(v: { name: string; externalId: string | null }): Promise<number> {
-    const [r] = await this.db.query<{ id: number }>(
-      'INSERT INTO owners (name, external_id) VALUES ($1, $2) RETURNING id',
-      [v.name, v.externalId],
-    );
-    return r!.id;
+    return onlyValue<number>(this.db, 'INSERT INTO owners (name, external_id) VALUES ($1, $2) RETURNING id', [
+      v.name,
+      v.externalId,
+    ]);
   }
 
   async getOwner(id: number): Promise<Owner | undefined> {
@@ -58,11 +58,10 @@ export class EditorialRepository extends CatalogSql {
   }
 
   async insertSite(v: { domain: string; name: string }): Promise<number> {
-    const [r] = await this.db.query<{ id: number }>(
-      'INSERT INTO sites (domain, name) VALUES ($1, $2) RETURNING id',
-      [v.domain, v.name],
-    );
-    return r!.id;
+    return onlyValue<number>(this.db, 'INSERT INTO sites (domain, name) VALUES ($1, $2) RETURNING id', [
+      v.domain,
+      v.name,
+    ]);
   }
 
   async getSite(id: number): Promise<Site | undefined> {
@@ -102,11 +101,11 @@ export class EditorialRepository extends CatalogSql {
     productTypeId: number;
     classificationTypeId: number;
   }): Promise<number> {
-    const [r] = await this.db.query<{ id: number }>(
+    return onlyValue<number>(
+      this.db,
       'INSERT INTO list_templates (name, external_id, product_type_id, classification_type_id) VALUES ($1, $2, $3, $4) RETURNING id',
       [v.name, v.externalId, v.productTypeId, v.classificationTypeId],
     );
-    return r!.id;
   }
 
   async getTemplate(id: number): Promise<Template | undefined> {

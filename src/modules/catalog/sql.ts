@@ -1,3 +1,4 @@
+import { onlyValue } from '../../db/first-value.ts';
 import type { Queryable } from '../../db/index.ts';
 import {
   type ColumnValues,
@@ -71,11 +72,11 @@ export class CatalogSql {
       cols.push(column);
       params.push(value);
     }
-    const [r] = await this.db.query<{ id: number }>(
+    return onlyValue<number>(
+      this.db,
       `INSERT INTO ${table} (${cols.join(', ')}) VALUES (${params.map((_, i) => `$${i + 1}`).join(', ')}) RETURNING id`,
       params,
     );
-    return r!.id;
   }
 
   protected async paged<T>(

@@ -1,3 +1,4 @@
+import { firstValue } from '../../db/first-value.ts';
 import type { Queryable } from '../../db/index.ts';
 import { containsPattern } from '../../lib/schema-parts.ts';
 import type { ClickRow, ConversionInput, PostbackLogEntry, Program } from './types.ts';
@@ -393,11 +394,7 @@ export class TrackingRepository {
   /* Site time zones */
 
   async siteTimezone(siteId: number): Promise<string | undefined> {
-    const [r] = await this.db.query<{ timezone: string }>(
-      'SELECT timezone FROM tracking_sites WHERE site_id = $1',
-      [siteId],
-    );
-    return r?.timezone;
+    return firstValue<string>(this.db, 'SELECT timezone FROM tracking_sites WHERE site_id = $1', [siteId]);
   }
 
   async setSiteTimezone(siteId: number, timezone: string): Promise<void> {

@@ -1,3 +1,4 @@
+import { onlyValue } from '../../db/first-value.ts';
 import type { Queryable } from '../../db/index.ts';
 import type { StoredSecret } from '../../lib/seal.ts';
 import type { Delivery, DeliveryAttempt, DeliveryStatus, StoredEndpoint, WebhookEventType } from './types.ts';
@@ -65,8 +66,7 @@ export class WebhookRepository {
   /* Endpoints */
 
   async countEndpoints(): Promise<number> {
-    const [r] = await this.db.query<{ n: number }>('SELECT count(*)::int AS n FROM webhook_endpoints');
-    return r!.n;
+    return onlyValue<number>(this.db, 'SELECT count(*)::int AS n FROM webhook_endpoints');
   }
 
   async insertEndpoint(e: {
