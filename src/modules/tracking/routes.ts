@@ -5,6 +5,7 @@ import { camelKeys } from '../../lib/camel.ts';
 import { AppError } from '../../lib/errors.ts';
 import { escapeHtml } from '../../lib/html.ts';
 import { type Authenticator, adminArea } from '../../plugins/auth.ts';
+import { createdWithSecret } from '../../plugins/replies.ts';
 import type { Scope } from '../access/scopes.ts';
 import {
   GoQuery,
@@ -176,10 +177,7 @@ export async function registerTrackingAdmin(
     tracking.listPrograms(req.query.page, req.query.per_page, req.query.q),
   );
   app.post('/tracking/programs', { ...write, schema: { body: ProgramInput } }, async (req, reply) =>
-    reply
-      .status(201)
-      .header('cache-control', 'no-store')
-      .send({ data: await tracking.createProgram(req.body) }),
+    createdWithSecret(reply, { data: await tracking.createProgram(req.body) }),
   );
   app.get('/tracking/programs/:id', { ...read, schema: { params: IdParams } }, async (req) => ({
     data: await tracking.getProgram(req.params.id),
