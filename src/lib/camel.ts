@@ -16,3 +16,16 @@ export function camelKeys<T extends object>(o: T): CamelKeys<T> {
     out[k.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase())] = v;
   return out as CamelKeys<T>;
 }
+
+/**
+ * The fields a field → column map names, read from a row: `{ affiliateId: 'affiliate_id' }` reads
+ * `row.affiliate_id` into `affiliateId`, in the map's order.
+ */
+export function fieldsOf<R, M extends Record<string, keyof R>>(
+  row: R,
+  columns: M,
+): { [F in keyof M]: R[M[F]] } {
+  const out: Partial<Record<keyof M, unknown>> = {};
+  for (const f in columns) out[f] = row[columns[f] as keyof R];
+  return out as { [F in keyof M]: R[M[F]] };
+}
