@@ -48,8 +48,7 @@ export class EditorialRepository extends CatalogSql {
   }
 
   async getOwner(id: number): Promise<Owner | undefined> {
-    const [r] = await this.db.query('SELECT * FROM owners WHERE id = $1', [id]);
-    return r && owner(r);
+    return this.first('SELECT * FROM owners WHERE id = $1', [id], owner);
   }
 
   async listOwners(p: PageArgs): Promise<Paged<Owner>> {
@@ -65,13 +64,11 @@ export class EditorialRepository extends CatalogSql {
   }
 
   async getSite(id: number): Promise<Site | undefined> {
-    const [r] = await this.db.query('SELECT * FROM sites WHERE id = $1', [id]);
-    return r && site(r);
+    return this.first('SELECT * FROM sites WHERE id = $1', [id], site);
   }
 
   async findSiteByDomain(domain: string): Promise<Site | undefined> {
-    const [r] = await this.db.query('SELECT * FROM sites WHERE domain = $1', [domain]);
-    return r && site(r);
+    return this.first('SELECT * FROM sites WHERE domain = $1', [domain], site);
   }
 
   async listSites(p: PageArgs): Promise<Paged<Site>> {
@@ -109,8 +106,7 @@ export class EditorialRepository extends CatalogSql {
   }
 
   async getTemplate(id: number): Promise<Template | undefined> {
-    const [r] = await this.db.query(`${TEMPLATE_SELECT} WHERE t.id = $1`, [id]);
-    return r && template(r);
+    return this.first(`${TEMPLATE_SELECT} WHERE t.id = $1`, [id], template);
   }
 
   async listTemplates(p: PageArgs): Promise<Paged<Template>> {
@@ -123,8 +119,7 @@ export class EditorialRepository extends CatalogSql {
   }
 
   async getBrand(id: number): Promise<Brand | undefined> {
-    const [r] = await this.db.query('SELECT * FROM brands WHERE id = $1', [id]);
-    return r && brand(r);
+    return this.first('SELECT * FROM brands WHERE id = $1', [id], brand);
   }
 
   async listBrands(p: PageArgs): Promise<Paged<Brand>> {

@@ -79,6 +79,12 @@ export class CatalogSql {
     );
   }
 
+  /** The first row a query answers, mapped; undefined when it answers none. */
+  protected async first<T>(sql: string, params: unknown[], map: (r: Row) => T): Promise<T | undefined> {
+    const [r] = await this.db.query(sql, params);
+    return r && map(r);
+  }
+
   protected async paged<T>(
     select: string,
     order: string,
