@@ -72,8 +72,9 @@ export class PublishingRepository extends CatalogSql {
   async editionSnapshot(toplistId: number): Promise<EditionSnapshot | undefined> {
     const [t] = await this.db.query(
       `SELECT t.*, o.name AS owner_name, s.domain AS site_domain, s.tracking_base_url AS site_tracking_base,
-              lt.name AS template_name, lt.product_type_id, pt.name AS product_type,
-              lt.classification_type_id, ct.name AS classification_type
+              json_build_object('id', lt.id, 'name', lt.name, 'productTypeId', lt.product_type_id,
+                'productType', pt.name, 'classificationTypeId', lt.classification_type_id,
+                'classificationType', ct.name) AS template
        FROM toplists t
        JOIN owners o ON o.id = t.owner_id
        JOIN sites s ON s.id = t.site_id
@@ -101,14 +102,7 @@ export class PublishingRepository extends CatalogSql {
       ownerName: t.owner_name as string,
       siteDomain: t.site_domain as string,
       siteTrackingBase: (t.site_tracking_base as string | null) ?? null,
-      template: {
-        id: t.template_id as number,
-        name: t.template_name as string,
-        productTypeId: t.product_type_id as number,
-        productType: t.product_type as string,
-        classificationTypeId: t.classification_type_id as number,
-        classificationType: t.classification_type as string,
-      },
+      template: t.template as EditionSnapshot['template'],
       brands,
       offers,
     };
