@@ -97,19 +97,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
   });
   const docs = new DocsService(loadPages(), config.docsBase, config.publicUrl);
-  const {
-    access,
-    catalog,
-    delivery,
-    readiness,
-    metrics,
-    audit,
-    tracking,
-    adserver,
-    aggregates,
-    backfills,
-    webhooks,
-  } = services;
+  const { access, catalog, delivery, readiness, metrics, audit } = services;
+  const { tracking, adserver, aggregates, backfills, webhooks } = services;
   app.decorate('services', { ...services, docs });
   if (deps.fastPath !== false) {
     const counts = fastPathCounts(metrics);

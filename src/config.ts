@@ -108,6 +108,14 @@ function int(min: number, max: number): Parser<number> {
   };
 }
 
+/** A secret string of at least `min` characters. */
+function minLength(min: number): Parser<string> {
+  return (raw) => {
+    if (raw.length < min) throw new Error(`must be at least ${min} characters`);
+    return raw;
+  };
+}
+
 function bool(raw: string): boolean {
   if (/^(1|true|yes|on)$/i.test(raw)) return true;
   if (/^(0|false|no|off)$/i.test(raw)) return false;
@@ -128,6 +136,17 @@ function httpUrl(raw: string): string {
 
 function redisUrl(raw: string): string {
   if (!/^rediss?:\/\/[^\s]+$/.test(raw)) throw new Error('must be a redis:// or rediss:// URL');
+  return raw;
+}
+
+/** A URL path prefix such as `/docs`, kept without its trailing slash (`/` becomes the empty prefix). */
+function docsPath(raw: string): string {
+  if (!/^(\/[a-z0-9][a-z0-9-]*)*\/?$/.test(raw)) throw new Error('must be a path like /docs');
+  return raw.replace(/\/$/, '');
+}
+
+function redisKeyPrefix(raw: string): string {
+  if (!/^[A-Za-z0-9:_.-]{1,64}$/.test(raw)) throw new Error('must be 1-64 characters of A-Z a-z 0-9 : _ . -');
   return raw;
 }
 
@@ -214,20 +233,14 @@ export const SETTINGS = [
     description: 'Bearer token required by GET /metrics (unset: no token required).',
     secret: true,
     default: () => undefined,
-    parse: (raw: string) => {
-      if (raw.length < 16) throw new Error('must be at least 16 characters');
-      return raw;
-    },
+    parse: minLength(16),
   } satisfies Setting<'metricsToken'>,
   {
     key: 'docsBase',
     env: 'PODIUM_DOCS_BASE',
     description: 'Path prefix of the documentation server, e.g. /docs; "/" only with PODIUM_DOCS_PORT.',
     default: () => '/docs',
-    parse: (raw: string) => {
-      if (!/^(\/[a-z0-9][a-z0-9-]*)*\/?$/.test(raw)) throw new Error('must be a path like /docs');
-      return raw.replace(/\/$/, '');
-    },
+    parse: docsPath,
   } satisfies Setting<'docsBase'>,
   {
     key: 'docsPort',
@@ -262,10 +275,7 @@ export const SETTINGS = [
       'HMAC key that pseudonymises player ids from postbacks (unset: generated once, kept in the database).',
     secret: true,
     default: () => undefined,
-    parse: (raw: string) => {
-      if (raw.length < 32) throw new Error('must be at least 32 characters');
-      return raw;
-    },
+    parse: minLength(32),
   } satisfies Setting<'pseudonymKey'>,
   {
     key: 'clickBufferMax',
@@ -316,11 +326,7 @@ export const SETTINGS = [
     env: 'PODIUM_REDIS_PREFIX',
     description: 'Prefix of every Redis key Podium writes, so several deployments can share one Redis.',
     default: () => 'podium:',
-    parse: (raw: string) => {
-      if (!/^[A-Za-z0-9:_.-]{1,64}$/.test(raw))
-        throw new Error('must be 1-64 characters of A-Z a-z 0-9 : _ . -');
-      return raw;
-    },
+    parse: redisKeyPrefix,
   } satisfies Setting<'redisPrefix'>,
   {
     key: 'workers',

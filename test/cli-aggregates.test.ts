@@ -43,17 +43,12 @@ describe('podium pull-aggregates', { timeout: 180_000 }, () => {
   }, 240_000);
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
+  /** `podium pull-aggregates` for a programme and a day range. */
+  const pull = (program: string, from: string, to: string) =>
+    podium(dataDir, 'pull-aggregates', '--program', program, '--from', from, '--to', to);
+
   it('pulls day by day with a progress line each, and exits 1 when days failed', async () => {
-    const r = await podium(
-      dataDir,
-      'pull-aggregates',
-      '--program',
-      'op',
-      '--from',
-      '2026-11-01',
-      '--to',
-      '2026-11-03',
-    );
+    const r = await pull('op', '2026-11-01', '2026-11-03');
     expect(r.code).toBe(1);
     const lines = r.stderr
       .trim()
@@ -69,28 +64,10 @@ describe('podium pull-aggregates', { timeout: 180_000 }, () => {
   });
 
   it('names what is wrong with its arguments', async () => {
-    const unknown = await podium(
-      dataDir,
-      'pull-aggregates',
-      '--program',
-      'nope',
-      '--from',
-      '2026-11-01',
-      '--to',
-      '2026-11-01',
-    );
+    const unknown = await pull('nope', '2026-11-01', '2026-11-01');
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toMatch(/Program not found/);
-    const bad = await podium(
-      dataDir,
-      'pull-aggregates',
-      '--program',
-      'op',
-      '--from',
-      '2026-13-01',
-      '--to',
-      '2026-11-01',
-    );
+    const bad = await pull('op', '2026-13-01', '2026-11-01');
     expect(bad.code).toBe(1);
     expect(bad.stderr).toMatch(/from: must be a date/);
     const missing = await podium(dataDir, 'pull-aggregates', '--program', 'op');

@@ -209,12 +209,22 @@ describe(`toplist delivery API (${DB_KIND})`, () => {
       }
     };
 
-    it('falls to the one covering market, then to global; an unknown code only gets global', async () => {
+    /** The casino family, its LATAM market and a country LATAM covers that has no variant of its own. */
+    const latamFamily = async () => {
       const templateId = await casinoTemplateId();
       const rows = await familyRows(templateId);
       const hasCountry = (c: string) => rows.some((x) => x.geo.geo_type === 'country' && x.geo.code === c);
       const latam = rows.find((x) => x.geo.code === 'LATAM')!;
-      const viaLatam = latam.geo.coveredCountries!.find((c) => !hasCountry(c))!;
+      return {
+        templateId,
+        hasCountry,
+        latam,
+        viaLatam: latam.geo.coveredCountries!.find((c) => !hasCountry(c))!,
+      };
+    };
+
+    it('falls to the one covering market, then to global; an unknown code only gets global', async () => {
+      const { templateId, hasCountry, latam, viaLatam } = await latamFamily();
       expect(viaLatam).toBeDefined();
       expect((await resolve(`template_id=${templateId}&country=${viaLatam}`)).json().data.id).toBe(latam.id);
       const uncovered = ['ZW', 'ZM', 'YE', 'VU'].find((c) => !hasCountry(c))!;
@@ -228,11 +238,7 @@ describe(`toplist delivery API (${DB_KIND})`, () => {
     });
 
     it('answers 404 not_found with the reason: ambiguous markets, no variant, unknown country, another site', async () => {
-      const templateId = await casinoTemplateId();
-      const rows = await familyRows(templateId);
-      const hasCountry = (c: string) => rows.some((x) => x.geo.geo_type === 'country' && x.geo.code === c);
-      const latam = rows.find((x) => x.geo.code === 'LATAM')!;
-      const shared = latam.geo.coveredCountries!.find((c) => !hasCountry(c))!;
+      const { templateId, latam, viaLatam: shared } = await latamFamily();
       const ownerId = (await admin('GET', '/owners')).body.data[0].id;
       // A second market covering the same country makes it ambiguous: never an arbitrary pick, no global.
       const created = await admin('POST', '/toplists', {

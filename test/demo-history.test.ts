@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureDemo } from '../src/modules/catalog/demo.ts';
+import type { StatsLine } from '../src/modules/tracking/stats.ts';
 import { DB_KIND, type TestApp, testApp } from './helpers.ts';
 
 /** What `npm start` loads on an empty database: the catalog and 30 days of tracking history. */
@@ -45,14 +46,7 @@ describe(`demo history (${DB_KIND})`, () => {
     expect(last.data.length).toBeGreaterThan(50);
     const stats = await get('/tracking/stats?from=2026-10-25&to=2026-11-23&tz=utc&per_page=1000');
     expect(stats.meta.total).toBeGreaterThan(1000);
-    const rows = stats.data as {
-      day: string;
-      clicks: number;
-      impressions: number;
-      conversions: number;
-      commission: Record<string, string>;
-      revenue: Record<string, string>;
-    }[];
+    const rows = stats.data as StatsLine[];
     expect(rows.some((r) => r.impressions > 0 && r.conversions > 0)).toBe(true);
     const currencies = new Set(rows.flatMap((r) => Object.keys(r.commission)));
     expect([...currencies].sort()).toEqual(['EUR', 'GBP', 'USD']);

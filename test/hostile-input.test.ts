@@ -23,6 +23,11 @@ const catalogShape = (body: unknown) => {
   expect(Object.keys(b).every((k) => ['code', 'message', 'details'].includes(k))).toBe(true);
 };
 
+/** An admin API request with a JSON body, authorised as the fixture's admin. */
+function adminSend(method: 'POST' | 'PATCH' | 'PUT', path: string, payload: object) {
+  return t.app.inject({ method, url: `/api/admin/v1${path}`, headers: admin, payload });
+}
+
 async function count(table: string): Promise<number> {
   const [row] = await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table}`);
   return row!.n;
@@ -32,11 +37,9 @@ beforeAll(async () => {
   t = await testApp();
   const f = await trackingFixture(t.app.services, t.db);
   admin = { authorization: `Bearer ${f.adminToken}` };
-  const res = await t.app.inject({
-    method: 'POST',
-    url: '/api/admin/v1/tracking/programs',
-    headers: admin,
-    payload: { slug: 'hostile-partners', name: 'Hostile partners' },
+  const res = await adminSend('POST', '/tracking/programs', {
+    slug: 'hostile-partners',
+    name: 'Hostile partners',
   });
   expect(res.statusCode).toBe(201);
   program = res.json().data;
@@ -75,11 +78,10 @@ describe('text PostgreSQL cannot store', () => {
   });
 
   it('an object key with a NUL is refused', async () => {
-    const res = await t.app.inject({
-      method: 'POST',
-      url: '/api/admin/v1/tracking/programs',
-      headers: admin,
-      payload: { slug: 'nul-key', name: 'x', paramMap: { 'click\u0000id': 'b' } },
+    const res = await adminSend('POST', '/tracking/programs', {
+      slug: 'nul-key',
+      name: 'x',
+      paramMap: { 'click\u0000id': 'b' },
     });
     expect(res.statusCode).toBe(422);
     catalogShape(res.json());
@@ -120,41 +122,24 @@ describe('dates PostgreSQL refuses', () => {
     ['liveUntil', '10000-01-01T00:00:00Z'],
     ['liveUntil', '2026-02-30T00:00:00Z'],
   ])('publish window %s=%s is a 422', async (field, value) => {
-    const res = await t.app.inject({
-      method: 'PATCH',
-      url: '/api/admin/v1/toplists/1',
-      headers: admin,
-      payload: { [field]: value },
-    });
+    const res = await adminSend('PATCH', '/toplists/1', { [field]: value });
     expect(res.statusCode).toBe(422);
     expect(res.json().details.field).toBe(field);
   });
 
   it('the first and last instants PostgreSQL and JavaScript share are accepted', async () => {
-    const res = await t.app.inject({
-      method: 'PATCH',
-      url: '/api/admin/v1/toplists/1',
-      headers: admin,
-      payload: { liveFrom: '0001-01-01T00:00:00Z', liveUntil: '9999-12-31T23:59:59Z' },
+    const res = await adminSend('PATCH', '/toplists/1', {
+      liveFrom: '0001-01-01T00:00:00Z',
+      liveUntil: '9999-12-31T23:59:59Z',
     });
     expect(res.statusCode).toBe(200);
-    const back = await t.app.inject({
-      method: 'PATCH',
-      url: '/api/admin/v1/toplists/1',
-      headers: admin,
-      payload: { liveFrom: null, liveUntil: null },
-    });
+    const back = await adminSend('PATCH', '/toplists/1', { liveFrom: null, liveUntil: null });
     expect(back.statusCode).toBe(200);
   });
 
   it('bonusExpiryDate 0000-01-01 is a 422 and no offer is written', async () => {
     const before = await count('offers');
-    const res = await t.app.inject({
-      method: 'PATCH',
-      url: '/api/admin/v1/offers/1',
-      headers: admin,
-      payload: { bonusExpiryDate: '0000-01-01' },
-    });
+    const res = await adminSend('PATCH', '/offers/1', { bonusExpiryDate: '0000-01-01' });
     expect(res.statusCode).toBe(422);
     expect(res.json().details.field).toBe('bonusExpiryDate');
     expect(await count('offers')).toBe(before);
@@ -194,18 +179,12 @@ describe('numbers and names', () => {
 
 describe('time zones the database does not know', () => {
   it('US/Pacific-New (known to ICU, not to PostgreSQL) is refused for sites and programmes', async () => {
-    const site = await t.app.inject({
-      method: 'PUT',
-      url: '/api/admin/v1/tracking/sites/1',
-      headers: admin,
-      payload: { timezone: 'US/Pacific-New' },
-    });
+    const site = await adminSend('PUT', '/tracking/sites/1', { timezone: 'US/Pacific-New' });
     expect(site.statusCode).toBe(422);
-    const prog = await t.app.inject({
-      method: 'POST',
-      url: '/api/admin/v1/tracking/programs',
-      headers: admin,
-      payload: { slug: 'pacific-new', name: 'x', timezone: 'US/Pacific-New' },
+    const prog = await adminSend('POST', '/tracking/programs', {
+      slug: 'pacific-new',
+      name: 'x',
+      timezone: 'US/Pacific-New',
     });
     expect(prog.statusCode).toBe(422);
     expect(prog.json().details.field).toBe('timezone');
@@ -215,12 +194,7 @@ describe('time zones the database does not know', () => {
       headers: admin,
     });
     expect(stats.statusCode).toBe(422);
-    const ok = await t.app.inject({
-      method: 'PUT',
-      url: '/api/admin/v1/tracking/sites/1',
-      headers: admin,
-      payload: { timezone: 'America/Los_Angeles' },
-    });
+    const ok = await adminSend('PUT', '/tracking/sites/1', { timezone: 'America/Los_Angeles' });
     expect(ok.statusCode).toBe(200);
   });
 

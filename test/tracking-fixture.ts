@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { Queryable } from '../src/db/index.ts';
 import type { AccessService } from '../src/modules/access/service.ts';
 import type { CatalogService } from '../src/modules/catalog/service.ts';
+import { casinoTemplate, draftToplist } from './catalog-fixture.ts';
 
 export interface TrackingFixture {
   adminToken: string;
@@ -16,17 +17,8 @@ export interface TrackingFixture {
 
 /** What every catalogue test starts from: an owner, a site, the three named types and a template. */
 export async function catalogBasics(catalog: CatalogService) {
-  const owner = await catalog.owners.create({ name: 'Editorial' });
   const site = await catalog.sites.create({ domain: 'casinos.example', name: 'Casinos' });
-  const type = await catalog.createNamedType('product_types', 'Casino');
-  const cls = await catalog.createNamedType('classification_types', 'Real money');
-  const offerType = await catalog.createNamedType('offer_types', 'Welcome Bonus');
-  const template = await catalog.templates.create({
-    name: 'Best',
-    productTypeId: type.id,
-    classificationTypeId: cls.id,
-  });
-  return { owner, site, offerType, template };
+  return { site, ...(await casinoTemplate(catalog)) };
 }
 
 /** One site with a published two-item toplist whose trackers land on operator.example. */
@@ -59,18 +51,15 @@ export async function trackingFixture(
       { campaignName: 'alt', landingUrl: 'https://operator.example/p/{site_id}?x=1' },
     ],
   });
-  const toplist = await catalog.toplists.create({
-    siteId: site.id,
-    templateId: template.id,
-    ownerId: owner.id,
-    name: 'Best casinos',
-    slug: 'best-casinos',
-    geo: { type: 'country', code: 'DE' },
-  });
-  await catalog.publishing.replaceItems(toplist.id, [
-    { position: 1, brandId: brand.id, offerId: offer.id },
-    { position: 2, brandId: brand.id, offerId: offer.id },
-  ]);
+  const toplist = await draftToplist(
+    catalog,
+    { siteId: site.id, owner, template },
+    { name: 'Best casinos', slug: 'best-casinos', country: 'DE' },
+    [
+      { position: 1, brandId: brand.id, offerId: offer.id },
+      { position: 2, brandId: brand.id, offerId: offer.id },
+    ],
+  );
   await catalog.publishing.publish(toplist.id, {});
   const links = await db.query<{ slug: string; tracker_id: number; position: number }>(
     'SELECT slug, tracker_id, position FROM tracking_links WHERE toplist_id = $1 ORDER BY position, tracker_id',

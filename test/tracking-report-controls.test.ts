@@ -26,10 +26,15 @@ describe(`operator report test and backfills (${DB_KIND})`, () => {
   let op: LoopbackServer;
   let programId: number;
 
-  const admin = async (method: 'GET' | 'POST' | 'PUT', url: string, payload?: unknown) => {
+  const admin = async (
+    method: 'GET' | 'POST' | 'PUT',
+    url: string,
+    payload?: unknown,
+    program = programId,
+  ) => {
     const res = await t.app.inject({
       method,
-      url: `/api/admin/v1/tracking/programs/${programId}${url}`,
+      url: `/api/admin/v1/tracking/programs/${program}${url}`,
       headers: { authorization: `Bearer ${fx.adminToken}` },
       ...(payload === undefined ? {} : { payload: payload as object }),
     });
@@ -146,12 +151,7 @@ describe(`operator report test and backfills (${DB_KIND})`, () => {
     });
 
     it('answers 404 for an unknown programme', async () => {
-      const res = await t.app.inject({
-        method: 'POST',
-        url: '/api/admin/v1/tracking/programs/99999/report/test',
-        headers: { authorization: `Bearer ${fx.adminToken}` },
-      });
-      expect(res.statusCode).toBe(404);
+      expect((await admin('POST', '/report/test', undefined, 99999)).status).toBe(404);
     });
   });
 

@@ -301,18 +301,7 @@ describe('rollup reports equal the raw-row computation', () => {
         const from = shiftDay(s.anchor, -s.startBefore);
         const to = shiftDay(from, s.days);
         const expected = new Map<string, StatsRow>();
-        const add = (
-          d: {
-            site: number | null;
-            toplist: number | null;
-            position: number | null;
-            brand: number | null;
-            program: number | null;
-            sub: string | null;
-            at: Date;
-          },
-          what: (r: StatsRow) => void,
-        ) => {
+        const add = (d: Omit<Hit, 'kind' | 'flagged'>, what: (r: StatsRow) => void) => {
           if (s.siteFilter !== undefined && d.site !== s.siteFilter) return;
           if (s.programFilter !== undefined && d.program !== s.programFilter) return;
           const tz = zoneOf(d.site, d.program);

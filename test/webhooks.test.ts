@@ -13,6 +13,7 @@ import {
   EventPayload,
 } from '../src/modules/webhooks/schemas.ts';
 import type { ToplistChange } from '../src/modules/webhooks/types.ts';
+import { casinoTemplate, draftToplist } from './catalog-fixture.ts';
 import { DB_KIND, eventually, type TestApp, testApp } from './helpers.ts';
 import { json, type LoopbackServer, loopbackServer } from './hostile-server.ts';
 import { expectSchema } from './schema-check.ts';
@@ -38,6 +39,9 @@ describe(`change webhooks (${DB_KIND})`, () => {
     });
     return { status: res.statusCode, body: res.body ? res.json() : undefined, headers: res.headers };
   };
+  /** Registers an endpoint at `path` of the receiver; answers the created endpoint and its secret. */
+  const endpointAt = async (path: string, body: object) =>
+    (await call('POST', '/webhooks', { url: `${receiver.origin}${path}`, ...body })).body;
 
   let versions = 100;
   const change = (over: Partial<ToplistChange> = {}): ToplistChange => ({
@@ -145,12 +149,13 @@ describe(`change webhooks (${DB_KIND})`, () => {
   });
 
   it('delivers an event once, signed per Standard Webhooks, to the site and workspace endpoints that subscribed', async () => {
-    const mk = async (path: string, body: object) =>
-      (await call('POST', '/webhooks', { url: `${receiver.origin}${path}`, ...body })).body;
-    const own = await mk('/own', { events: ['toplist.published', 'toplist.unpublished'], siteId: siteA });
-    const wide = await mk('/wide', { events: ['toplist.published'] });
-    await mk('/other-site', { events: ['toplist.published'], siteId: siteB });
-    await mk('/other-event', { events: ['toplist.unpublished'], siteId: siteA });
+    const own = await endpointAt('/own', {
+      events: ['toplist.published', 'toplist.unpublished'],
+      siteId: siteA,
+    });
+    const wide = await endpointAt('/wide', { events: ['toplist.published'] });
+    await endpointAt('/other-site', { events: ['toplist.published'], siteId: siteB });
+    await endpointAt('/other-event', { events: ['toplist.unpublished'], siteId: siteA });
 
     const c = change({ version: '4' });
     await t.app.services.webhooks.recordAll([c, c]); // the same change twice is one event
@@ -204,13 +209,7 @@ describe(`change webhooks (${DB_KIND})`, () => {
     receiver.handle((req, res) =>
       req.url === '/failing' ? json(res, 503, { oops: 1 }) : json(res, 200, {}),
     );
-    const ep = (
-      await call('POST', '/webhooks', {
-        url: `${receiver.origin}/failing`,
-        events: ['toplist.unpublished'],
-        siteId: siteA,
-      })
-    ).body;
+    const ep = await endpointAt('/failing', { events: ['toplist.unpublished'], siteId: siteA });
     const webhooks = t.app.services.webhooks;
     await webhooks.recordAll([change({ type: 'toplist.unpublished', version: '4' })]);
     await webhooks.worker.kick();
@@ -259,9 +258,7 @@ describe(`change webhooks (${DB_KIND})`, () => {
   });
 
   it('keeps deliveries verifiable across a rotation: both secrets sign during the grace period', async () => {
-    const ep = (
-      await call('POST', '/webhooks', { url: `${receiver.origin}/rotating`, events: ['toplist.published'] })
-    ).body;
+    const ep = await endpointAt('/rotating', { events: ['toplist.published'] });
     const rotated = await call('POST', `/webhooks/${ep.data.id}/rotate`, { graceSeconds: 3600 });
     expect(rotated.status).toBe(200);
     expect(rotated.headers['cache-control']).toBe('no-store');
@@ -287,13 +284,7 @@ describe(`change webhooks (${DB_KIND})`, () => {
   });
 
   it('sends a test event on demand and logs it', async () => {
-    const ep = (
-      await call('POST', '/webhooks', {
-        url: `${receiver.origin}/tested`,
-        events: ['toplist.published'],
-        siteId: siteB,
-      })
-    ).body;
+    const ep = await endpointAt('/tested', { events: ['toplist.published'], siteId: siteB });
     const ok = await call('POST', `/webhooks/${ep.data.id}/test`);
     expect(ok.status).toBe(200);
     expectSchema(DeliveryOne, ok.body);
@@ -330,7 +321,7 @@ describe(`change webhooks (${DB_KIND})`, () => {
     });
     await other.ready();
     try {
-      await call('POST', '/webhooks', { url: `${receiver.origin}/fleet`, events: ['toplist.published'] });
+      await endpointAt('/fleet', { events: ['toplist.published'] });
       receiver.handle((_req, res) => setTimeout(() => json(res, 200, {}), 20));
       const changes = Array.from({ length: 12 }, (_, i) => change({ toplistId: 100 + i }));
       await t.app.services.webhooks.recordAll(changes);
@@ -354,15 +345,7 @@ describe(`change webhooks (${DB_KIND})`, () => {
 
     beforeAll(async () => {
       const catalog = t.app.services.catalog;
-      const owner = await catalog.owners.create({ name: 'Editorial' });
-      const product = await catalog.createNamedType('product_types', 'Casino');
-      const kind = await catalog.createNamedType('classification_types', 'Online Casino');
-      const offerType = await catalog.createNamedType('offer_types', 'Welcome Bonus');
-      const template = await catalog.templates.create({
-        name: 'Best casinos',
-        productTypeId: product.id,
-        classificationTypeId: kind.id,
-      });
+      const { owner, offerType, template } = await casinoTemplate(catalog, 'Best casinos');
       const brand = await catalog.brands.create({
         externalId: 'b-hooks',
         name: 'Hooks Casino',
@@ -382,30 +365,22 @@ describe(`change webhooks (${DB_KIND})`, () => {
         bonusExpiryDate: '2027-01-01',
         trackers: [{ campaignName: 'main', landingUrl: 'https://operator.example/land' }],
       });
-      const toplist = await catalog.toplists.create({
-        siteId: siteA,
-        templateId: template.id,
-        ownerId: owner.id,
-        name: 'Best casinos SE',
-        slug: 'hooks-se',
-        geo: { type: 'country', code: 'SE' },
-      });
-      await catalog.publishing.replaceItems(toplist.id, [
-        { position: 1, brandId: brand.id, offerId: offer.id },
-      ]);
+      const toplist = await draftToplist(
+        catalog,
+        { siteId: siteA, owner, template },
+        { name: 'Best casinos SE', slug: 'hooks-se', country: 'SE' },
+        [{ position: 1, brandId: brand.id, offerId: offer.id }],
+      );
       toplistId = toplist.id;
-      ep = (
-        await call('POST', '/webhooks', {
-          url: `${receiver.origin}/catalog`,
-          events: [
-            'toplist.published',
-            'toplist.unpublished',
-            'toplist.window_opened',
-            'toplist.window_closed',
-          ],
-          siteId: siteA,
-        })
-      ).body;
+      ep = await endpointAt('/catalog', {
+        events: [
+          'toplist.published',
+          'toplist.unpublished',
+          'toplist.window_opened',
+          'toplist.window_closed',
+        ],
+        siteId: siteA,
+      });
     });
 
     it('a publish through the admin API reaches the receiver within 2 s, once, verifiable', async () => {

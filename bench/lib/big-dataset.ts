@@ -4,6 +4,7 @@
  * toplist), 50 of them by default (`BENCH_BIG_TOPLISTS`).
  */
 import type { CatalogService } from '../../src/modules/catalog/service.ts';
+import { casinoTemplate } from '../../test/catalog-fixture.ts';
 
 const TOPLISTS = Number(process.env.BENCH_BIG_TOPLISTS ?? 50);
 const ITEMS = 20;
@@ -14,39 +15,12 @@ const words = (n: number, seed: number) =>
     { length: n },
     (_, i) => ['bonus', 'spins', 'wager', 'deposit', 'casino', 'live', 'jackpot'][(i * 7 + seed) % 7],
   ).join(' ');
-const codes = [
-  'SE',
-  'FI',
-  'NO',
-  'DK',
-  'DE',
-  'AT',
-  'CH',
-  'GB',
-  'IE',
-  'CA',
-  'NZ',
-  'BR',
-  'MX',
-  'AR',
-  'CL',
-  'PE',
-  'JP',
-  'IN',
-];
+const codes = 'SE FI NO DK DE AT CH GB IE CA NZ BR MX AR CL PE JP IN'.split(' ');
 
 /** Writes the dataset: one site, 60 heavy brands, `TOPLISTS` published market toplists of 20 items. */
 export async function bigDataset(catalog: CatalogService, log: (m: string) => void) {
-  const owner = await catalog.owners.create({ name: 'Bench', externalId: 'bench-owner' });
   const site = await catalog.sites.create({ domain: 'bench.example', name: 'Bench' });
-  const pt = await catalog.createNamedType('product_types', 'Casino');
-  const ct = await catalog.createNamedType('classification_types', 'Real money');
-  const ot = await catalog.createNamedType('offer_types', 'Welcome Bonus');
-  const tpl = await catalog.templates.create({
-    name: 'Bench',
-    productTypeId: pt.id,
-    classificationTypeId: ct.id,
-  });
+  const { owner, offerType, template } = await casinoTemplate(catalog, 'Bench');
   const brands: { id: number; offerId: number }[] = [];
   for (let b = 0; b < BRANDS; b++) {
     const brand = await catalog.brands.create({
@@ -68,7 +42,7 @@ export async function bigDataset(catalog: CatalogService, log: (m: string) => vo
     const offer = await catalog.offers.create({
       externalId: `bench-offer-${b}`,
       brandId: brand.id,
-      offerTypeId: ot.id,
+      offerTypeId: offerType.id,
       offerText: words(300, b),
       currencies: ['EUR', 'SEK', 'NOK', 'CAD'],
       bonusExpiryDate: '2027-06-30',
@@ -88,7 +62,7 @@ export async function bigDataset(catalog: CatalogService, log: (m: string) => vo
   for (let i = 0; i < TOPLISTS; i++) {
     const t = await catalog.toplists.create({
       siteId: site.id,
-      templateId: tpl.id,
+      templateId: template.id,
       ownerId: owner.id,
       name: `Bench toplist ${i}`,
       slug: `bench-${i}`,

@@ -31,29 +31,36 @@ async function single(
   return { ...line, body_bytes_first: bytes, paths: paths.length };
 }
 
+/** A scenario that requests `path` of every live toplist of each dataset in turn. */
+function everyToplist(
+  name: string,
+  about: string,
+  path: (fx: { slugs: string[]; ids: number[] }, i: number) => string,
+): Scenario {
+  return {
+    name,
+    about,
+    async run(ctx) {
+      const out = [];
+      for (const d of DATASETS) out.push(await single(ctx, name, d, path));
+      return out;
+    },
+  };
+}
+
 /** `GET /api/v1/toplists/by-slug/{slug}`, every live toplist of the site in turn. */
-export const bySlug: Scenario = {
-  name: 'by-slug',
-  about: 'GET /api/v1/toplists/by-slug/{slug} on the demo site and on 190 KB toplists',
-  async run(ctx) {
-    const path = (f: { slugs: string[] }, i: number) => `/api/v1/toplists/by-slug/${f.slugs[i]}`;
-    const out = [];
-    for (const d of DATASETS) out.push(await single(ctx, 'by-slug', d, path));
-    return out;
-  },
-};
+export const bySlug = everyToplist(
+  'by-slug',
+  'GET /api/v1/toplists/by-slug/{slug} on the demo site and on 190 KB toplists',
+  (f, i) => `/api/v1/toplists/by-slug/${f.slugs[i]}`,
+);
 
 /** `GET /api/v1/toplists/{id}`. */
-export const byId: Scenario = {
-  name: 'by-id',
-  about: 'GET /api/v1/toplists/{id} on the demo site and on 190 KB toplists',
-  async run(ctx) {
-    const path = (f: { ids: number[] }, i: number) => `/api/v1/toplists/${f.ids[i]}`;
-    const out = [];
-    for (const d of DATASETS) out.push(await single(ctx, 'by-id', d, path));
-    return out;
-  },
-};
+export const byId = everyToplist(
+  'by-id',
+  'GET /api/v1/toplists/{id} on the demo site and on 190 KB toplists',
+  (f, i) => `/api/v1/toplists/${f.ids[i]}`,
+);
 
 /** `GET /api/v1/toplists?per_page=N&page=P`, every page of the demo site in turn. */
 export const list: Scenario = {

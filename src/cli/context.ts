@@ -1,9 +1,7 @@
 import type { Config } from '../config.ts';
 import { ChangeBus } from '../db/changes.ts';
 import { openConfiguredDb } from '../db/open.ts';
-import type { AdserverService } from '../modules/adserver/service.ts';
 import type { CatalogService } from '../modules/catalog/service.ts';
-import type { OperatorAggregates } from '../modules/tracking/aggregates.ts';
 import type { TrackingService } from '../modules/tracking/service.ts';
 import { createServices, type Services } from '../services.ts';
 
@@ -46,22 +44,4 @@ export function withCatalog<T>(config: Config, fn: (catalog: CatalogService) => 
 /** Runs a CLI command with the tracking service (programmes). */
 export function withTracking<T>(config: Config, fn: (tracking: TrackingService) => Promise<T>): Promise<T> {
   return withServices(config, (s) => fn(s.tracking));
-}
-
-/** Runs a CLI command with the ad-server service (connections, keys). */
-export function withAdserver<T>(
-  config: Config,
-  warn: (msg: string) => void,
-  fn: (adserver: AdserverService) => Promise<T>,
-): Promise<T> {
-  return withServices(config, (s) => fn(s.adserver), warn);
-}
-
-/** Runs a CLI command with operator aggregate pulls (sealed report keys, guarded outbound client). */
-export function withAggregates<T>(
-  config: Config,
-  warn: (msg: string) => void,
-  fn: (aggregates: OperatorAggregates) => Promise<T>,
-): Promise<T> {
-  return withServices(config, (s) => fn(s.aggregates), warn);
 }

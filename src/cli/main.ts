@@ -11,7 +11,7 @@ import { ensureDemo } from '../modules/catalog/demo.ts';
 import { parseImportDocument } from '../modules/catalog/import-schema.ts';
 import { ProgramInput } from '../modules/tracking/schemas.ts';
 import { installShutdown, startServer } from '../server.ts';
-import { withAdserver, withAggregates, withCatalog, withServices, withTracking } from './context.ts';
+import { withCatalog, withServices, withTracking } from './context.ts';
 import { demoText, progressBar, readImportFile, startBanner } from './output.ts';
 
 const program = new Command('podium')
@@ -263,16 +263,20 @@ common(
   .requiredOption('--from <day>', 'first day, YYYY-MM-DD')
   .requiredOption('--to <day>', 'last day, YYYY-MM-DD')
   .action(async (opts: CommonOpts & { program: string; from: string; to: string }) => {
-    const results = await withAggregates(configFrom(opts), err, async (aggregates) => {
-      const id = /^\d+$/.test(opts.program)
-        ? Number(opts.program)
-        : await aggregates.programIdBySlug(opts.program);
-      return aggregates.pullRange(id, opts.from, opts.to, (done, total, r) =>
-        err(
-          `${progressBar(done, total)} ${r.day} ${r.status === 'ok' ? `ok, ${r.rows} rows` : `failed: ${r.reason}`}`,
-        ),
-      );
-    });
+    const results = await withServices(
+      configFrom(opts),
+      async ({ aggregates }) => {
+        const id = /^\d+$/.test(opts.program)
+          ? Number(opts.program)
+          : await aggregates.programIdBySlug(opts.program);
+        return aggregates.pullRange(id, opts.from, opts.to, (done, total, r) =>
+          err(
+            `${progressBar(done, total)} ${r.day} ${r.status === 'ok' ? `ok, ${r.rows} rows` : `failed: ${r.reason}`}`,
+          ),
+        );
+      },
+      err,
+    );
     const failed = results.filter((r) => r.status === 'failed').length;
     out(JSON.stringify({ days: results.length, ok: results.length - failed, failed }));
     if (failed) process.exitCode = 1;
@@ -302,13 +306,16 @@ common(
         throw new Error(`set ${opts.apiKeyEnv} to the ad server's API key (never passed as a flag)`);
       if (opts.environment !== 'production' && opts.environment !== 'sandbox')
         throw new InvalidArgumentError('--environment must be production or sandbox');
-      const c = await withAdserver(configFrom(opts), err, (a) =>
-        a.connections.create({
-          publisher: opts.publisher,
-          environment: opts.environment as 'production' | 'sandbox',
-          base_url: opts.baseUrl,
-          api_key: apiKey,
-        }),
+      const c = await withServices(
+        configFrom(opts),
+        ({ adserver: a }) =>
+          a.connections.create({
+            publisher: opts.publisher,
+            environment: opts.environment as 'production' | 'sandbox',
+            base_url: opts.baseUrl,
+            api_key: apiKey,
+          }),
+        err,
       );
       out(JSON.stringify(c));
       if (c.status !== 'connected') process.exitCode = 1;
@@ -317,7 +324,7 @@ common(
 common(adserver.command('verify').description('re-run the verify probe of a connection'))
   .argument('<id>', 'connection id (asc_…)')
   .action(async (id: string, opts: CommonOpts) => {
-    const c = await withAdserver(configFrom(opts), err, (a) => a.connections.verify(id));
+    const c = await withServices(configFrom(opts), ({ adserver: a }) => a.connections.verify(id), err);
     out(JSON.stringify(c));
     if (c.status !== 'connected') process.exitCode = 1;
   });

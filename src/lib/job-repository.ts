@@ -1,3 +1,4 @@
+import { firstValue } from '../db/first-value.ts';
 import type { Queryable } from '../db/index.ts';
 
 /** Outcome of a job run as stored in `job_runs.status`. */
@@ -12,23 +13,22 @@ export class JobRunRepository {
    * interrupted. Returns the run id, or undefined when another process holds the slot.
    */
   async claim(job: string, slot: number, owner: string): Promise<number | undefined> {
-    const [r] = await this.db.query<{ id: number }>(
+    return firstValue<number>(
+      this.db,
       `INSERT INTO job_runs (job, slot, owner, status) VALUES ($1, $2, $3, 'running')
        ON CONFLICT (job, slot) DO UPDATE SET owner = EXCLUDED.owner, status = 'running', started_at = now(), error = NULL
          WHERE job_runs.status = 'interrupted'
        RETURNING id`,
       [job, slot, owner],
     );
-    return r?.id;
   }
 
   /** The stored status of a (job, slot) run, if any. */
   async statusOf(job: string, slot: number): Promise<string | undefined> {
-    const [r] = await this.db.query<{ status: string }>(
-      'SELECT status FROM job_runs WHERE job = $1 AND slot = $2',
-      [job, slot],
-    );
-    return r?.status;
+    return firstValue<string>(this.db, 'SELECT status FROM job_runs WHERE job = $1 AND slot = $2', [
+      job,
+      slot,
+    ]);
   }
 
   /** Records how a claimed run ended. */

@@ -54,24 +54,19 @@ class LazyChild {
     return this.made;
   }
 
-  fatal(...a: unknown[]) {
-    (this.real().fatal as LogFn)(...a);
+  // One forwarding method per level, on the prototype: what `real()` logs through once it is made.
+  static {
+    for (const level of ['fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const) {
+      Object.defineProperty(LazyChild.prototype, level, {
+        writable: true,
+        configurable: true,
+        value(this: LazyChild, ...a: unknown[]) {
+          (this.real()[level] as LogFn)(...a);
+        },
+      });
+    }
   }
-  error(...a: unknown[]) {
-    (this.real().error as LogFn)(...a);
-  }
-  warn(...a: unknown[]) {
-    (this.real().warn as LogFn)(...a);
-  }
-  info(...a: unknown[]) {
-    (this.real().info as LogFn)(...a);
-  }
-  debug(...a: unknown[]) {
-    (this.real().debug as LogFn)(...a);
-  }
-  trace(...a: unknown[]) {
-    (this.real().trace as LogFn)(...a);
-  }
+
   silent() {}
   child(b: pino.Bindings, o?: pino.ChildLoggerOptions) {
     return this.real().child(b, o);

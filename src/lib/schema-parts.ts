@@ -1,4 +1,4 @@
-import { Type as T } from '@sinclair/typebox';
+import { Type as T, type TProperties } from '@sinclair/typebox';
 
 /** Request schema parts shared by several modules' admin APIs. */
 
@@ -19,3 +19,9 @@ export function searchText(description: string) {
 export function containsPattern(text: string): string {
   return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
+
+/** Options of an object schema that rejects unknown fields instead of ignoring them. */
+export const strict = { additionalProperties: false } as const;
+
+/** An object schema that rejects unknown fields. */
+export const StrictObject = <P extends TProperties>(properties: P) => T.Object(properties, strict);

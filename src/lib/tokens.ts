@@ -35,3 +35,9 @@ export function parseBearer(header: string | undefined): string | undefined {
   const m = /^Bearer[ ]+([A-Za-z0-9._~+/=-]{1,512})[ ]*$/i.exec(header);
   return m?.[1];
 }
+
+/** A new token of a kind with what is stored of it: the hash it is checked by and the hint shown for it. */
+export function newToken(kind: TokenKind): { token: string; hash: Buffer; hint: string } {
+  const token = mintToken(kind);
+  return { token, hash: hashToken(token), hint: tokenHint(token) };
+}

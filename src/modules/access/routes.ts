@@ -1,6 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { requireAdmin } from '../../plugins/auth.ts';
+import { createdWithSecret } from '../../plugins/replies.ts';
 import { AdminTokenInput, IdParams, SubIdParams, TokenInput } from './schemas.ts';
 import type { AccessService } from './service.ts';
 
@@ -19,7 +20,7 @@ export async function registerAccess(scope: FastifyInstance, access: AccessServi
     async (req, reply) => {
       const created = await access.createSiteToken(req.params.id, req.body?.name ?? '');
       req.audit = { before: null, after: { tokenId: created.id, name: created.name, hint: created.hint } };
-      return reply.status(201).header('cache-control', 'no-store').send({ data: created });
+      return createdWithSecret(reply, { data: created });
     },
   );
   app.delete('/sites/:id/tokens/:subId', { ...tokens, schema: { params: SubIdParams } }, async (req) => {
@@ -40,7 +41,7 @@ export async function registerAccess(scope: FastifyInstance, access: AccessServi
       before: null,
       after: { tokenId: created.id, name: created.name, scopes: created.scopes, hint: created.hint },
     };
-    return reply.status(201).header('cache-control', 'no-store').send({ data: created });
+    return createdWithSecret(reply, { data: created });
   });
   app.delete('/admin-tokens/:id', { ...adminOnly, schema: { params: IdParams } }, async (req) => {
     const data = await access.revokeAdminToken(req.params.id);

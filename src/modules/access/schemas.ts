@@ -1,10 +1,8 @@
 import { Type as T } from '@sinclair/typebox';
-import { RowId as Id } from '../../lib/schema-parts.ts';
+import { RowId as Id, strict } from '../../lib/schema-parts.ts';
 import { SCOPES } from './scopes.ts';
 
 /** Request schemas of the token admin API. Unknown fields are rejected, not ignored. */
-
-const strict = { additionalProperties: false } as const;
 
 export const IdParams = T.Object({ id: Id });
 export const SubIdParams = T.Object({ id: Id, subId: Id });

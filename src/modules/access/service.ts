@@ -1,7 +1,7 @@
 import type { ChangeBus } from '../../db/changes.ts';
 import type { Db } from '../../db/index.ts';
 import { notFound } from '../../lib/errors.ts';
-import { hashToken, mintToken, tokenHint } from '../../lib/tokens.ts';
+import { newToken } from '../../lib/tokens.ts';
 import type { AdminPrincipal, Authenticator, SitePrincipal } from '../../plugins/auth.ts';
 import { AccessRepository } from './repository.ts';
 import { hasScope, type Scope } from './scopes.ts';
@@ -56,13 +56,8 @@ export class AccessService implements Authenticator<Scope> {
   /** Mints a site read token. The plaintext is returned once and stored only as a hash. */
   async createSiteToken(siteId: number, name = ''): Promise<SiteToken & { token: string }> {
     if (!(await this.sites.siteExists(siteId))) throw notFound('Site');
-    const token = mintToken('site');
-    const row = await this.repo.insertSiteToken({
-      siteId,
-      name,
-      hash: hashToken(token),
-      hint: tokenHint(token),
-    });
+    const { token, hash, hint } = newToken('site');
+    const row = await this.repo.insertSiteToken({ siteId, name, hash, hint });
     await this.bus.publish({ kind: 'tokens' });
     return { ...row, token };
   }
@@ -88,14 +83,8 @@ export class AccessService implements Authenticator<Scope> {
     scopes: Scope[],
     createdBy: number | null,
   ): Promise<AdminToken & { token: string }> {
-    const token = mintToken('admin');
-    const row = await this.repo.insertAdminToken({
-      name,
-      scopes,
-      hash: hashToken(token),
-      hint: tokenHint(token),
-      createdBy,
-    });
+    const { token, hash, hint } = newToken('admin');
+    const row = await this.repo.insertAdminToken({ name, scopes, hash, hint, createdBy });
     await this.bus.publish({ kind: 'tokens' });
     return { ...row, token };
   }

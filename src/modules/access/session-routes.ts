@@ -4,6 +4,7 @@ import { Type as T } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../../lib/errors.ts';
 import { CSRF_HEADER, SESSION_COOKIE } from '../../plugins/auth.ts';
+import { createdWithSecret } from '../../plugins/replies.ts';
 import type { SessionService } from './sessions.ts';
 
 /** Readable (not HttpOnly) cookie holding the CSRF token the console echoes in a header. */
@@ -62,10 +63,7 @@ export async function registerSessionRoutes(
         ...cookieOptions(req, '/', false),
         expires: created.expiresAt,
       });
-      return reply
-        .status(201)
-        .header('cache-control', 'no-store')
-        .send({ data: { ...view(created), csrfToken: created.csrfToken } });
+      return createdWithSecret(reply, { data: { ...view(created), csrfToken: created.csrfToken } });
     },
   );
 

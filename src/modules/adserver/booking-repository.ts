@@ -3,6 +3,18 @@ import { dayText as dateText, isoOrNull as iso } from '../../lib/time.ts';
 import type { Booking, BookingLine, BookingSummary } from './orders.ts';
 import type { Push } from './types.ts';
 
+/** A line's values for the columns an update may change: geo, goal, creatives, codes and approved creatives. */
+function editableValues(l: BookingLine): unknown[] {
+  return [
+    l.geo,
+    l.goal_impressions,
+    JSON.stringify(l.creatives),
+    l.click_codes,
+    l.impression_codes,
+    JSON.stringify(l.approved_creatives),
+  ];
+}
+
 /** Ad-server SQL for bookings, their lines and the pushes that create them on the ad server. */
 export class BookingRepository {
   constructor(private readonly db: Queryable) {}
@@ -36,7 +48,7 @@ export class BookingRepository {
   async insertLine(bookingId: string, connectionId: string, l: BookingLine): Promise<void> {
     await this.db.query(
       `INSERT INTO adserver_booking_lines (booking_id, line_no, connection_id, external_ref, placement_id, inventory_id,
-         month, start_date, end_date, geo, goal_impressions, sizes, creatives, click_codes, impression_codes,
+         month, start_date, end_date, sizes, geo, goal_impressions, creatives, click_codes, impression_codes,
          approved_creatives)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
       [
@@ -49,13 +61,8 @@ export class BookingRepository {
         l.month,
         l.start_date,
         l.end_date,
-        l.geo,
-        l.goal_impressions,
         l.sizes,
-        JSON.stringify(l.creatives),
-        l.click_codes,
-        l.impression_codes,
-        JSON.stringify(l.approved_creatives),
+        ...editableValues(l),
       ],
     );
   }
@@ -64,16 +71,7 @@ export class BookingRepository {
     await this.db.query(
       `UPDATE adserver_booking_lines SET geo = $3, goal_impressions = $4, creatives = $5, click_codes = $6,
          impression_codes = $7, approved_creatives = $8 WHERE booking_id = $1 AND line_no = $2`,
-      [
-        bookingId,
-        l.line_no,
-        l.geo,
-        l.goal_impressions,
-        JSON.stringify(l.creatives),
-        l.click_codes,
-        l.impression_codes,
-        JSON.stringify(l.approved_creatives),
-      ],
+      [bookingId, l.line_no, ...editableValues(l)],
     );
   }
 

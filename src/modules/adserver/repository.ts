@@ -1,3 +1,4 @@
+import { onlyValue } from '../../db/first-value.ts';
 import type { Queryable } from '../../db/index.ts';
 import type { StoredSecret } from '../../lib/seal.ts';
 import { isoOrNull as iso } from '../../lib/time.ts';
@@ -235,11 +236,11 @@ export class AdserverRepository {
     sizes: string[],
     siteId: number | null,
   ): Promise<number> {
-    const [r] = await this.db.query<{ id: number }>(
+    return onlyValue<number>(
+      this.db,
       'INSERT INTO adserver_placements (publisher, name, sizes, site_id) VALUES ($1, $2, $3, $4) RETURNING id',
       [publisher, name, sizes, siteId],
     );
-    return r!.id;
   }
 
   async getPlacement(id: number): Promise<Placement | undefined> {

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { type Authenticator, adminArea } from '../../plugins/auth.ts';
+import { createdWithSecret } from '../../plugins/replies.ts';
 import type { Scope } from '../access/scopes.ts';
 import { publicConnection } from './connections.ts';
 import {
@@ -33,10 +34,7 @@ export async function registerAdserverAdmin(
     data: await conns.list(req.query.publisher),
   }));
   app.post('/adserver/connections', { ...write, schema: { body: ConnectionInput } }, async (req, reply) =>
-    reply
-      .status(201)
-      .header('cache-control', 'no-store')
-      .send({ data: await conns.create(req.body) }),
+    createdWithSecret(reply, { data: await conns.create(req.body) }),
   );
   app.get('/adserver/connections/:id', { ...read, schema: { params: ConnectionParams } }, async (req) => ({
     data: publicConnection(await conns.get(req.params.id)),
@@ -46,26 +44,21 @@ export async function registerAdserverAdmin(
     { ...write, schema: { params: ConnectionParams, body: ConnectionPatch } },
     async (req) => ({ data: await conns.update(req.params.id, req.body) }),
   );
-  app.post(
-    '/adserver/connections/:id/verify',
-    { ...write, schema: { params: ConnectionParams } },
-    async (req) => ({
-      data: await conns.verify(req.params.id),
-    }),
-  );
-
-  app.post(
-    '/adserver/connections/:id/inventory/sync',
-    { ...write, schema: { params: ConnectionParams } },
-    async (req) => ({ data: await adserver.syncInventory(req.params.id) }),
-  );
-  app.get(
-    '/adserver/connections/:id/inventory',
-    { ...read, schema: { params: ConnectionParams } },
-    async (req) => ({
-      data: await adserver.listSlots(req.params.id),
-    }),
-  );
+  // The connection's actions and reads that take only its id and answer `{ data }`.
+  const ofConnection = (method: 'GET' | 'POST', path: string, answer: (id: string) => Promise<unknown>) =>
+    app.route({
+      method,
+      url: `/adserver/connections/:id${path}`,
+      ...(method === 'GET' ? read : write),
+      schema: { params: ConnectionParams },
+      handler: async (req) => ({ data: await answer(req.params.id) }),
+    });
+  ofConnection('POST', '/verify', (id) => conns.verify(id));
+  ofConnection('POST', '/inventory/sync', (id) => adserver.syncInventory(id));
+  ofConnection('GET', '/inventory', (id) => adserver.listSlots(id));
+  ofConnection('POST', '/reports/pull', (id) => adserver.pullReports(id));
+  ofConnection('GET', '/reports/pulls', (id) => adserver.pullHistory(id));
+  ofConnection('GET', '/unmatched-delivery', (id) => adserver.unmatchedDelivery(id));
 
   app.get('/adserver/placements', { ...read, schema: { querystring: PublisherQuery } }, async (req) => ({
     data: await adserver.listPlacements(req.query.publisher),
@@ -125,23 +118,6 @@ export async function registerAdserverAdmin(
     data: await adserver.bookings.pushes(req.params.id),
   }));
 
-  app.post(
-    '/adserver/connections/:id/reports/pull',
-    { ...write, schema: { params: ConnectionParams } },
-    async (req) => ({ data: await adserver.pullReports(req.params.id) }),
-  );
-  app.get(
-    '/adserver/connections/:id/reports/pulls',
-    { ...read, schema: { params: ConnectionParams } },
-    async (req) => ({
-      data: await adserver.pullHistory(req.params.id),
-    }),
-  );
-  app.get(
-    '/adserver/connections/:id/unmatched-delivery',
-    { ...read, schema: { params: ConnectionParams } },
-    async (req) => ({ data: await adserver.unmatchedDelivery(req.params.id) }),
-  );
   app.get('/adserver/bookings/:id/delivery', { ...read, schema: { params: BookingParams } }, async (req) => ({
     data: await adserver.delivery(req.params.id),
   }));

@@ -1,8 +1,8 @@
 import { Type as T } from '@sinclair/typebox';
+import { strict } from '../../lib/schema-parts.ts';
 
 /** Request schemas of the ad-server admin API. Field names follow the contract (snake_case). */
 
-const strict = { additionalProperties: false } as const;
 const Publisher = T.String({ pattern: '^[a-z0-9][a-z0-9-]{0,62}$', description: 'publisher slug' });
 const ApiKey = T.String({ minLength: 8, maxLength: 512, pattern: '^[\\x21-\\x7e]+$' });
 const BaseUrl = T.String({ minLength: 1, maxLength: 2000 });

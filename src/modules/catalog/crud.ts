@@ -28,6 +28,8 @@ export async function guard<T>(p: Promise<T>): Promise<T> {
 export interface EntityStore<T, I, P, F> {
   /** Name in 404 messages ("Owner not found"). */
   entity: string;
+  /** Refuses what neither a create nor a patch may carry, before either is stored. */
+  check?(values: I | P): void;
   insert(input: I): Promise<number>;
   /** False when the row does not exist. */
   update(id: number, patch: P): Promise<boolean>;
@@ -43,11 +45,13 @@ export class Crud<T, I, P = Partial<I>, F = undefined> {
   constructor(private readonly store: EntityStore<T, I, P, F>) {}
 
   async create(input: I): Promise<T> {
+    this.store.check?.(input);
     const id = await guard(this.store.insert(input));
     return (await this.store.get(id))!;
   }
 
   async update(id: number, patch: P): Promise<T> {
+    this.store.check?.(patch);
     if (!(await guard(this.store.update(id, patch)))) throw notFound(this.store.entity);
     return (await this.store.get(id))!;
   }

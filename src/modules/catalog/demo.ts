@@ -122,30 +122,22 @@ export async function loadDemo(
     offerTypes[name] = (await catalog.createNamedType('offer_types', name)).id;
   }
 
-  const tCasino = await catalog.templates.create({
-    name: 'Best Online Casinos',
-    externalId: 'tpl-casino',
-    productTypeId: casino.id,
-    classificationTypeId: realMoney.id,
-  });
-  const tBonus = await catalog.templates.create({
-    name: 'Casino Bonuses',
-    externalId: 'tpl-bonus',
-    productTypeId: casino.id,
-    classificationTypeId: bonusList.id,
-  });
-  const tSport = await catalog.templates.create({
-    name: 'Top Sportsbooks',
-    externalId: 'tpl-sport',
-    productTypeId: sportsbook.id,
-    classificationTypeId: realMoney.id,
-  });
-  const tPoker = await catalog.templates.create({
-    name: 'Poker Rooms',
-    externalId: 'tpl-poker',
-    productTypeId: poker.id,
-    classificationTypeId: realMoney.id,
-  });
+  const template = (
+    name: string,
+    externalId: string,
+    product: { id: number },
+    classification: { id: number },
+  ) =>
+    catalog.templates.create({
+      name,
+      externalId,
+      productTypeId: product.id,
+      classificationTypeId: classification.id,
+    });
+  const tCasino = await template('Best Online Casinos', 'tpl-casino', casino, realMoney);
+  const tBonus = await template('Casino Bonuses', 'tpl-bonus', casino, bonusList);
+  const tSport = await template('Top Sportsbooks', 'tpl-sport', sportsbook, realMoney);
+  const tPoker = await template('Poker Rooms', 'tpl-poker', poker, realMoney);
   log('demo: sites, templates and types created');
 
   const brands: { id: number; offerIds: number[]; kind: 'casino' | 'sport' | 'poker' }[] = [];
@@ -314,48 +306,45 @@ export async function loadDemo(
   });
   await catalog.publishing.replaceItems(draft.id, itemsFor(5));
 
-  const sportBrands = brands.filter((b) => b.kind === 'sport');
-  for (const code of ['GB', 'IE', 'ROW']) {
-    const t = await catalog.toplists.create({
-      siteId: sportSite.id,
-      templateId: tSport.id,
-      ownerId: owner.id,
+  // The sportsbook and poker lists rank every brand of their kind, each with its first offer.
+  const ranked = [
+    ...['GB', 'IE', 'ROW'].map((code) => ({
+      site: sportSite,
+      template: tSport,
+      kind: 'sport',
+      deals: 2000,
       name: `Top Sportsbooks ${code}`,
       slug: `top-sportsbooks-${code.toLowerCase()}`,
-      geo: code === 'ROW' ? { type: 'global', code } : { type: 'country', code },
+      code,
+    })),
+    {
+      site: pokerSite,
+      template: tPoker,
+      kind: 'poker',
+      deals: 3000,
+      name: 'Poker Rooms',
+      slug: 'poker-rooms',
+      code: 'ROW',
+    },
+  ];
+  for (const l of ranked) {
+    const t = await catalog.toplists.create({
+      siteId: l.site.id,
+      templateId: l.template.id,
+      ownerId: owner.id,
+      name: l.name,
+      slug: l.slug,
+      geo: l.code === 'ROW' ? { type: 'global', code: l.code } : { type: 'country', code: l.code },
       currentPeriod: 'November 2026',
     });
     await catalog.publishing.replaceItems(
       t.id,
-      sportBrands.map((b, i) => ({
-        position: i + 1,
-        brandId: b.id,
-        offerId: b.offerIds[0]!,
-        dealId: 2000 + b.id,
-      })),
+      brands
+        .filter((b) => b.kind === l.kind)
+        .map((b, i) => ({ position: i + 1, brandId: b.id, offerId: b.offerIds[0]!, dealId: l.deals + b.id })),
     );
     await catalog.publishing.publish(t.id);
   }
-  const pokerBrands = brands.filter((b) => b.kind === 'poker');
-  const pk = await catalog.toplists.create({
-    siteId: pokerSite.id,
-    templateId: tPoker.id,
-    ownerId: owner.id,
-    name: 'Poker Rooms',
-    slug: 'poker-rooms',
-    geo: { type: 'global', code: 'ROW' },
-    currentPeriod: 'November 2026',
-  });
-  await catalog.publishing.replaceItems(
-    pk.id,
-    pokerBrands.map((b, i) => ({
-      position: i + 1,
-      brandId: b.id,
-      offerId: b.offerIds[0]!,
-      dealId: 3000 + b.id,
-    })),
-  );
-  await catalog.publishing.publish(pk.id);
   log('demo: sportsbook and poker toplists published');
 
   return mintDemoTokens(services.access, sites);

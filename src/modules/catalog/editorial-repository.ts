@@ -1,3 +1,4 @@
+import { onlyValue } from '../../db/first-value.ts';
 import { containsPattern } from '../../lib/schema-parts.ts';
 import {
   brand,
@@ -40,16 +41,14 @@ function whereOf(
 /** SQL of the editorial catalog: owners, sites, named types, templates, brands, offers with trackers, toplist settings. */
 export class EditorialRepository extends CatalogSql {
   async insertOwner(v: { name: string; externalId: string | null }): Promise<number> {
-    const [r] = await this.db.query<{ id: number }>(
-      'INSERT INTO owners (name, external_id) VALUES ($1, $2) RETURNING id',
-      [v.name, v.externalId],
-    );
-    return r!.id;
+    return onlyValue<number>(this.db, 'INSERT INTO owners (name, external_id) VALUES ($1, $2) RETURNING id', [
+      v.name,
+      v.externalId,
+    ]);
   }
 
   async getOwner(id: number): Promise<Owner | undefined> {
-    const [r] = await this.db.query('SELECT * FROM owners WHERE id = $1', [id]);
-    return r && owner(r);
+    return this.first('SELECT * FROM owners WHERE id = $1', [id], owner);
   }
 
   async listOwners(p: PageArgs): Promise<Paged<Owner>> {
@@ -58,21 +57,18 @@ export class EditorialRepository extends CatalogSql {
   }
 
   async insertSite(v: { domain: string; name: string }): Promise<number> {
-    const [r] = await this.db.query<{ id: number }>(
-      'INSERT INTO sites (domain, name) VALUES ($1, $2) RETURNING id',
-      [v.domain, v.name],
-    );
-    return r!.id;
+    return onlyValue<number>(this.db, 'INSERT INTO sites (domain, name) VALUES ($1, $2) RETURNING id', [
+      v.domain,
+      v.name,
+    ]);
   }
 
   async getSite(id: number): Promise<Site | undefined> {
-    const [r] = await this.db.query('SELECT * FROM sites WHERE id = $1', [id]);
-    return r && site(r);
+    return this.first('SELECT * FROM sites WHERE id = $1', [id], site);
   }
 
   async findSiteByDomain(domain: string): Promise<Site | undefined> {
-    const [r] = await this.db.query('SELECT * FROM sites WHERE domain = $1', [domain]);
-    return r && site(r);
+    return this.first('SELECT * FROM sites WHERE domain = $1', [domain], site);
   }
 
   async listSites(p: PageArgs): Promise<Paged<Site>> {
@@ -102,16 +98,15 @@ export class EditorialRepository extends CatalogSql {
     productTypeId: number;
     classificationTypeId: number;
   }): Promise<number> {
-    const [r] = await this.db.query<{ id: number }>(
+    return onlyValue<number>(
+      this.db,
       'INSERT INTO list_templates (name, external_id, product_type_id, classification_type_id) VALUES ($1, $2, $3, $4) RETURNING id',
       [v.name, v.externalId, v.productTypeId, v.classificationTypeId],
     );
-    return r!.id;
   }
 
   async getTemplate(id: number): Promise<Template | undefined> {
-    const [r] = await this.db.query(`${TEMPLATE_SELECT} WHERE t.id = $1`, [id]);
-    return r && template(r);
+    return this.first(`${TEMPLATE_SELECT} WHERE t.id = $1`, [id], template);
   }
 
   async listTemplates(p: PageArgs): Promise<Paged<Template>> {
@@ -124,8 +119,7 @@ export class EditorialRepository extends CatalogSql {
   }
 
   async getBrand(id: number): Promise<Brand | undefined> {
-    const [r] = await this.db.query('SELECT * FROM brands WHERE id = $1', [id]);
-    return r && brand(r);
+    return this.first('SELECT * FROM brands WHERE id = $1', [id], brand);
   }
 
   async listBrands(p: PageArgs): Promise<Paged<Brand>> {

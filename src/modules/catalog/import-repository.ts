@@ -1,3 +1,4 @@
+import { firstValue, onlyValue } from '../../db/first-value.ts';
 import { EditorialRepository } from './editorial-repository.ts';
 
 /** SQL of the bulk import: the editorial writes plus lookups by external id and find-or-create of named types. */
@@ -6,10 +7,7 @@ export class ImportRepository extends EditorialRepository {
     table: 'owners' | 'list_templates' | 'brands' | 'offers' | 'trackers' | 'toplists',
     externalId: string,
   ): Promise<number | undefined> {
-    const [r] = await this.db.query<{ id: number }>(`SELECT id FROM ${table} WHERE external_id = $1`, [
-      externalId,
-    ]);
-    return r?.id;
+    return firstValue<number>(this.db, `SELECT id FROM ${table} WHERE external_id = $1`, [externalId]);
   }
 
   /** Find-or-create by name (imports). */
@@ -17,10 +15,10 @@ export class ImportRepository extends EditorialRepository {
     table: 'product_types' | 'classification_types' | 'offer_types',
     name: string,
   ): Promise<number> {
-    const [r] = await this.db.query<{ id: number }>(
+    return onlyValue<number>(
+      this.db,
       `INSERT INTO ${table} (name) VALUES ($1) ON CONFLICT (name) DO UPDATE SET name = EXCLUDED.name RETURNING id`,
       [name],
     );
-    return r!.id;
   }
 }

@@ -1,12 +1,12 @@
 import { FormatRegistry, type Static, Type as T } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { invalidField } from '../../lib/errors.ts';
+import { strict } from '../../lib/schema-parts.ts';
 import { BrandInput, OfferInput, TrackerInput } from './schemas.ts';
 
 /** The most rows one import file may hold per section. */
 export const IMPORT_MAX_ROWS = 50_000;
 
-const strict = { additionalProperties: false } as const;
 const Ref = T.String({ minLength: 1, maxLength: 100 });
 
 const ImportTracker = T.Composite(

@@ -54,28 +54,23 @@ export class CatalogImport {
       done++;
       if (done % 500 === 0 || done === total) progress({ section, done, total });
     };
-    const upsert = async (
+    // Finds the row by external id: updates it with `values`, or creates it with `insert`.
+    const upsert = async <T extends 'owners' | 'list_templates' | 'brands' | 'offers'>(
       repo: ImportRepository,
-      table: 'owners' | 'list_templates' | 'brands' | 'offers',
+      table: T,
       externalId: string,
-      update: (id: number) => Promise<unknown>,
+      values: ColumnValues<T>,
       insert: () => Promise<number>,
     ): Promise<{ id: number; created: boolean }> => {
       const id = await repo.findIdByExternalId(table, externalId);
       if (id === undefined) return { id: await insert(), created: true };
-      await update(id);
+      await repo.update(table, id, values);
       return { id, created: false };
     };
 
     await this.tx(async (repo) => {
       for (const o of doc.owners ?? []) {
-        const r = await upsert(
-          repo,
-          'owners',
-          o.externalId,
-          (id) => repo.update('owners', id, { name: o.name }),
-          () => repo.insertOwner(o),
-        );
+        const r = await upsert(repo, 'owners', o.externalId, { name: o.name }, () => repo.insertOwner(o));
         step('owners', r.created);
       }
       for (const t of doc.templates ?? []) {
@@ -85,24 +80,16 @@ export class CatalogImport {
           productTypeId: await repo.ensureNamedType('product_types', t.productType),
           classificationTypeId: await repo.ensureNamedType('classification_types', t.classificationType),
         };
-        const r = await upsert(
-          repo,
-          'list_templates',
-          t.externalId,
-          (id) => repo.update('list_templates', id, values),
-          () => repo.insertTemplate(values),
+        const r = await upsert(repo, 'list_templates', t.externalId, values, () =>
+          repo.insertTemplate(values),
         );
         step('templates', r.created);
       }
       for (const [i, b] of (doc.brands ?? []).entries()) {
         checkRating(b, `brands.${i}.`);
         const columns = brandColumns(b);
-        const r = await upsert(
-          repo,
-          'brands',
-          b.externalId,
-          (id) => repo.update('brands', id, columns),
-          () => repo.insertBrand(columns as Required<ColumnValues<'brands'>>),
+        const r = await upsert(repo, 'brands', b.externalId, columns, () =>
+          repo.insertBrand(columns as Required<ColumnValues<'brands'>>),
         );
         step('brands', r.created);
       }
@@ -117,12 +104,8 @@ export class CatalogImport {
           brandId,
           offerTypeId: await repo.ensureNamedType('offer_types', offerType),
         });
-        const r = await upsert(
-          repo,
-          'offers',
-          o.externalId,
-          (id) => repo.update('offers', id, columns),
-          () => repo.insertOffer(columns as Required<ColumnValues<'offers'>>),
+        const r = await upsert(repo, 'offers', o.externalId, columns, () =>
+          repo.insertOffer(columns as Required<ColumnValues<'offers'>>),
         );
         for (const [k, t] of (trackers ?? []).entries()) {
           const trackerId = await repo.findIdByExternalId('trackers', t.externalId);

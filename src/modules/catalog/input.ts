@@ -5,62 +5,31 @@ import type { BrandInputT, GeoInputT, OfferInputT, TrackerInputT } from './schem
 
 /* Input → column mapping and validation that JSON schema cannot express. */
 
+/** The two columns of a geo scope (offers and trackers). */
+const geoColumns = (g: OfferInputT['geos']) => ({ geoCountries: g?.countries, geoMarkets: g?.markets });
+
+// Input fields are named as their columns' API fields; only the nested objects are flattened.
 export function brandColumns(b: Partial<BrandInputT>): ColumnValues<'brands'> {
+  const { logo, languages, ...same } = b;
   return {
-    externalId: b.externalId,
-    name: b.name,
-    slug: b.slug,
-    rating: b.rating,
-    logoRectangular: b.logo?.rectangular,
-    logoSquare: b.logo?.square,
-    logoBackgroundColor: b.logo?.backgroundColor,
-    licenses: b.licenses,
-    paymentMethods: b.paymentMethods,
-    restrictedCountries: b.restrictedCountries,
-    classificationTypes: b.classificationTypes,
-    languagesWebsite: b.languages?.website,
-    languagesSupport: b.languages?.support,
-    languagesLivechat: b.languages?.livechat,
+    ...same,
+    logoRectangular: logo?.rectangular,
+    logoSquare: logo?.square,
+    logoBackgroundColor: logo?.backgroundColor,
+    languagesWebsite: languages?.website,
+    languagesSupport: languages?.support,
+    languagesLivechat: languages?.livechat,
   };
 }
 
 export function offerColumns(o: Partial<OfferInputT>): ColumnValues<'offers'> {
-  return {
-    externalId: o.externalId,
-    brandId: o.brandId,
-    offerTypeId: o.offerTypeId,
-    offerText: o.offerText,
-    currencies: o.currencies,
-    hasFreeSpins: o.hasFreeSpins,
-    bonusWageringRequirement: o.bonusWageringRequirement,
-    bonusExpiryDate: o.bonusExpiryDate,
-    bonusCode: o.bonusCode,
-    minimumDeposit: o.minimumDeposit,
-    freeTickets: o.freeTickets,
-    maxBonusAmount: o.maxBonusAmount,
-    maxPayout: o.maxPayout,
-    minimumOdds: o.minimumOdds,
-    freeBetValue: o.freeBetValue,
-    tournamentTicketValue: o.tournamentTicketValue,
-    rakebackPercentage: o.rakebackPercentage,
-    isStickyBonus: o.isStickyBonus,
-    stakeReturned: o.stakeReturned,
-    betType: o.betType,
-    geoCountries: o.geos?.countries,
-    geoMarkets: o.geos?.markets,
-  };
+  const { geos, trackers: _trackers, ...same } = o;
+  return { ...same, ...geoColumns(geos) };
 }
 
 export function trackerColumns(t: Partial<TrackerInputT>): ColumnValues<'trackers'> {
-  return {
-    externalId: t.externalId,
-    campaignName: t.campaignName,
-    landingUrl: t.landingUrl,
-    tcLink: t.tcLink,
-    pageType: t.pageType,
-    geoCountries: t.geos?.countries,
-    geoMarkets: t.geos?.markets,
-  };
+  const { geos, ...same } = t;
+  return { ...same, ...geoColumns(geos) };
 }
 
 /** JSON Schema's multipleOf fails on binary fractions (8.35 % 0.01 ≠ 0), so the two-decimal rule lives here. */

@@ -1,3 +1,4 @@
+import { firstValue, onlyValue } from '../../db/first-value.ts';
 import {
   brand,
   iso,
@@ -28,10 +29,7 @@ export class PublishingRepository extends CatalogSql {
 
   /** The brand an offer belongs to, or undefined when the offer does not exist. */
   async offerBrand(offerId: number): Promise<number | undefined> {
-    const [r] = await this.db.query<{ brand_id: number }>('SELECT brand_id FROM offers WHERE id = $1', [
-      offerId,
-    ]);
-    return r?.brand_id;
+    return firstValue<number>(this.db, 'SELECT brand_id FROM offers WHERE id = $1', [offerId]);
   }
 
   /** Replaces the draft items: keeps ids of items that carry one, inserts the rest, deletes the missing. */
@@ -74,8 +72,9 @@ export class PublishingRepository extends CatalogSql {
   async editionSnapshot(toplistId: number): Promise<EditionSnapshot | undefined> {
     const [t] = await this.db.query(
       `SELECT t.*, o.name AS owner_name, s.domain AS site_domain, s.tracking_base_url AS site_tracking_base,
-              lt.name AS template_name, lt.product_type_id, pt.name AS product_type,
-              lt.classification_type_id, ct.name AS classification_type
+              json_build_object('id', lt.id, 'name', lt.name, 'productTypeId', lt.product_type_id,
+                'productType', pt.name, 'classificationTypeId', lt.classification_type_id,
+                'classificationType', ct.name) AS template
        FROM toplists t
        JOIN owners o ON o.id = t.owner_id
        JOIN sites s ON s.id = t.site_id
@@ -103,25 +102,18 @@ export class PublishingRepository extends CatalogSql {
       ownerName: t.owner_name as string,
       siteDomain: t.site_domain as string,
       siteTrackingBase: (t.site_tracking_base as string | null) ?? null,
-      template: {
-        id: t.template_id as number,
-        name: t.template_name as string,
-        productTypeId: t.product_type_id as number,
-        productType: t.product_type as string,
-        classificationTypeId: t.classification_type_id as number,
-        classificationType: t.classification_type as string,
-      },
+      template: t.template as EditionSnapshot['template'],
       brands,
       offers,
     };
   }
 
   async nextVersion(toplistId: number): Promise<number> {
-    const [r] = await this.db.query<{ v: number }>(
+    return onlyValue<number>(
+      this.db,
       'SELECT COALESCE(MAX(version), 0)::int + 1 AS v FROM editions WHERE toplist_id = $1',
       [toplistId],
     );
-    return r!.v;
   }
 
   async insertEdition(v: {
@@ -132,11 +124,11 @@ export class PublishingRepository extends CatalogSql {
     publishedBy: number | null;
     trackingBase: string;
   }): Promise<number> {
-    const [r] = await this.db.query<{ id: number }>(
+    return onlyValue<number>(
+      this.db,
       'INSERT INTO editions (toplist_id, version, document, published_at, published_by, tracking_base) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id',
       [v.toplistId, v.version, v.document, v.publishedAt, v.publishedBy, v.trackingBase],
     );
-    return r!.id;
   }
 
   /**
@@ -212,11 +204,11 @@ export class PublishingRepository extends CatalogSql {
   }
 
   async getEditionDocument(toplistId: number, version: number): Promise<string | undefined> {
-    const [r] = await this.db.query<{ document: string }>(
+    return firstValue<string>(
+      this.db,
       'SELECT document FROM editions WHERE toplist_id = $1 AND version = $2',
       [toplistId, version],
     );
-    return r?.document;
   }
 
   /**

@@ -96,34 +96,25 @@ export class CatalogService {
     });
     this.brands = new Crud({
       entity: 'Brand',
-      insert: (i) => {
-        checkRating(i);
-        return repo.insertBrand(brandColumns(i) as Required<ColumnValues<'brands'>>);
-      },
-      update: (id, p) => {
-        checkRating(p);
-        return repo.update('brands', id, brandColumns(p));
-      },
+      check: checkRating,
+      insert: (i) => repo.insertBrand(brandColumns(i) as Required<ColumnValues<'brands'>>),
+      update: (id, p) => repo.update('brands', id, brandColumns(p)),
       get: (id) => repo.getBrand(id),
       list: (w) => repo.listBrands(w),
     });
     this.offers = new Crud({
       entity: 'Offer',
+      check: checkDecimals,
       // An offer and its trackers are created in one transaction.
-      insert: (i) => {
-        checkDecimals(i);
-        return this.tx(async (r) => {
+      insert: (i) =>
+        this.tx(async (r) => {
           const offerId = await r.insertOffer(offerColumns(i) as Required<ColumnValues<'offers'>>);
           for (const t of i.trackers ?? []) {
             await r.insertTracker(offerId, trackerColumns(t) as Required<ColumnValues<'trackers'>>);
           }
           return offerId;
-        });
-      },
-      update: (id, p) => {
-        checkDecimals(p);
-        return repo.update('offers', id, offerColumns(p));
-      },
+        }),
+      update: (id, p) => repo.update('offers', id, offerColumns(p)),
       get: (id) => repo.getOffer(id),
       list: (w, f) => repo.listOffers(w, f?.brandId),
     });

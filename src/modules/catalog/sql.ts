@@ -1,3 +1,4 @@
+import { onlyValue } from '../../db/first-value.ts';
 import type { Queryable } from '../../db/index.ts';
 import {
   type ColumnValues,
@@ -71,11 +72,17 @@ export class CatalogSql {
       cols.push(column);
       params.push(value);
     }
-    const [r] = await this.db.query<{ id: number }>(
+    return onlyValue<number>(
+      this.db,
       `INSERT INTO ${table} (${cols.join(', ')}) VALUES (${params.map((_, i) => `$${i + 1}`).join(', ')}) RETURNING id`,
       params,
     );
-    return r!.id;
+  }
+
+  /** The first row a query answers, mapped; undefined when it answers none. */
+  protected async first<T>(sql: string, params: unknown[], map: (r: Row) => T): Promise<T | undefined> {
+    const [r] = await this.db.query(sql, params);
+    return r && map(r);
   }
 
   protected async paged<T>(

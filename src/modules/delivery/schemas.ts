@@ -1,4 +1,5 @@
 import { type Static, Type as T } from '@sinclair/typebox';
+import { strict } from '../../lib/schema-parts.ts';
 
 /**
  * The wire format of the toplist API, written from the spec's tables. These schemas are the
@@ -17,7 +18,6 @@ const Decimal = T.Union([T.String({ pattern: DECIMAL }), T.Null()], {
 });
 const Timestamp = T.String({ pattern: TIMESTAMP, description: 'ISO 8601 timestamp with UTC offset' });
 const Strings = T.Array(T.String());
-const strict = { additionalProperties: false } as const;
 
 export const GeosSchema = T.Object({ countries: Strings, markets: Strings }, strict);
 

@@ -63,12 +63,15 @@ export class Metrics {
     );
   }
 
+  /** Name, help and registry of a series this class registers. */
+  private scraped(name: string, help: string) {
+    return { name, help, registers: [this.registry] };
+  }
+
   /** A counter whose value is read from elsewhere at scrape time (monotonic sources only). */
   counterFrom(name: string, help: string, read: () => number): void {
     new Counter({
-      name,
-      help,
-      registers: [this.registry],
+      ...this.scraped(name, help),
       collect() {
         this.reset();
         this.inc(read());
@@ -79,9 +82,7 @@ export class Metrics {
   /** A gauge whose value is read from elsewhere at scrape time. */
   gaugeFrom(name: string, help: string, read: () => number): void {
     new Gauge({
-      name,
-      help,
-      registers: [this.registry],
+      ...this.scraped(name, help),
       collect() {
         this.set(read());
       },

@@ -1,3 +1,4 @@
+import { firstValue } from '../../db/first-value.ts';
 import type { Db, Queryable } from '../../db/index.ts';
 import type { StoredSecret } from '../../lib/seal.ts';
 import { isoOrNull as iso } from '../../lib/time.ts';
@@ -85,10 +86,7 @@ export class AggregateRepository {
   }
 
   async programBySlug(slug: string): Promise<number | undefined> {
-    const [r] = await this.db.query<{ id: number }>('SELECT id FROM affiliate_programs WHERE slug = $1', [
-      slug,
-    ]);
-    return r?.id;
+    return firstValue<number>(this.db, 'SELECT id FROM affiliate_programs WHERE slug = $1', [slug]);
   }
 
   /** Sets the endpoint and mapping; `keySealed` undefined keeps the stored key, null removes it. */

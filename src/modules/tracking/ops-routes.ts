@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { camelKeys } from '../../lib/camel.ts';
 import { type Authenticator, adminArea } from '../../plugins/auth.ts';
 import type { Scope } from '../access/scopes.ts';
 import type { OperatorAggregates } from './aggregates.ts';
@@ -52,18 +53,7 @@ export async function registerTrackingOps(
     },
     async (req, reply) => {
       const q = req.query;
-      const query = {
-        from: q.from,
-        to: q.to,
-        programId: q.program_id,
-        event: q.event,
-        attributed: q.attributed,
-        clickId: q.click_id,
-        transactionId: q.transaction_id,
-        subId: q.sub_id,
-        page: q.page,
-        perPage: q.per_page,
-      };
+      const query = camelKeys(q);
       if (q.format === 'json' || (q.format !== 'csv' && !wantsCsv(req))) return records.conversions(query);
       const { csv, from, to } = await records.conversionsCsv(query);
       return (
@@ -86,19 +76,7 @@ export async function registerTrackingOps(
         response: { 200: PostbackList },
       },
     },
-    (req) => {
-      const q = req.query;
-      return records.postbacks({
-        from: q.from,
-        to: q.to,
-        programId: q.program_id,
-        outcome: q.outcome,
-        code: q.code,
-        transactionId: q.transaction_id,
-        page: q.page,
-        perPage: q.per_page,
-      });
-    },
+    (req) => records.postbacks(camelKeys(req.query)),
   );
 
   app.post(

@@ -1,5 +1,5 @@
 import { Type as T } from '@sinclair/typebox';
-import { RowId as Id } from '../../lib/schema-parts.ts';
+import { RowId as Id, strict } from '../../lib/schema-parts.ts';
 import { RECORDS_MAX_PER_PAGE } from './records.ts';
 
 /**
@@ -7,7 +7,6 @@ import { RECORDS_MAX_PER_PAGE } from './records.ts';
  * postback log with replay, and the operator report test, pull and backfills.
  */
 
-const strict = { additionalProperties: false } as const;
 const Day = T.String({ maxLength: 10, description: 'date YYYY-MM-DD (UTC day)' });
 const Timestamp = T.String({ format: 'date-time' });
 const NullableInt = T.Union([T.Integer(), T.Null()]);

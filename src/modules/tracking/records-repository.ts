@@ -1,14 +1,8 @@
 import type { Queryable } from '../../db/index.ts';
+import type { ConversionInput } from './types.ts';
 
 /** A conversion as the admin API lists it; `subId` comes from the attributed click. */
-export interface ConversionRecord {
-  id: string;
-  programId: number;
-  transactionId: string;
-  event: string;
-  amount: string | null;
-  currency: string | null;
-  clickId: string | null;
+export type ConversionRecord = Omit<ConversionInput, 'playerRef'> & {
   attributed: boolean;
   subId: string | null;
   siteId: number | null;
@@ -19,7 +13,7 @@ export interface ConversionRecord {
   trackerId: number | null;
   logId: string;
   receivedAt: string;
-}
+};
 
 /** Filters of the conversions list; the time window [since, until) is always bounded. */
 export interface ConversionFilter {

@@ -1,4 +1,6 @@
+import { firstValue } from '../../db/first-value.ts';
 import type { Queryable } from '../../db/index.ts';
+import { fieldsOf } from '../../lib/camel.ts';
 import { containsPattern } from '../../lib/schema-parts.ts';
 import type { ClickRow, ConversionInput, PostbackLogEntry, Program } from './types.ts';
 
@@ -41,25 +43,7 @@ const PROGRAM_SELECT = `SELECT p.*, (SELECT array_agg(tracker_id ORDER BY tracke
                           WHERE pt.program_id = p.id) AS tracker_ids
                         FROM affiliate_programs p`;
 
-function toProgram(r: ProgramDbRow): StoredProgram {
-  return {
-    id: r.id,
-    slug: r.slug,
-    name: r.name,
-    affiliateId: r.affiliate_id,
-    landingParams: r.landing_params,
-    paramMap: r.param_map,
-    timezone: r.timezone,
-    currency: r.currency,
-    trackerIds: r.tracker_ids ?? [],
-    postbackTokenHint: r.postback_token_hint,
-    createdAt: new Date(r.created_at).toISOString(),
-    updatedAt: new Date(r.updated_at).toISOString(),
-    tokenHash: Buffer.from(r.postback_token_hash),
-  };
-}
-
-/** Column name of each programme field a create or patch may set. */
+/** Column of each programme field a create or patch may set; rows are read back through it too. */
 const PROGRAM_COLUMNS = {
   slug: 'slug',
   name: 'name',
@@ -69,6 +53,18 @@ const PROGRAM_COLUMNS = {
   timezone: 'timezone',
   currency: 'currency',
 } as const;
+
+function toProgram(r: ProgramDbRow): StoredProgram {
+  return {
+    id: r.id,
+    ...fieldsOf(r, PROGRAM_COLUMNS),
+    trackerIds: r.tracker_ids ?? [],
+    postbackTokenHint: r.postback_token_hint,
+    createdAt: new Date(r.created_at).toISOString(),
+    updatedAt: new Date(r.updated_at).toISOString(),
+    tokenHash: Buffer.from(r.postback_token_hash),
+  };
+}
 
 export type ProgramFields = Partial<Record<keyof typeof PROGRAM_COLUMNS, unknown>>;
 
@@ -394,11 +390,7 @@ export class TrackingRepository {
   /* Site time zones */
 
   async siteTimezone(siteId: number): Promise<string | undefined> {
-    const [r] = await this.db.query<{ timezone: string }>(
-      'SELECT timezone FROM tracking_sites WHERE site_id = $1',
-      [siteId],
-    );
-    return r?.timezone;
+    return firstValue<string>(this.db, 'SELECT timezone FROM tracking_sites WHERE site_id = $1', [siteId]);
   }
 
   async setSiteTimezone(siteId: number, timezone: string): Promise<void> {

@@ -30,8 +30,6 @@ export function registerRollupZoneJob(scheduler: Scheduler, zones: RollupZones):
   scheduler.register({
     name: ROLLUP_ZONE_JOB,
     everyMs: 60_000,
-    run: async (signal) => {
-      await zones.sync(signal);
-    },
+    run: async (signal) => void (await zones.sync(signal)),
   });
 }

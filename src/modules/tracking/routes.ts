@@ -1,9 +1,11 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../config.ts';
+import { camelKeys } from '../../lib/camel.ts';
 import { AppError } from '../../lib/errors.ts';
 import { escapeHtml } from '../../lib/html.ts';
 import { type Authenticator, adminArea } from '../../plugins/auth.ts';
+import { createdWithSecret } from '../../plugins/replies.ts';
 import type { Scope } from '../access/scopes.ts';
 import { hitContext } from './hit-context.ts';
 import {
@@ -162,10 +164,7 @@ export async function registerTrackingAdmin(
     tracking.listPrograms(req.query.page, req.query.per_page, req.query.q),
   );
   app.post('/tracking/programs', { ...write, schema: { body: ProgramInput } }, async (req, reply) =>
-    reply
-      .status(201)
-      .header('cache-control', 'no-store')
-      .send({ data: await tracking.createProgram(req.body) }),
+    createdWithSecret(reply, { data: await tracking.createProgram(req.body) }),
   );
   app.get('/tracking/programs/:id', { ...read, schema: { params: IdParams } }, async (req) => ({
     data: await tracking.getProgram(req.params.id),
@@ -184,18 +183,7 @@ export async function registerTrackingAdmin(
 
   app.get('/tracking/stats', { ...read, schema: { querystring: StatsQuery } }, async (req, reply) => {
     const q = req.query;
-    const query = {
-      from: q.from,
-      to: q.to,
-      tz: q.tz,
-      programId: q.program_id,
-      siteId: q.site_id,
-      toplistId: q.toplist_id,
-      brandId: q.brand_id,
-      by: q.by,
-      page: q.page,
-      perPage: q.per_page,
-    };
+    const query = camelKeys(q);
     if (q.format === 'json' || (q.format !== 'csv' && !wantsCsv(req))) return tracking.stats.page(query);
     const csv = await tracking.stats.csv(query);
     return reply

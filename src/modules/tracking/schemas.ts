@@ -1,9 +1,8 @@
 import { Type as T } from '@sinclair/typebox';
-import { RowId as Id, searchText } from '../../lib/schema-parts.ts';
+import { RowId as Id, searchText, strict } from '../../lib/schema-parts.ts';
 
 /** Request schemas of the tracking admin API and the public tracking surfaces. */
 
-const strict = { additionalProperties: false } as const;
 const DateOnly = T.String({ maxLength: 10, description: 'date YYYY-MM-DD' });
 
 export const ProgramInput = T.Object(

@@ -8,7 +8,7 @@ import { AppError, invalidField, notFound } from '../../lib/errors.ts';
 import { ulid } from '../../lib/ids.ts';
 import { DEFAULT_PER_PAGE, type PageMeta, pageMeta, pageWindow } from '../../lib/paging.ts';
 import { isTimezone } from '../../lib/time.ts';
-import { hashToken, mintToken, tokenHint } from '../../lib/tokens.ts';
+import { newToken } from '../../lib/tokens.ts';
 import type { CatalogService } from '../catalog/service.ts';
 import type { ResolvedTrackingLink } from '../catalog/types.ts';
 import type { TrackingMetrics } from '../ops/metrics.ts';
@@ -215,12 +215,12 @@ export class TrackingService {
   ): Promise<Program & { postbackToken: string; postbackUrl: string }> {
     await this.checkProgram(input);
     if (input.trackerIds) await this.catalog.assertTrackersExist(input.trackerIds, 'trackerIds');
-    const token = mintToken('postback');
+    const { token, hash, hint } = newToken('postback');
     const { trackerIds, ...fields } = input;
     const id = await this.guard(
       this.db.tx(async (q) => {
         const repo = this.repo.with(q);
-        const id = await repo.insertProgram(fields as ProgramFields, hashToken(token), tokenHint(token));
+        const id = await repo.insertProgram(fields as ProgramFields, hash, hint);
         if (trackerIds) await repo.setProgramTrackers(id, trackerIds);
         return id;
       }),
@@ -259,8 +259,8 @@ export class TrackingService {
 
   /** Replaces the postback token; the old one stops working at once in this process, within a second in others. */
   async rotateProgramToken(id: number): Promise<Program & { postbackToken: string; postbackUrl: string }> {
-    const token = mintToken('postback');
-    if (!(await this.repo.setProgramToken(id, hashToken(token), tokenHint(token)))) throw notFound('Program');
+    const { token, hash, hint } = newToken('postback');
+    if (!(await this.repo.setProgramToken(id, hash, hint))) throw notFound('Program');
     this.forget();
     const program = await this.getProgram(id);
     return { ...program, postbackToken: token, postbackUrl: this.postbackUrl(program.slug, token) };

@@ -1,3 +1,4 @@
+import { onlyValue } from '../../db/first-value.ts';
 import type { Queryable } from '../../db/index.ts';
 import type { StoredSecret } from '../../lib/seal.ts';
 import type { Delivery, DeliveryAttempt, DeliveryStatus, StoredEndpoint, WebhookEventType } from './types.ts';
@@ -22,6 +23,18 @@ function endpointOf(r: Record<string, unknown>): StoredEndpoint {
     previousSecretSealed: (r.previous_secret_sealed as string | null) ?? null,
   };
 }
+
+/** A delivery as its query answers it: API field names, times still dates. */
+type DeliveryRow = Omit<Delivery, 'nextAttemptAt' | 'createdAt' | 'completedAt' | 'log'> & {
+  nextAttemptAt: Date | null;
+  createdAt: Date;
+  completedAt: Date | null;
+};
+
+/** The columns of a delivery (`d`) and its event (`ev`) under the API's field names. */
+const DELIVERY_COLUMNS = `d.id, d.event_id AS "eventId", ev.type AS "eventType", d.status, d.attempts,
+  d.max_attempts AS "maxAttempts", d.next_attempt_at AS "nextAttemptAt", d.last_error AS "lastError",
+  d.created_at AS "createdAt", d.completed_at AS "completedAt"`;
 
 /** A delivery claimed for sending, with what the sender needs. */
 export interface ClaimedDelivery {
@@ -65,8 +78,7 @@ export class WebhookRepository {
   /* Endpoints */
 
   async countEndpoints(): Promise<number> {
-    const [r] = await this.db.query<{ n: number }>('SELECT count(*)::int AS n FROM webhook_endpoints');
-    return r!.n;
+    return onlyValue<number>(this.db, 'SELECT count(*)::int AS n FROM webhook_endpoints');
   }
 
   async insertEndpoint(e: {
@@ -259,7 +271,9 @@ export class WebhookRepository {
         ? `d2.next_attempt_at <= $1 AND e.enabled ORDER BY d2.next_attempt_at, d2.id LIMIT $3`
         : `d2.id = $3`;
     const params: unknown[] = [now, leaseUntil, onlyId ?? limit];
-    const rows = await this.db.query(
+    const rows = await this.db.query<
+      Omit<ClaimedDelivery, 'id' | 'endpoint'> & { deliveryId: string } & Record<string, unknown>
+    >(
       `WITH claimed AS (
          UPDATE webhook_deliveries d SET attempts = d.attempts + 1, locked_until = $2
          WHERE d.id IN (
@@ -267,17 +281,18 @@ export class WebhookRepository {
            WHERE d2.status = 'pending' AND (d2.locked_until IS NULL OR d2.locked_until <= $1) AND ${pick}
            FOR UPDATE OF d2 SKIP LOCKED)
          RETURNING d.id, d.event_id, d.endpoint_id, d.attempts, d.max_attempts)
-       SELECT c.id AS delivery_id, c.attempts, c.max_attempts, ev.type AS event_type, ev.payload, e.*
+       SELECT c.id AS "deliveryId", ev.type AS "eventType", ev.payload, c.attempts AS attempt,
+              c.max_attempts AS "maxAttempts", e.*
        FROM claimed c JOIN webhook_events ev ON ev.id = c.event_id JOIN webhook_endpoints e ON e.id = c.endpoint_id`,
       params,
     );
-    return rows.map((r) => ({
-      id: r.delivery_id as string,
-      eventType: r.event_type as string,
-      payload: r.payload as string,
-      attempt: r.attempts as number,
-      maxAttempts: r.max_attempts as number,
-      endpoint: endpointOf(r),
+    return rows.map(({ deliveryId, eventType, payload, attempt, maxAttempts, ...endpoint }) => ({
+      id: deliveryId,
+      eventType,
+      payload,
+      attempt,
+      maxAttempts,
+      endpoint: endpointOf(endpoint),
     }));
   }
 
@@ -320,34 +335,34 @@ export class WebhookRepository {
     endpointId: string,
     w: { limit: number; offset: number },
   ): Promise<{ rows: Delivery[]; total: number }> {
-    const rows = await this.db.query(
-      `SELECT d.*, ev.type AS event_type, count(*) OVER ()::int AS total
+    const rows = await this.db.query<DeliveryRow & { total: number }>(
+      `SELECT ${DELIVERY_COLUMNS}, count(*) OVER ()::int AS total
        FROM webhook_deliveries d JOIN webhook_events ev ON ev.id = d.event_id
        WHERE d.endpoint_id = $1 ORDER BY d.created_at DESC, d.id DESC LIMIT $2 OFFSET $3`,
       [endpointId, w.limit, w.offset],
     );
     const total = rows.length
-      ? (rows[0]!.total as number)
+      ? rows[0]!.total
       : await this.db
           .query<{ n: number }>('SELECT count(*)::int AS n FROM webhook_deliveries WHERE endpoint_id = $1', [
             endpointId,
           ])
           .then((r) => r[0]!.n);
-    return { rows: await this.withLogs(rows), total };
+    return { rows: await this.withLogs(rows.map(({ total: _, ...r }) => r)), total };
   }
 
   /** One delivery with its attempt log. */
   async getDelivery(id: string): Promise<Delivery | undefined> {
-    const rows = await this.db.query(
-      `SELECT d.*, ev.type AS event_type FROM webhook_deliveries d JOIN webhook_events ev ON ev.id = d.event_id
+    const rows = await this.db.query<DeliveryRow>(
+      `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d JOIN webhook_events ev ON ev.id = d.event_id
        WHERE d.id = $1`,
       [id],
     );
     return (await this.withLogs(rows))[0];
   }
 
-  private async withLogs(rows: Record<string, unknown>[]): Promise<Delivery[]> {
-    const ids = rows.map((r) => r.id as string);
+  private async withLogs(rows: DeliveryRow[]): Promise<Delivery[]> {
+    const ids = rows.map((r) => r.id);
     const attempts = ids.length
       ? await this.db.query(
           'SELECT * FROM webhook_attempts WHERE delivery_id = ANY($1) ORDER BY delivery_id, attempt',
@@ -369,17 +384,11 @@ export class WebhookRepository {
       logs.set(a.delivery_id as string, list);
     }
     return rows.map((r) => ({
-      id: r.id as string,
-      eventId: r.event_id as string,
-      eventType: r.event_type as string,
-      status: r.status as DeliveryStatus,
-      attempts: r.attempts as number,
-      maxAttempts: r.max_attempts as number,
-      nextAttemptAt: r.status === 'pending' ? iso(r.next_attempt_at) : null,
-      lastError: (r.last_error as string | null) ?? null,
-      createdAt: iso(r.created_at)!,
-      completedAt: iso(r.completed_at),
-      log: logs.get(r.id as string) ?? [],
+      ...r,
+      nextAttemptAt: r.status === 'pending' ? iso(r.nextAttemptAt) : null,
+      createdAt: iso(r.createdAt)!,
+      completedAt: iso(r.completedAt),
+      log: logs.get(r.id) ?? [],
     }));
   }
 

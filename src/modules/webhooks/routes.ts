@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { type Authenticator, adminArea } from '../../plugins/auth.ts';
+import { createdWithSecret } from '../../plugins/replies.ts';
 import type { Scope } from '../access/scopes.ts';
 import {
   DeliveryList,
@@ -51,7 +52,7 @@ export async function registerWebhookAdmin(
     },
     async (req, reply) => {
       const { endpoint, secret } = await webhooks.create(req.body);
-      return reply.status(201).header('cache-control', 'no-store').send({ data: endpoint, secret });
+      return createdWithSecret(reply, { data: endpoint, secret });
     },
   );
   app.get(

@@ -1,10 +1,10 @@
 import { type Static, Type as T } from '@sinclair/typebox';
+import { strict } from '../../lib/schema-parts.ts';
 import { MAX_GRACE_SECONDS } from './service.ts';
 import { WEBHOOK_EVENTS } from './types.ts';
 
 /** Request and response schemas of the webhooks admin API (`/api/admin/v1/webhooks`). */
 
-const strict = { additionalProperties: false } as const;
 const Timestamp = T.String({ format: 'date-time' });
 const NullableTimestamp = T.Union([Timestamp, T.Null()]);
 
