@@ -17,14 +17,27 @@ const PLAIN_SLUG = /^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/;
 /** The ids the by-id route looks up (anything else is its 404). */
 const PLAIN_ID = /^[1-9][0-9]{0,9}$/;
 
-export interface FastPathDeps {
-  tokens: Authenticator;
-  delivery: DeliveryService;
+/** What every fast path needs besides its own service. */
+export interface FastPathBase {
   metrics: Metrics;
   counts: FastPathCounts;
   log: FastifyBaseLogger;
   /** True once the app is closing: Fastify then answers 503 itself. */
   closing: () => boolean;
+}
+
+export interface FastPathDeps extends FastPathBase {
+  tokens: Authenticator;
+  delivery: DeliveryService;
+}
+
+/** True when a fast path may look at the request: a GET under `prefix` while the app is open. */
+export function mayAnswer(
+  req: IncomingMessage,
+  prefix: string,
+  deps: FastPathBase,
+): req is IncomingMessage & { url: string } {
+  return req.method === 'GET' && req.url !== undefined && req.url.startsWith(prefix) && !deps.closing();
 }
 
 /** Answers the request, or calls `fallback` (Fastify's handler) to do it. */
@@ -65,10 +78,8 @@ export function fastPathCounts(metrics: Metrics): FastPathCounts {
 export function toplistFastPath(deps: FastPathDeps): FastPath {
   const { tokens, delivery, metrics, log, counts } = deps;
   return (req, res, fallback) => {
-    const url = req.url;
-    if (req.method !== 'GET' || url === undefined || !url.startsWith(PREFIX) || deps.closing())
-      return fallback();
-    const rest = url.slice(PREFIX.length);
+    if (!mayAnswer(req, PREFIX, deps)) return fallback();
+    const rest = req.url.slice(PREFIX.length);
     let key: string | number;
     if (rest.startsWith(SLUG_PREFIX) && PLAIN_SLUG.test(rest.slice(SLUG_PREFIX.length)))
       key = rest.slice(SLUG_PREFIX.length);

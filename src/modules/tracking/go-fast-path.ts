@@ -1,7 +1,5 @@
-import type { FastifyBaseLogger } from 'fastify';
 import { logRequest, requestId } from '../../plugins/request-log.ts';
-import type { FastPath, FastPathCounts } from '../delivery/fast-path.ts';
-import type { Metrics } from '../ops/metrics.ts';
+import { type FastPath, type FastPathBase, mayAnswer } from '../delivery/fast-path.ts';
 import { hitContext } from './hit-context.ts';
 import { REDIRECT_HEADERS } from './routes.ts';
 import type { TrackingService } from './service.ts';
@@ -14,14 +12,9 @@ const PLAIN_SLUG = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,119}$/;
 /** The one query string the fast path takes: a `sub_id` the route's schema accepts. */
 const SUB_ID_QUERY = /^sub_id=([A-Za-z0-9._~-]{0,100})$/;
 
-export interface GoFastPathDeps {
+export interface GoFastPathDeps extends FastPathBase {
   tracking: TrackingService;
-  metrics: Metrics;
-  counts: FastPathCounts;
-  log: FastifyBaseLogger;
   countryHeader: string;
-  /** True once the app is closing: Fastify then answers 503 itself. */
-  closing: () => boolean;
 }
 
 /**
@@ -36,9 +29,8 @@ export interface GoFastPathDeps {
 export function goFastPath(deps: GoFastPathDeps): FastPath {
   const { tracking, metrics, counts, log, countryHeader } = deps;
   return (req, res, fallback) => {
+    if (!mayAnswer(req, PREFIX, deps)) return fallback();
     const url = req.url;
-    if (req.method !== 'GET' || url === undefined || !url.startsWith(PREFIX) || deps.closing())
-      return fallback();
     const q = url.indexOf('?');
     const slug = url.slice(PREFIX.length, q < 0 ? undefined : q);
     let subId: string | undefined;
