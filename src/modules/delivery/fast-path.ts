@@ -4,7 +4,7 @@ import { parseBearer } from '../../lib/tokens.ts';
 import type { Authenticator } from '../../plugins/auth.ts';
 import { logRequest, requestId } from '../../plugins/request-log.ts';
 import type { Metrics } from '../ops/metrics.ts';
-import { CACHE_HEADERS, etagMatches, JSON_TYPE } from './routes.ts';
+import { CACHE_HEADERS, etagMatches, JSON_TYPE, TOPLIST_ID } from './routes.ts';
 import type { DeliveryService } from './service.ts';
 
 /** The route patterns the fast path answers, as the Fastify routes name them in logs and metrics. */
@@ -14,8 +14,6 @@ const PREFIX = '/api/v1/toplists/';
 const SLUG_PREFIX = 'by-slug/';
 /** Slugs that need no percent-decoding and fit Fastify's `maxParamLength` (200). */
 const PLAIN_SLUG = /^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/;
-/** The ids the by-id route looks up (anything else is its 404). */
-const PLAIN_ID = /^[1-9][0-9]{0,9}$/;
 
 /** What every fast path needs besides its own service. */
 export interface FastPathBase {
@@ -49,7 +47,7 @@ export interface FastPathCounts {
   handedOver: number;
 }
 
-/** The counters every fast path (by-slug toplists, /go clicks) adds to, exported as metrics. */
+/** The counters every fast path (toplists by slug or id, /go clicks) adds to, exported as metrics. */
 export function fastPathCounts(metrics: Metrics): FastPathCounts {
   const counts: FastPathCounts = { served: 0, handedOver: 0 };
   metrics.counterFrom(
@@ -83,7 +81,7 @@ export function toplistFastPath(deps: FastPathDeps): FastPath {
     let key: string | number;
     if (rest.startsWith(SLUG_PREFIX) && PLAIN_SLUG.test(rest.slice(SLUG_PREFIX.length)))
       key = rest.slice(SLUG_PREFIX.length);
-    else if (PLAIN_ID.test(rest)) key = Number(rest);
+    else if (TOPLIST_ID.test(rest)) key = Number(rest);
     else return fallback();
     const token = parseBearer(req.headers.authorization);
     if (!token) return fallback();

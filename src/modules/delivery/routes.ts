@@ -26,6 +26,8 @@ export function etagMatches(header: string | undefined, etag: string): boolean {
 }
 
 /** Headers of every toplist API answer besides its ETag: private to the token that read it. */
+/** The ids the by-id route looks up (digits that fit the database's integer); anything else is its 404. */
+export const TOPLIST_ID = /^[1-9][0-9]{0,9}$/;
 export const CACHE_HEADERS = { 'cache-control': 'private', vary: 'Authorization' } as const;
 export const JSON_TYPE = 'application/json; charset=utf-8';
 
@@ -174,7 +176,7 @@ export async function registerDelivery(
     },
     async (req, reply) => {
       // A non-numeric or out-of-range id names no toplist: 404, like any other unknown id.
-      const id = /^[1-9][0-9]{0,9}$/.test(req.params.id) ? Number(req.params.id) : Number.NaN;
+      const id = TOPLIST_ID.test(req.params.id) ? Number(req.params.id) : Number.NaN;
       const found = Number.isNaN(id) ? undefined : await delivery.byId(req.site!.siteId, id);
       if (!found) throw notFound('Toplist');
       return send(req, reply, found);
