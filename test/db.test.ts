@@ -37,6 +37,33 @@ describe(`database (${DB_KIND})`, () => {
     expect(row).toEqual({ n: '1234567890.10', c: 0 });
   });
 
+  it('runs a named statement like a plain one, again and again, and recovers from its errors', async () => {
+    const sql = 'SELECT $1::int + n AS total, $2::text[] AS tags FROM unnest($3::int[]) AS n ORDER BY n';
+    const params = [10, ['a', 'b'], [1, 2]];
+    const plain = await t.db.query(sql, params);
+    expect(plain).toEqual([
+      { total: 11, tags: ['a', 'b'] },
+      { total: 12, tags: ['a', 'b'] },
+    ]);
+    for (let i = 0; i < 3; i++) expect(await t.db.query(sql, params, 'test_named_sum')).toEqual(plain);
+    // A failing run leaves the statement and the connection usable.
+    await expect(t.db.query(sql, ['x', [], []], 'test_named_sum')).rejects.toThrow(/integer/);
+    expect(await t.db.query(sql, [1, null, [5]], 'test_named_sum')).toEqual([{ total: 6, tags: null }]);
+    // Inside a transaction it is part of that transaction: rolled back with it.
+    await expect(
+      t.db.tx(async (q) => {
+        await q.query('INSERT INTO owners (name) VALUES ($1)', ['named-in-tx'], 'test_named_owner');
+        throw new Error('undo');
+      }),
+    ).rejects.toThrow('undo');
+    expect(await t.db.query("SELECT 1 FROM owners WHERE name = 'named-in-tx'")).toEqual([]);
+    await t.db.query('INSERT INTO owners (name) VALUES ($1)', ['named-outside'], 'test_named_owner');
+    expect(await t.db.query("SELECT name FROM owners WHERE name = 'named-outside'")).toEqual([
+      { name: 'named-outside' },
+    ]);
+    await t.db.query("DELETE FROM owners WHERE name = 'named-outside'");
+  });
+
   it('delivers change notifications to this process at once and through NOTIFY', async () => {
     const bus = new ChangeBus(t.db);
     await bus.start();

@@ -1,5 +1,5 @@
 import { mkdirSync } from 'node:fs';
-import { PGlite } from '@electric-sql/pglite';
+import { PGlite, parse as pgliteParse, protocol } from '@electric-sql/pglite';
 import pg from 'pg';
 import { AppError } from '../lib/errors.ts';
 import { findUnstorable } from '../lib/text.ts';
@@ -7,8 +7,12 @@ import { lockDir } from './dir-lock.ts';
 
 /** Anything that runs SQL: the database itself or an open transaction. */
 export interface Queryable {
-  /** One parameterised statement; returns its rows. */
-  query<T = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<T[]>;
+  /**
+   * One parameterised statement; returns its rows. With `name`, the statement is parsed and
+   * planned once per connection and then run by that name (hot paths: a click batch's statement
+   * cost PGlite ~2 ms of CPU to plan each time, bench/README.md); one name, one text.
+   */
+  query<T = Record<string, unknown>>(sql: string, params?: readonly unknown[], name?: string): Promise<T[]>;
   /** Several statements without parameters (migrations). */
   exec(sql: string): Promise<void>;
 }
@@ -82,9 +86,13 @@ async function openPglite(dataDir: string | undefined): Promise<Db> {
     unlock();
     throw err;
   }
-  const wrap = (q: Pick<PGlite, 'query' | 'exec'>): Queryable => ({
-    async query<T>(sql: string, params?: readonly unknown[]) {
+  const named = namedStatements(lite);
+  const wrap = (q: Pick<PGlite, 'query' | 'exec'>, outside: boolean): Queryable => ({
+    async query<T>(sql: string, params?: readonly unknown[], name?: string) {
       checkParams(params);
+      // Inside a transaction the statement runs plainly: the named path takes the locks a
+      // transaction already holds.
+      if (name && outside) return named<T>(name, sql, params ?? []);
       const res = await q.query<T>(sql, params as unknown[] | undefined);
       return res.rows;
     },
@@ -92,11 +100,11 @@ async function openPglite(dataDir: string | undefined): Promise<Db> {
       await q.exec(sql);
     },
   });
-  const base = wrap(lite);
+  const base = wrap(lite, true);
   return {
     kind: 'pglite',
     ...base,
-    tx: (fn) => lite.transaction((t) => fn(wrap(t))),
+    tx: (fn) => lite.transaction((t) => fn(wrap(t, false))),
     async listen(channel, fn) {
       const unsub = await lite.listen(channel, fn);
       return () => unsub();
@@ -108,6 +116,69 @@ async function openPglite(dataDir: string | undefined): Promise<Db> {
         unlock();
       }
     },
+  };
+}
+
+/**
+ * PGlite's `query` parses, describes and plans its statement on every call (six protocol
+ * exchanges). This runs a statement prepared once under `name`: one Bind/Describe/Execute/Sync exchange,
+ * holding the same locks `query` takes, so it never lands inside another caller's transaction.
+ * PostgreSQL re-plans a prepared statement itself when a table it reads changes (new partitions).
+ */
+function namedStatements(
+  lite: PGlite,
+): <T>(name: string, sql: string, params: readonly unknown[]) => Promise<T[]> {
+  const S = protocol.serialize;
+  const prepared = new Map<string, { sql: string; types: number[] }>();
+  const stream = (message: Uint8Array) => lite.execProtocolStream(message, { syncToFs: false });
+  const concat = (parts: Uint8Array[]) => {
+    const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+    let at = 0;
+    for (const p of parts) {
+      out.set(p, at);
+      at += p.length;
+    }
+    return out;
+  };
+  async function prepare(name: string, sql: string): Promise<number[]> {
+    const known = prepared.get(name);
+    if (known) {
+      if (known.sql !== sql) throw new Error(`statement ${name} was prepared with another text`);
+      return known.types;
+    }
+    try {
+      await stream(S.parse({ name, text: sql }));
+      const types = pgliteParse.parseDescribeStatementResults(await stream(S.describe({ type: 'S', name })));
+      prepared.set(name, { sql, types });
+      return types;
+    } finally {
+      await stream(S.sync());
+    }
+  }
+  return async <T>(name: string, sql: string, params: readonly unknown[]) => {
+    await lite._checkReady();
+    return lite._runExclusiveTransaction(() =>
+      lite._runExclusiveQuery(async () => {
+        const types = await prepare(name, sql);
+        const values = params.map((v, i) => {
+          if (v === null || v === undefined) return null;
+          const serialize = lite.serializers[types[i] ?? 0];
+          return serialize ? serialize(v) : String(v);
+        });
+        let messages: Awaited<ReturnType<typeof stream>>;
+        try {
+          messages = await stream(
+            concat([S.bind({ statement: name, values }), S.describe({ type: 'P' }), S.execute({}), S.sync()]),
+          );
+        } catch (err) {
+          // The Sync inside the failed message was skipped with the rest; end the error state.
+          await stream(S.sync());
+          throw err;
+        }
+        await lite.syncToFs();
+        return (pgliteParse.parseResults(messages, lite.parsers)[0]?.rows ?? []) as T[];
+      }),
+    );
   };
 }
 
@@ -136,9 +207,14 @@ async function openPostgres(opts: DbOptions): Promise<Db> {
   if (!opts.replica) await pool.query('SELECT 1');
 
   const wrap = (q: pg.Pool | pg.PoolClient): Queryable => ({
-    async query<T>(sql: string, params?: readonly unknown[]) {
+    async query<T>(sql: string, params?: readonly unknown[], name?: string) {
       checkParams(params);
-      const res = await q.query(sql, params as unknown[] | undefined);
+      // node-postgres prepares a named statement once per connection and reuses it by name.
+      const res = await q.query({
+        text: sql,
+        values: params as unknown[] | undefined,
+        ...(name ? { name } : {}),
+      });
       return res.rows as T[];
     },
     async exec(sql: string) {

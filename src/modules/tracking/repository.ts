@@ -250,6 +250,7 @@ export class TrackingRepository {
        ${ROLLUP_ORDER}
        ON CONFLICT ON CONSTRAINT click_daily_rollups_key DO UPDATE SET n = click_daily_rollups.n + EXCLUDED.n`,
       [...clickColumns(rows), lane],
+      'insert_clicks',
     );
   }
 
@@ -374,6 +375,7 @@ export class TrackingRepository {
         col((j) => j.conversion?.playerRef ?? null),
         col((j) => j.conversion?.clickId ?? null),
       ],
+      'write_postbacks',
     );
     jobs.forEach((job, i) => {
       const r = rows[i]!;
