@@ -22,6 +22,22 @@ describe('landing URLs', () => {
     ]);
   });
 
+  it('lets a programme parameter replace the landing URL parameter of the same name', () => {
+    const url = new URL(
+      landingUrl(
+        'https://op.example/l?btag={click_id}&aff=x&tag=1&tag=2',
+        'btag=p_{click_id}&tag=a&tag=b',
+        values,
+      )!,
+    );
+    expect([...url.searchParams]).toEqual([
+      ['aff', 'x'],
+      ['btag', 'p_c 1&x'],
+      ['tag', 'a'],
+      ['tag', 'b'],
+    ]);
+  });
+
   it('leaves unknown macros as they are and names them', () => {
     expect(unknownMacros('a={click_id}&b={nope}&c={also_not}')).toEqual(['nope', 'also_not']);
     expect(unknownMacros('{click_id}{position}')).toEqual([]);

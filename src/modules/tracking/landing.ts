@@ -19,7 +19,8 @@ function fill(template: string, values: MacroValues, encode: (v: string) => stri
 
 /**
  * The URL a click is redirected to: the tracker's landing URL with its macros filled
- * (URL-encoded), plus the programme's query template. Only the stored landing URL decides
+ * (URL-encoded), plus the programme's query template, whose parameters replace same-named ones
+ * of the landing URL (an operator reading a repeated parameter may take either). Only the stored landing URL decides
  * scheme and host, so no request parameter can steer the redirect. Undefined when the
  * result is not an absolute http(s) URL.
  */
@@ -32,7 +33,9 @@ export function landingUrl(base: string, params: string, values: MacroValues): s
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return undefined;
   if (params) {
-    for (const [k, v] of new URLSearchParams(params)) url.searchParams.append(k, fill(v, values, String));
+    const template = [...new URLSearchParams(params)];
+    for (const [k] of template) url.searchParams.delete(k);
+    for (const [k, v] of template) url.searchParams.append(k, fill(v, values, String));
   }
   return url.toString();
 }
