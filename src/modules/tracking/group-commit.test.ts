@@ -16,6 +16,49 @@ describe('GroupCommit', () => {
     expect(Math.max(...written.map((b) => b.length))).toBeLessThanOrEqual(100);
   });
 
+  it('writes at the end of the turn when no answered caller is owed, sharing one batch per turn', async () => {
+    const written: number[][] = [];
+    const gc = new GroupCommit<number>(
+      async (rows) => {
+        written.push(rows);
+      },
+      { maxWaitMs: 60_000, maxBatch: 100, maxInFlight: 4 },
+    );
+    await gc.add(1);
+    expect(written).toEqual([[1]]);
+    // Its caller came back: nobody else is owed, so the next row goes at once too.
+    await gc.add(2);
+    await Promise.all([gc.add(3), gc.add(4), gc.add(5)]);
+    expect(written).toEqual([[1], [2], [3, 4, 5]]);
+  });
+
+  it("waits for the last batch's callers to come back, and at most maxWaitMs for those that do not", async () => {
+    const written: number[][] = [];
+    const gc = new GroupCommit<number>(
+      async (rows) => {
+        written.push(rows);
+      },
+      { maxWaitMs: 30, maxBatch: 100, maxInFlight: 4 },
+    );
+    await Promise.all([gc.add(1), gc.add(2), gc.add(3)]);
+    const turn = () => new Promise((r) => setImmediate(r));
+    const back = [gc.add(4), gc.add(5)];
+    await turn();
+    expect(written).toEqual([[1, 2, 3]]);
+    back.push(gc.add(6));
+    await Promise.all(back);
+    expect(written).toEqual([
+      [1, 2, 3],
+      [4, 5, 6],
+    ]);
+    // Two of these three callers never come back: the one that did waits out maxWaitMs, no longer.
+    const lone = gc.add(7);
+    await turn();
+    expect(written).toHaveLength(2);
+    await lone;
+    expect(written).toEqual([[1, 2, 3], [4, 5, 6], [7]]);
+  });
+
   it('gives each batch in flight a lane no other batch in flight holds, and reuses freed lanes', async () => {
     const held = new Set<number>();
     const seen: number[] = [];
@@ -63,10 +106,14 @@ describe('GroupCommit', () => {
       },
       { maxWaitMs: 60_000, maxBatch: 1000, maxInFlight: 1 },
     );
+    // A first batch leaves its three callers owed, so the next rows would wait out the timer.
+    const first = [gc.add(-3), gc.add(-2), gc.add(-1)];
+    release();
+    await Promise.all(first);
+    written.length = 0;
     const adds = [gc.add(1), gc.add(2)];
     const drained = gc.drain();
     expect(gc.pending).toBe(2);
-    release();
     await drained;
     await Promise.all(adds);
     expect(written).toEqual([1, 2]);
