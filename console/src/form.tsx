@@ -188,24 +188,23 @@ export function DateRange({
   to: string;
   onChange: (range: { from: string; to: string }) => void;
 }) {
+  const ends = [
+    { end: 'from', label: 'From', bound: { max: to } },
+    { end: 'to', label: 'To', bound: { min: from } },
+  ] as const;
   return (
     <>
-      <InputField
-        id={`${id}-from`}
-        label="From"
-        type="date"
-        value={from}
-        max={to}
-        onChange={(v) => onChange({ from: v, to })}
-      />
-      <InputField
-        id={`${id}-to`}
-        label="To"
-        type="date"
-        value={to}
-        min={from}
-        onChange={(v) => onChange({ from, to: v })}
-      />
+      {ends.map(({ end, label, bound }) => (
+        <InputField
+          key={end}
+          id={`${id}-${end}`}
+          label={label}
+          type="date"
+          value={end === 'from' ? from : to}
+          {...bound}
+          onChange={(v) => onChange({ from, to, [end]: v })}
+        />
+      ))}
     </>
   );
 }
