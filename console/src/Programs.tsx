@@ -7,7 +7,7 @@ import { DateRange, type FieldSpec, FormCard, useAction, useForm } from './form.
 import { MasterList, usePicked } from './lists.tsx';
 import { PairsEditor, pairsToObject } from './pairs.tsx';
 import { LoadedTable, Table } from './table.tsx';
-import { OutcomeLine, SecretOnce, Status, useLoad } from './ui.tsx';
+import { IssuedSecret, OutcomeLine, Status, useIssued, useLoad } from './ui.tsx';
 
 // A report row's figures: the mapping's fields from `campaign` on (the rest locate the rows in the answer).
 const REPORT_COLUMNS = MAPPING_FIELDS.slice(MAPPING_FIELDS.indexOf('campaign')) as (keyof OperatorRow)[];
@@ -20,9 +20,9 @@ const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISO
 export function ProgramsScreen() {
   const pick = usePicked<Program>('/tracking/programs', { perPage: 50 });
   const { current: program, creating, saved } = pick;
-  const [secret, setSecret] = useState<{ url: string; why: string } | null>(null);
+  const issued = useIssued();
   const shown = (r: WithToken, why: string) => {
-    setSecret({ url: r.data.postbackUrl, why });
+    issued.issue(r.data.postbackUrl, why);
     saved(r.data);
   };
   return (
@@ -41,16 +41,12 @@ export function ProgramsScreen() {
         newButton
       />
       <div>
-        {secret && (
-          <SecretOnce
-            secret={secret.url}
-            testId="postback-url"
-            copyLabel="Copy postback URL"
-            onDone={() => setSecret(null)}
-          >
-            Postback URL with its token ({secret.why}): copy it now, the token is shown only once.
-          </SecretOnce>
-        )}
+        <IssuedSecret
+          state={issued}
+          testId="postback-url"
+          copyLabel="Copy postback URL"
+          text={(why) => `Postback URL with its token (${why}): copy it now, the token is shown only once.`}
+        />
         {creating && <ProgramForm onCreated={(r) => shown(r, 'created')} onSaved={saved} />}
         {program && (
           <>

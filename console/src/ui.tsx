@@ -228,6 +228,37 @@ export function SecretOnce({
   );
 }
 
+/** A secret just issued and why ("created", "rotated"), held until its {@link IssuedSecret} notice is done. */
+export function useIssued() {
+  const [issued, setIssued] = useState<{ secret: string; why: string } | null>(null);
+  return {
+    issued,
+    issue: (secret: string, why: string) => setIssued({ secret, why }),
+    done: () => setIssued(null),
+  };
+}
+
+/** The {@link SecretOnce} notice of a {@link useIssued} secret while there is one; `text` says what it is. */
+export function IssuedSecret({
+  state,
+  testId,
+  copyLabel,
+  text,
+}: {
+  state: ReturnType<typeof useIssued>;
+  testId: string;
+  copyLabel: string;
+  text: (why: string) => ReactNode;
+}) {
+  const { issued, done } = state;
+  if (!issued) return null;
+  return (
+    <SecretOnce secret={issued.secret} testId={testId} copyLabel={copyLabel} onDone={done}>
+      {text(issued.why)}
+    </SecretOnce>
+  );
+}
+
 /** A list of buttons, one per item, the current one pressed (the left column of a master–detail screen). */
 export function PickList<T>({
   items,
