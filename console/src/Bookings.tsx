@@ -57,25 +57,15 @@ export function BookingsScreen() {
         columns={[
           {
             head: 'Campaign',
-            cell: (b) => (
-              <>
-                <strong>{b.campaign_name}</strong>
-                <div className="muted small">
-                  {b.advertiser_name} · {b.external_ref} · {b.currency}
-                </div>
-              </>
-            ),
+            cell: (b) => <strong>{b.campaign_name}</strong>,
+            sub: (b) => `${b.advertiser_name} · ${b.external_ref} · ${b.currency}`,
           },
           { head: 'Ad server', cell: (b) => b.publisher },
           { head: 'Order', cell: (b) => orderCode(b.order_id, 'none yet') },
           {
             head: 'State',
-            cell: (b) => (
-              <>
-                {pushState(b)}
-                <div className="muted small">revision {b.revision}</div>
-              </>
-            ),
+            cell: (b) => pushState(b),
+            sub: (b) => `revision ${b.revision}`,
           },
           { head: 'Lines', num: true, cell: (b) => b.lines },
           {
@@ -153,23 +143,15 @@ function BookingDetail({ id, onPushed }: { id: string; onPushed: () => void }) {
                 {
                   head: 'Line',
                   rowHeader: true,
-                  cell: (l) => (
-                    <>
-                      {l.line_no}
-                      <div className="muted small">{l.external_ref}</div>
-                    </>
-                  ),
+                  cell: (l) => l.line_no,
+                  sub: (l) => l.external_ref,
                 },
                 { head: 'Month', cell: (l) => l.month },
                 { head: 'Slot', cell: (l) => <code>{l.inventory_id}</code> },
                 {
                   head: 'Sizes · geo',
-                  cell: (l) => (
-                    <>
-                      {l.sizes.join(', ')}
-                      <div className="muted small">{l.geo.length ? l.geo.join(', ') : 'all geos'}</div>
-                    </>
-                  ),
+                  cell: (l) => l.sizes.join(', '),
+                  sub: (l) => (l.geo.length ? l.geo.join(', ') : 'all geos'),
                 },
                 { head: 'Goal', num: true, cell: (l) => l.goal_impressions.toLocaleString('en') },
                 { head: 'line_item_id', cell: (l) => orderCode(l.line_item_id, 'not pushed') },
@@ -247,14 +229,8 @@ function Delivery({ id, version }: { id: string; version: number }) {
                 {
                   head: 'Line',
                   rowHeader: true,
-                  cell: (l) => (
-                    <>
-                      {l.line_no} · {l.month}
-                      <div className="muted small">
-                        {l.line_item_id ? <code>{l.line_item_id}</code> : 'not pushed'}
-                      </div>
-                    </>
-                  ),
+                  cell: (l) => `${l.line_no} · ${l.month}`,
+                  sub: (l) => (l.line_item_id ? <code>{l.line_item_id}</code> : 'not pushed'),
                 },
                 { head: 'Days', num: true, cell: (l) => l.days.length },
                 {

@@ -24,12 +24,8 @@ export function Placements({ connection: c, slots }: { connection: Connection; s
         columns={[
           {
             head: 'Placement',
-            cell: (p) => (
-              <>
-                {p.name}
-                <div className="muted small">{p.sizes.join(', ')}</div>
-              </>
-            ),
+            cell: (p) => p.name,
+            sub: (p) => p.sizes.join(', '),
           },
           {
             head: 'Slot on this connection',

@@ -5,6 +5,8 @@ import { Status } from './ui.tsx';
 export interface Column<T> {
   head: ReactNode;
   cell: (row: T) => ReactNode;
+  /** A muted second line under the cell (a line's reference, a slot's format), shown when there is one. */
+  sub?: (row: T) => ReactNode;
   num?: boolean;
   className?: string;
   /** The cell is the row's header (`<th scope="row">`). */
@@ -50,6 +52,17 @@ export function Table<T>({
 }: TableProps<T>) {
   const cols = columns.filter((c): c is Column<T> => c !== false);
   const cls = (c: Column<T>) => [c.num && 'num', c.className].filter(Boolean).join(' ') || undefined;
+  const content = (c: Column<T>, row: T) => {
+    const sub = c.sub?.(row);
+    return sub ? (
+      <>
+        {c.cell(row)}
+        <div className="muted small">{sub}</div>
+      </>
+    ) : (
+      c.cell(row)
+    );
+  };
   return (
     <div className="table-wrap">
       <table className={className} data-testid={testId} aria-label={label}>
@@ -72,12 +85,12 @@ export function Table<T>({
                   c.rowHeader ? (
                     // biome-ignore lint/suspicious/noArrayIndexKey: columns are fixed per render.
                     <th key={i} scope="row" className={cls(c)}>
-                      {c.cell(row)}
+                      {content(c, row)}
                     </th>
                   ) : (
                     // biome-ignore lint/suspicious/noArrayIndexKey: columns are fixed per render.
                     <td key={i} className={cls(c)}>
-                      {c.cell(row)}
+                      {content(c, row)}
                     </td>
                   ),
                 )}
