@@ -2,6 +2,7 @@ import { useState } from 'react';
 import type { Delivery, WebhookEndpoint } from '../../src/modules/webhooks/types.ts';
 import { WEBHOOK_EVENTS } from '../../src/modules/webhooks/types.ts';
 import { api, type Page, type Site } from './api.ts';
+import { useSites } from './choices.ts';
 import { Fields, FormCard, useAction, useForm } from './form.tsx';
 import { MasterList, usePicked } from './lists.tsx';
 import { LoadedTable, Table } from './table.tsx';
@@ -14,11 +15,10 @@ const when = (iso: string | null) => (iso ? new Date(iso).toLocaleString() : 'â€
 /** Change webhooks: endpoints (enabled or disabled), create with the secret shown once, test, rotate, and the delivery log. */
 export function WebhooksScreen() {
   const pick = usePicked<WebhookEndpoint>('/webhooks', { perPage: 50, search: false });
-  const sites = useLoad(() => api<Page<Site>>('GET', '/sites?per_page=100'), '');
+  const sites = useSites();
   const issued = useIssued();
   const current = pick.current?.id ?? null;
-  const siteName = (id: number | null) =>
-    id === null ? 'every site' : (sites.data?.data.find((s) => s.id === id)?.domain ?? `site ${id}`);
+  const siteName = (id: number | null) => (id === null ? 'every site' : sites.domainOf(id));
   const shown = (r: WithSecret, why: string) => {
     issued.issue(r.secret, why);
     pick.saved(r.data);

@@ -215,11 +215,7 @@ export function MasterList<T extends { id: number | string }>({
         >
           {item}
         </PickList>
-        <Pager
-          meta={list.data?.meta}
-          onPage={list.setPage}
-          label={`${unit[0]?.toUpperCase()}${unit.slice(1)} pages`}
-        />
+        <Pager list={list} label={`${unit[0]?.toUpperCase()}${unit.slice(1)} pages`} />
       </Status>
       {newButton && (
         <button type="button" className="new" aria-pressed={creating} onClick={() => setPicked('new')}>

@@ -1,4 +1,5 @@
 import { Fragment, type ReactNode } from 'react';
+import type { PageMeta } from './api.ts';
 import { Status } from './ui.tsx';
 
 /** One column of a {@link Table}: its header, how a row fills its cell, and whether it holds numbers. */
@@ -130,16 +131,16 @@ export function LoadedTable<T>({ load, empty, children, rowKey = byId, ...table 
   );
 }
 
-/** "Page 2 of 7" with previous / next buttons, from the API's paging meta. */
+/** "Page 2 of 7" with previous / next buttons, for a {@link usePagedList} list (from the API's paging meta). */
 export function Pager({
-  meta,
-  onPage,
+  list,
   label = 'Pages',
 }: {
-  meta: { current_page: number; last_page: number; total: number } | undefined;
-  onPage: (page: number) => void;
+  list: { data?: { meta: PageMeta }; setPage: (page: number) => void };
   label?: string;
 }) {
+  const meta = list.data?.meta;
+  const onPage = list.setPage;
   if (!meta || meta.last_page <= 1) return null;
   return (
     <nav className="row pager" aria-label={label}>
