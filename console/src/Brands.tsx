@@ -73,12 +73,11 @@ function BrandForm({ brand, onSaved }: { brand?: Brand; onSaved: (b: Brand) => v
   return (
     <FormCard
       id="brand-heading"
-      title={brand ? `Brand: ${brand.name}` : 'New brand'}
+      record={{ unit: 'brand', name: brand?.name }}
       className=""
       form={form}
       specs={specs}
       onSubmit={save}
-      submit={brand ? 'Save brand' : 'Create brand'}
     />
   );
 }
@@ -175,13 +174,11 @@ function NewOffer({ brandId, onCreated }: { brandId: number; onCreated: () => vo
     });
   return (
     <FormCard
-      id="new-offer"
-      title="New offer"
+      record={{ unit: 'offer' }}
       heading="h3"
       outcome={form.outcome}
       shown={shownOf(NEW_OFFER_SPECS)}
       onSubmit={create}
-      submit="Create offer"
     >
       <Fields specs={NEW_OFFER_SPECS.slice(0, 1)} {...form} />
       <SelectField

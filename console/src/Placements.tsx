@@ -133,13 +133,11 @@ function NewPlacement({ publisher, onCreated }: { publisher: string; onCreated: 
     });
   return (
     <FormCard
-      id="new-placement"
-      title="New placement"
+      record={{ unit: 'placement' }}
       heading="h4"
       form={form}
       specs={PLACEMENT_SPECS}
       onSubmit={submit}
-      submit="Create placement"
     />
   );
 }

@@ -115,13 +115,12 @@ function ProgramForm({
   return (
     <FormCard
       id="program-heading"
-      title={program ? `Programme: ${program.name}` : 'New programme'}
+      record={{ unit: 'programme', name: program?.name }}
       form={form}
       specs={program ? PROGRAM_SPECS.slice(1) : PROGRAM_SPECS}
       // The mapping's errors (`paramMap.<name>`) show under the mapping.
       shown={form.outcome.field?.startsWith('paramMap') ? [form.outcome.field] : []}
       onSubmit={save}
-      submit={program ? 'Save programme' : 'Create programme'}
       footer={
         <>
           <PairsEditor

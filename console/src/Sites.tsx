@@ -47,17 +47,7 @@ function NewSite({ onCreated }: { onCreated: (site: Site) => void }) {
       onCreated(r.data);
       return `Site ${r.data.domain} created.`;
     });
-  return (
-    <FormCard
-      id="new-site"
-      title="New site"
-      grid={false}
-      form={form}
-      specs={SITE_SPECS}
-      onSubmit={create}
-      submit="Create site"
-    />
-  );
+  return <FormCard record={{ unit: 'site' }} grid={false} form={form} specs={SITE_SPECS} onSubmit={create} />;
 }
 
 function Tokens({ siteId }: { siteId: number }) {

@@ -63,7 +63,7 @@ function TemplateForm({ template, onSaved }: { template?: Template; onSaved: (t:
   return (
     <FormCard
       id="template-heading"
-      title={template ? `Template: ${template.name}` : 'New template'}
+      record={{ unit: 'template', name: template?.name }}
       form={form}
       specs={[
         { key: 'name', id: 'template-name', label: 'Name' },
@@ -73,7 +73,6 @@ function TemplateForm({ template, onSaved }: { template?: Template; onSaved: (t:
       ]}
       shown={['productTypeId', 'classificationTypeId']}
       onSubmit={save}
-      submit={template ? 'Save template' : 'Create template'}
     >
       <Fields
         specs={[

@@ -84,12 +84,11 @@ function NewEndpoint({ sites, onCreated }: { sites: Site[]; onCreated: (r: WithS
   return (
     <FormCard
       id="new-webhook"
-      title="New endpoint"
+      record={{ unit: 'endpoint' }}
       grid={false}
       outcome={form.outcome}
       shown={['url']}
       onSubmit={create}
-      submit="Create endpoint"
     >
       <Fields specs={[{ key: 'url', id: 'webhook-url', label: 'URL (https)' }]} {...form} />
       <SelectField

@@ -1,5 +1,5 @@
 import { type FormEvent, type ReactNode, useState } from 'react';
-import { Field, failure, InputField, type Outcome, OutcomeLine, SelectField } from './ui.tsx';
+import { capitalized, Field, failure, InputField, type Outcome, OutcomeLine, SelectField } from './ui.tsx';
 
 /** The state of a screen's actions (save, revoke, replay…): the last outcome and a busy flag. */
 export function useAction(
@@ -91,8 +91,21 @@ export function Fields<T extends Record<string, string>>({
   );
 }
 
+/** The record a {@link FormCard} creates or edits: `unit` names it ("site"), `name` is the edited one's (none when new). */
+export interface FormRecord {
+  unit: string;
+  name?: string;
+}
+
+/** A record form's heading id, title and button: "New site", "Create site"; or "Site: x", "Save site". */
+const namesOf = ({ unit, name }: FormRecord) =>
+  name === undefined
+    ? { id: `new-${unit.replaceAll(' ', '-')}`, title: `New ${unit}`, submit: `Create ${unit}` }
+    : { title: `${capitalized(unit)}: ${name}`, submit: `Save ${unit}` };
+
 /** The console's one form: heading, fields (in a grid), the outcome line unless a field shows it, and submit. */
 export function FormCard<T extends Record<string, string>>({
+  record,
   form,
   specs = [],
   id,
@@ -113,6 +126,8 @@ export function FormCard<T extends Record<string, string>>({
   disabled = false,
   actions,
 }: {
+  /** What the form creates or edits, which names its heading, heading id and button unless they are given. */
+  record?: FormRecord;
   /** The heading's id, which labels the form. */
   id?: string;
   title?: ReactNode;
@@ -125,7 +140,7 @@ export function FormCard<T extends Record<string, string>>({
   /** Fields that show their own error (so the line below does not repeat it). */
   shown?: readonly string[];
   onSubmit: () => unknown;
-  submit: ReactNode;
+  submit?: ReactNode;
   busy?: boolean;
   busyText?: string;
   children?: ReactNode;
@@ -140,6 +155,9 @@ export function FormCard<T extends Record<string, string>>({
   actions?: ReactNode;
 }) {
   const H = heading;
+  const named = record && namesOf(record);
+  const headingId = id ?? named?.id;
+  const headingText = title ?? named?.title;
   const go = (e: FormEvent) => {
     e.preventDefault();
     void onSubmit();
@@ -148,11 +166,11 @@ export function FormCard<T extends Record<string, string>>({
     <form
       onSubmit={go}
       className={className || undefined}
-      aria-labelledby={title ? id : undefined}
-      aria-label={title ? undefined : label}
+      aria-labelledby={headingText ? headingId : undefined}
+      aria-label={headingText ? undefined : label}
       noValidate
     >
-      {title && <H id={id}>{title}</H>}
+      {headingText && <H id={headingId}>{headingText}</H>}
       {grid ? (
         <div className="grid">
           {form && <Fields specs={specs} {...form} />}
@@ -168,7 +186,7 @@ export function FormCard<T extends Record<string, string>>({
       <OutcomeLine outcome={outcome} shown={[...shownOf(specs), ...shown]} />
       <div className="row">
         <button type="submit" className={primary ? 'primary' : undefined} disabled={busy || disabled}>
-          {busy && busyText ? busyText : submit}
+          {busy && busyText ? busyText : (submit ?? named?.submit)}
         </button>
         {actions}
       </div>

@@ -1,7 +1,7 @@
 import { type ReactNode, useEffect, useState } from 'react';
 import { api, type Page } from './api.ts';
 import { Pager } from './table.tsx';
-import { InputField, PickList, Status, useLoad } from './ui.tsx';
+import { capitalized, InputField, PickList, Status, useLoad } from './ui.tsx';
 
 /** `value`, once it has stopped changing for `ms` (so typing asks the server once, not per key). */
 export function useDebounced<T>(value: T, ms = 250): T {
@@ -215,7 +215,7 @@ export function MasterList<T extends { id: number | string }>({
         >
           {item}
         </PickList>
-        <Pager list={list} label={`${unit[0]?.toUpperCase()}${unit.slice(1)} pages`} />
+        <Pager list={list} label={`${capitalized(unit)} pages`} />
       </Status>
       {newButton && (
         <button type="button" className="new" aria-pressed={creating} onClick={() => setPicked('new')}>

@@ -1,6 +1,9 @@
 import { type InputHTMLAttributes, type ReactNode, useCallback, useEffect, useState } from 'react';
 import { ApiError } from './api.ts';
 
+/** A word with its first letter upper-case ("site" → "Site"), for a unit that starts a heading. */
+export const capitalized = (word: string) => `${word[0]?.toUpperCase() ?? ''}${word.slice(1)}`;
+
 /** Loads data for a screen, tracking loading and error, with a reload; loads again when `key` changes. */
 export function useLoad<T>(load: () => Promise<T>, key: string) {
   const [state, setState] = useState<{ data?: T; error?: string; loading: boolean }>({ loading: true });
