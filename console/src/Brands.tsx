@@ -1,32 +1,27 @@
 import { api, type Brand, type Offer, type Page } from './api.ts';
 import { Fields, FormCard, shownOf, useForm } from './form.tsx';
-import { MasterList, usePicked } from './lists.tsx';
+import { ListScreen, usePicked } from './lists.tsx';
 import { choicesOf, SelectField, Status, useLoad } from './ui.tsx';
 
 /** Brands and their offers, edited with the API's field-level validation messages; the list is searched and paged by the server. */
 export function BrandsScreen() {
-  const pick = usePicked<Brand>('/brands', { perPage: 50 });
-  const { current: brand, creating, saved } = pick;
+  const pick = usePicked<Brand>('/brands');
   return (
-    <section className="split">
-      <MasterList
-        title="Brands"
-        unit="brand"
-        className="picklist scroll"
-        pick={pick}
-        search={{ id: 'brand-search', label: 'Search brands', placeholder: 'name or slug' }}
-        empty="No brands."
-        item={(b) => b.name}
-        newButton
-      />
-      {creating && <BrandForm onSaved={saved} />}
-      {brand && (
-        <div>
-          <BrandForm key={brand.id} brand={brand} onSaved={saved} />
-          <Offers key={`o${brand.id}`} brandId={brand.id} />
-        </div>
+    <ListScreen
+      unit="brand"
+      className="picklist scroll"
+      pick={pick}
+      search={{ id: 'brand-search', label: 'Search brands', placeholder: 'name or slug' }}
+      empty="No brands."
+      item={(b) => b.name}
+      newButton
+      detail={(brand) => (
+        <>
+          <BrandForm brand={brand} onSaved={pick.saved} />
+          {brand && <Offers brandId={brand.id} />}
+        </>
       )}
-    </section>
+    />
   );
 }
 

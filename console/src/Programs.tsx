@@ -4,7 +4,7 @@ import type { Backfill } from '../../src/modules/tracking/backfill-repository.ts
 import { MAPPING_FIELDS, type OperatorRow } from '../../src/modules/tracking/report-mapping.ts';
 import { api, type Program } from './api.ts';
 import { DateRange, type FieldSpec, FormCard, useAction, useForm } from './form.tsx';
-import { MasterList, usePicked } from './lists.tsx';
+import { ListScreen, usePicked, withNote } from './lists.tsx';
 import { PairsEditor, pairsToObject } from './pairs.tsx';
 import { LoadedTable, Table } from './table.tsx';
 import { IssuedSecret, OutcomeLine, Status, useIssued, useLoad } from './ui.tsx';
@@ -18,45 +18,42 @@ const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISO
 
 /** Affiliate programmes: create and edit (with the postback parameter mapping), the postback token, the operator report. */
 export function ProgramsScreen() {
-  const pick = usePicked<Program>('/tracking/programs', { perPage: 50 });
-  const { current: program, creating, saved } = pick;
+  const pick = usePicked<Program>('/tracking/programs');
+  const { saved } = pick;
   const issued = useIssued();
   const shown = (r: WithToken, why: string) => {
     issued.issue(r.data.postbackUrl, why);
     saved(r.data);
   };
   return (
-    <section className="split wide-right">
-      <MasterList
-        title="Programmes"
-        unit="programme"
-        pick={pick}
-        search={{ id: 'program-search', label: 'Search programmes', placeholder: 'name or slug' }}
-        empty="No programmes yet."
-        item={(p) => (
-          <>
-            {p.name} <span className="muted">{p.slug}</span>
-          </>
-        )}
-        newButton
-      />
-      <div>
+    <ListScreen
+      wide
+      unit="programme"
+      pick={pick}
+      search={{ id: 'program-search', label: 'Search programmes', placeholder: 'name or slug' }}
+      empty="No programmes yet."
+      item={withNote((p) => p.slug)}
+      newButton
+      notice={
         <IssuedSecret
           state={issued}
           testId="postback-url"
           copyLabel="Copy postback URL"
           text={(why) => `Postback URL with its token (${why}): copy it now, the token is shown only once.`}
         />
-        {creating && <ProgramForm onCreated={(r) => shown(r, 'created')} onSaved={saved} />}
-        {program && (
+      }
+      detail={(program) =>
+        program ? (
           <>
-            <ProgramForm key={program.id} program={program} onSaved={saved} />
-            <TokenPanel key={`t${program.id}`} program={program} onRotated={(r) => shown(r, 'rotated')} />
-            <ReportPanel key={`r${program.id}`} program={program} />
+            <ProgramForm program={program} onSaved={saved} />
+            <TokenPanel program={program} onRotated={(r) => shown(r, 'rotated')} />
+            <ReportPanel program={program} />
           </>
-        )}
-      </div>
-    </section>
+        ) : (
+          <ProgramForm onCreated={(r) => shown(r, 'created')} onSaved={saved} />
+        )
+      }
+    />
   );
 }
 

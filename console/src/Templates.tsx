@@ -1,6 +1,6 @@
 import { api, type Template } from './api.ts';
 import { Fields, FormCard, useForm } from './form.tsx';
-import { MasterList, usePicked } from './lists.tsx';
+import { ListScreen, usePicked, withNote } from './lists.tsx';
 import { choicesOf, useLoad } from './ui.tsx';
 
 type Named = { data: { id: number; name: string }[] };
@@ -8,26 +8,17 @@ const name = (t: { name: string }) => t.name;
 
 /** Toplist templates: searched and paged on the server; create one, rename or retype one. */
 export function TemplatesScreen() {
-  const pick = usePicked<Template>('/templates', { perPage: 50 });
-  const { current: template, creating, saved } = pick;
+  const pick = usePicked<Template>('/templates');
   return (
-    <section className="split">
-      <MasterList
-        title="Templates"
-        unit="template"
-        pick={pick}
-        search={{ id: 'template-search', label: 'Search templates', placeholder: 'name' }}
-        empty="No templates."
-        item={(t) => (
-          <>
-            {t.name} <span className="muted">{t.productType}</span>
-          </>
-        )}
-        newButton
-      />
-      {creating && <TemplateForm onSaved={saved} />}
-      {template && <TemplateForm key={template.id} template={template} onSaved={saved} />}
-    </section>
+    <ListScreen
+      unit="template"
+      pick={pick}
+      search={{ id: 'template-search', label: 'Search templates', placeholder: 'name' }}
+      empty="No templates."
+      item={withNote((t) => t.productType)}
+      newButton
+      detail={(template) => <TemplateForm template={template} onSaved={pick.saved} />}
+    />
   );
 }
 

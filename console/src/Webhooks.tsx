@@ -4,7 +4,7 @@ import { WEBHOOK_EVENTS } from '../../src/modules/webhooks/types.ts';
 import { api, type Page, type Site } from './api.ts';
 import { useSites } from './choices.ts';
 import { Fields, FormCard, useAction, useForm } from './form.tsx';
-import { MasterList, usePicked } from './lists.tsx';
+import { ListScreen, usePicked } from './lists.tsx';
 import { LoadedTable, Table } from './table.tsx';
 import { IssuedSecret, OutcomeLine, SelectField, Status, useIssued, useLoad } from './ui.tsx';
 
@@ -14,43 +14,40 @@ const when = (iso: string | null) => (iso ? new Date(iso).toLocaleString() : 'â€
 
 /** Change webhooks: endpoints (enabled or disabled), create with the secret shown once, test, rotate, and the delivery log. */
 export function WebhooksScreen() {
-  const pick = usePicked<WebhookEndpoint>('/webhooks', { perPage: 50, search: false });
+  const pick = usePicked<WebhookEndpoint>('/webhooks', { search: false });
   const sites = useSites();
   const issued = useIssued();
-  const current = pick.current?.id ?? null;
   const siteName = (id: number | null) => (id === null ? 'every site' : sites.domainOf(id));
   const shown = (r: WithSecret, why: string) => {
     issued.issue(r.secret, why);
     pick.saved(r.data);
   };
   return (
-    <section className="split wide-right">
-      <MasterList
-        title="Webhooks"
-        listLabel="Webhook endpoints"
-        unit="endpoint"
-        pick={pick}
-        empty="No webhook endpoints yet."
-        item={(e) => (
-          <>
-            <span className={e.enabled ? 'badge' : 'badge off'}>{e.enabled ? 'enabled' : 'disabled'}</span>{' '}
-            {e.url} <span className="muted">{siteName(e.siteId)}</span>
-          </>
-        )}
-      >
-        <NewEndpoint sites={sites.data?.data ?? []} onCreated={(r) => shown(r, 'created')} />
-      </MasterList>
-      <div>
+    <ListScreen
+      wide
+      title="Webhooks"
+      listLabel="Webhook endpoints"
+      unit="endpoint"
+      pick={pick}
+      empty="No webhook endpoints yet."
+      item={(e) => (
+        <>
+          <span className={e.enabled ? 'badge' : 'badge off'}>{e.enabled ? 'enabled' : 'disabled'}</span>{' '}
+          {e.url} <span className="muted">{siteName(e.siteId)}</span>
+        </>
+      )}
+      notice={
         <IssuedSecret
           state={issued}
           testId="webhook-secret"
           copyLabel="Copy secret"
           text={(why) => `Signing secret (${why}): copy it now, it is shown only once.`}
         />
-        {current !== null && (
+      }
+      detail={(endpoint) =>
+        endpoint && (
           <EndpointDetail
-            key={current}
-            id={current}
+            id={endpoint.id}
             siteName={siteName}
             onChanged={pick.list.reload}
             onRotated={(r) => shown(r, 'rotated')}
@@ -59,9 +56,11 @@ export function WebhooksScreen() {
               pick.list.reload();
             }}
           />
-        )}
-      </div>
-    </section>
+        )
+      }
+    >
+      <NewEndpoint sites={sites.data?.data ?? []} onCreated={(r) => shown(r, 'created')} />
+    </ListScreen>
   );
 }
 
