@@ -1,5 +1,5 @@
 import { api, type Brand, type Offer, type Page } from './api.ts';
-import { Fields, FormCard, shownOf, useForm } from './form.tsx';
+import { Fields, FormCard, saveRecord, shownOf, useForm } from './form.tsx';
 import { ListScreen, usePicked } from './lists.tsx';
 import { choicesOf, SelectField, Status, useLoad } from './ui.tsx';
 
@@ -52,19 +52,18 @@ function BrandForm({ brand, onSaved }: { brand?: Brand; onSaved: (b: Brand) => v
   const { f } = form;
   const specs = brand ? BRAND_SPECS : NEW_BRAND_SPECS;
   const save = () =>
-    form.run(async () => {
-      const body = {
-        name: f.name,
-        slug: f.slug,
-        rating: f.rating.trim() === '' ? Number.NaN : Number(f.rating),
-        logo: { backgroundColor: f.backgroundColor, rectangular: f.rectangular, square: f.square },
-      };
-      const r = brand
-        ? await api<{ data: Brand }>('PATCH', `/brands/${brand.id}`, body)
-        : await api<{ data: Brand }>('POST', '/brands', { externalId: f.externalId, ...body });
-      onSaved(r.data);
-      return brand ? 'Brand saved.' : `Brand ${r.data.name} created.`;
-    });
+    form.run(() =>
+      saveRecord(
+        { unit: 'brand', path: '/brands', record: brand, onSaved },
+        {
+          name: f.name,
+          slug: f.slug,
+          rating: f.rating.trim() === '' ? Number.NaN : Number(f.rating),
+          logo: { backgroundColor: f.backgroundColor, rectangular: f.rectangular, square: f.square },
+        },
+        { externalId: f.externalId },
+      ),
+    );
   return (
     <FormCard
       id="brand-heading"

@@ -1,5 +1,5 @@
 import { api, type Template } from './api.ts';
-import { Fields, FormCard, useForm } from './form.tsx';
+import { Fields, FormCard, saveRecord, useForm } from './form.tsx';
 import { ListScreen, usePicked, withNote } from './lists.tsx';
 import { choicesOf, useLoad } from './ui.tsx';
 
@@ -36,21 +36,17 @@ function TemplateForm({ template, onSaved }: { template?: Template; onSaved: (t:
   const productTypeId = f.productTypeId || String(products.data?.data[0]?.id ?? '');
   const classificationTypeId = f.classificationTypeId || String(classes.data?.data[0]?.id ?? '');
   const save = () =>
-    form.run(async () => {
-      const body = {
-        name: f.name.trim(),
-        productTypeId: Number(productTypeId),
-        classificationTypeId: Number(classificationTypeId),
-      };
-      const r = template
-        ? await api<{ data: Template }>('PATCH', `/templates/${template.id}`, body)
-        : await api<{ data: Template }>('POST', '/templates', {
-            ...body,
-            externalId: f.externalId.trim() || null,
-          });
-      onSaved(r.data);
-      return template ? 'Template saved.' : `Template ${r.data.name} created.`;
-    });
+    form.run(() =>
+      saveRecord(
+        { unit: 'template', path: '/templates', record: template, onSaved },
+        {
+          name: f.name.trim(),
+          productTypeId: Number(productTypeId),
+          classificationTypeId: Number(classificationTypeId),
+        },
+        { externalId: f.externalId.trim() || null },
+      ),
+    );
   return (
     <FormCard
       id="template-heading"

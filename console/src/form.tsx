@@ -1,4 +1,5 @@
 import { type FormEvent, type ReactNode, useState } from 'react';
+import { api } from './api.ts';
 import { capitalized, Field, failure, InputField, type Outcome, OutcomeLine, SelectField } from './ui.tsx';
 
 /** The state of a screen's actions (save, revoke, replay…): the last outcome and a busy flag. */
@@ -102,6 +103,30 @@ const namesOf = ({ unit, name }: FormRecord) =>
   name === undefined
     ? { id: `new-${unit.replaceAll(' ', '-')}`, title: `New ${unit}`, submit: `Create ${unit}` }
     : { title: `${capitalized(unit)}: ${name}`, submit: `Save ${unit}` };
+
+/** Where a record form saves: the records' `path`, the one it edits (none when new), who takes the saved one. */
+export interface RecordTarget<T> {
+  unit: string;
+  path: string;
+  record: T | undefined;
+  onSaved: (saved: T) => void;
+}
+
+/**
+ * Saves a record form: PATCH `path/<id>` with `body` when it edits a record, else POST `path` with
+ * `body` and `created` (what only a new record takes). Resolves to the line that says which it did.
+ */
+export async function saveRecord<T extends { id: number; name: string }>(
+  { unit, path, record, onSaved }: RecordTarget<T>,
+  body: object,
+  created: object,
+) {
+  const r = record
+    ? await api<{ data: T }>('PATCH', `${path}/${record.id}`, body)
+    : await api<{ data: T }>('POST', path, { ...created, ...body });
+  onSaved(r.data);
+  return record ? `${capitalized(unit)} saved.` : `${capitalized(unit)} ${r.data.name} created.`;
+}
 
 /** The console's one form: heading, fields (in a grid), the outcome line unless a field shows it, and submit. */
 export function FormCard<T extends Record<string, string>>({
