@@ -129,16 +129,9 @@ export function AdServersScreen() {
             },
             {
               head: 'Status',
-              cell: (c) => (
-                <>
-                  <StatusBadge c={c} />
-                  <div className="muted small">
-                    {c.verified_at
-                      ? `verified ${new Date(c.verified_at).toLocaleString()}`
-                      : 'never verified'}
-                  </div>
-                </>
-              ),
+              cell: (c) => <StatusBadge c={c} />,
+              sub: (c) =>
+                c.verified_at ? `verified ${new Date(c.verified_at).toLocaleString()}` : 'never verified',
             },
             { head: 'Capabilities', cell: (c) => <Capabilities c={c} /> },
             {

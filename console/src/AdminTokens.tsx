@@ -46,13 +46,11 @@ function NewAdminToken({ onCreated }: { onCreated: (t: NewToken) => void }) {
     });
   return (
     <FormCard
-      id="new-admin-token"
-      title="New admin token"
+      record={{ unit: 'admin token' }}
       form={form}
       specs={[{ key: 'name', id: 'admin-token-name', label: 'Name' }]}
       shown={form.outcome.field?.startsWith('scopes') ? [form.outcome.field] : []}
       onSubmit={create}
-      submit="Create admin token"
       grid={false}
     >
       <fieldset aria-invalid={form.outcome.field?.startsWith('scopes')}>

@@ -191,13 +191,11 @@ export function NewBooking({ onCreated }: { onCreated: (b: Booking) => void }) {
 
   return (
     <FormCard
-      id="new-booking"
-      title="New booking"
+      record={{ unit: 'booking' }}
       grid={false}
       outcome={form.outcome}
       shown={[...shownOf(BOOKING_SPECS), ...shownOf(lineSpecs('lines.0.'))]}
       onSubmit={submit}
-      submit="Create booking"
       primary
       disabled={!connection}
     >

@@ -12,8 +12,31 @@ import {
 } from './api.ts';
 import { emptyLine, type LineDraft, LineFields, lineBody, NewBooking } from './BookingForm.tsx';
 import { Fields, FormCard, shownOf, useAction, useForm } from './form.tsx';
-import { ACTIONS, LoadedTable, Table } from './table.tsx';
+import { ACTIONS, type Column, LoadedTable, Table } from './table.tsx';
 import { OutcomeLine, SelectField, Status, useLoad } from './ui.tsx';
+
+/** A table of a booking's lines (as booked, as delivered): each row keyed and headed by its line number. */
+function LinesTable<L extends { line_no: number }>({
+  testId,
+  lines,
+  line,
+  columns,
+}: {
+  testId: string;
+  lines: readonly L[];
+  /** How the heading cell shows a line. */
+  line: Pick<Column<L>, 'cell' | 'sub'>;
+  columns: Column<L>[];
+}) {
+  return (
+    <Table
+      testId={testId}
+      rows={lines}
+      rowKey={(l) => l.line_no}
+      columns={[{ head: 'Line', rowHeader: true, ...line }, ...columns]}
+    />
+  );
+}
 
 /** A push's state in words; a booking is "pushed" only when its current revision was accepted. */
 function pushState(b: Pick<Booking, 'order_id' | 'revision' | 'pushed_revision' | 'last_push_error'>) {
@@ -57,25 +80,15 @@ export function BookingsScreen() {
         columns={[
           {
             head: 'Campaign',
-            cell: (b) => (
-              <>
-                <strong>{b.campaign_name}</strong>
-                <div className="muted small">
-                  {b.advertiser_name} · {b.external_ref} · {b.currency}
-                </div>
-              </>
-            ),
+            cell: (b) => <strong>{b.campaign_name}</strong>,
+            sub: (b) => `${b.advertiser_name} · ${b.external_ref} · ${b.currency}`,
           },
           { head: 'Ad server', cell: (b) => b.publisher },
           { head: 'Order', cell: (b) => orderCode(b.order_id, 'none yet') },
           {
             head: 'State',
-            cell: (b) => (
-              <>
-                {pushState(b)}
-                <div className="muted small">revision {b.revision}</div>
-              </>
-            ),
+            cell: (b) => pushState(b),
+            sub: (b) => `revision ${b.revision}`,
           },
           { head: 'Lines', num: true, cell: (b) => b.lines },
           {
@@ -145,31 +158,17 @@ function BookingDetail({ id, onPushed }: { id: string; onPushed: () => void }) {
             )}
             <OutcomeLine outcome={pusher.outcome} />
             <h3>Lines</h3>
-            <Table
+            <LinesTable
               testId="booking-lines"
-              rows={b.lines}
-              rowKey={(l) => l.line_no}
+              lines={b.lines}
+              line={{ cell: (l) => l.line_no, sub: (l) => l.external_ref }}
               columns={[
-                {
-                  head: 'Line',
-                  rowHeader: true,
-                  cell: (l) => (
-                    <>
-                      {l.line_no}
-                      <div className="muted small">{l.external_ref}</div>
-                    </>
-                  ),
-                },
                 { head: 'Month', cell: (l) => l.month },
                 { head: 'Slot', cell: (l) => <code>{l.inventory_id}</code> },
                 {
                   head: 'Sizes · geo',
-                  cell: (l) => (
-                    <>
-                      {l.sizes.join(', ')}
-                      <div className="muted small">{l.geo.length ? l.geo.join(', ') : 'all geos'}</div>
-                    </>
-                  ),
+                  cell: (l) => l.sizes.join(', '),
+                  sub: (l) => (l.geo.length ? l.geo.join(', ') : 'all geos'),
                 },
                 { head: 'Goal', num: true, cell: (l) => l.goal_impressions.toLocaleString('en') },
                 { head: 'line_item_id', cell: (l) => orderCode(l.line_item_id, 'not pushed') },
@@ -239,23 +238,14 @@ function Delivery({ id, version }: { id: string; version: number }) {
                 'No delivery reported yet: the ad server reports once the order is live and a pull has run. '}
               Days in the account time zone {d.timezone}. Discrepancy = (ad server − Podium) / ad server.
             </p>
-            <Table
+            <LinesTable
               testId="booking-delivery"
-              rows={d.lines}
-              rowKey={(l) => l.line_no}
+              lines={d.lines}
+              line={{
+                cell: (l) => `${l.line_no} · ${l.month}`,
+                sub: (l) => (l.line_item_id ? <code>{l.line_item_id}</code> : 'not pushed'),
+              }}
               columns={[
-                {
-                  head: 'Line',
-                  rowHeader: true,
-                  cell: (l) => (
-                    <>
-                      {l.line_no} · {l.month}
-                      <div className="muted small">
-                        {l.line_item_id ? <code>{l.line_item_id}</code> : 'not pushed'}
-                      </div>
-                    </>
-                  ),
-                },
                 { head: 'Days', num: true, cell: (l) => l.days.length },
                 {
                   head: 'Ad server impressions',

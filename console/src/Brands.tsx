@@ -1,32 +1,27 @@
 import { api, type Brand, type Offer, type Page } from './api.ts';
-import { Fields, FormCard, shownOf, useForm } from './form.tsx';
-import { MasterList, usePicked } from './lists.tsx';
+import { Fields, FormCard, saveRecord, shownOf, useForm } from './form.tsx';
+import { ListScreen, usePicked } from './lists.tsx';
 import { choicesOf, SelectField, Status, useLoad } from './ui.tsx';
 
 /** Brands and their offers, edited with the API's field-level validation messages; the list is searched and paged by the server. */
 export function BrandsScreen() {
-  const pick = usePicked<Brand>('/brands', { perPage: 50 });
-  const { current: brand, creating, saved } = pick;
+  const pick = usePicked<Brand>('/brands');
   return (
-    <section className="split">
-      <MasterList
-        title="Brands"
-        unit="brand"
-        className="picklist scroll"
-        pick={pick}
-        search={{ id: 'brand-search', label: 'Search brands', placeholder: 'name or slug' }}
-        empty="No brands."
-        item={(b) => b.name}
-        newButton
-      />
-      {creating && <BrandForm onSaved={saved} />}
-      {brand && (
-        <div>
-          <BrandForm key={brand.id} brand={brand} onSaved={saved} />
-          <Offers key={`o${brand.id}`} brandId={brand.id} />
-        </div>
+    <ListScreen
+      unit="brand"
+      className="picklist scroll"
+      pick={pick}
+      search={{ id: 'brand-search', label: 'Search brands', placeholder: 'name or slug' }}
+      empty="No brands."
+      item={(b) => b.name}
+      newButton
+      detail={(brand) => (
+        <>
+          <BrandForm brand={brand} onSaved={pick.saved} />
+          {brand && <Offers brandId={brand.id} />}
+        </>
       )}
-    </section>
+    />
   );
 }
 
@@ -57,28 +52,26 @@ function BrandForm({ brand, onSaved }: { brand?: Brand; onSaved: (b: Brand) => v
   const { f } = form;
   const specs = brand ? BRAND_SPECS : NEW_BRAND_SPECS;
   const save = () =>
-    form.run(async () => {
-      const body = {
-        name: f.name,
-        slug: f.slug,
-        rating: f.rating.trim() === '' ? Number.NaN : Number(f.rating),
-        logo: { backgroundColor: f.backgroundColor, rectangular: f.rectangular, square: f.square },
-      };
-      const r = brand
-        ? await api<{ data: Brand }>('PATCH', `/brands/${brand.id}`, body)
-        : await api<{ data: Brand }>('POST', '/brands', { externalId: f.externalId, ...body });
-      onSaved(r.data);
-      return brand ? 'Brand saved.' : `Brand ${r.data.name} created.`;
-    });
+    form.run(() =>
+      saveRecord(
+        { unit: 'brand', path: '/brands', record: brand, onSaved },
+        {
+          name: f.name,
+          slug: f.slug,
+          rating: f.rating.trim() === '' ? Number.NaN : Number(f.rating),
+          logo: { backgroundColor: f.backgroundColor, rectangular: f.rectangular, square: f.square },
+        },
+        { externalId: f.externalId },
+      ),
+    );
   return (
     <FormCard
       id="brand-heading"
-      title={brand ? `Brand: ${brand.name}` : 'New brand'}
+      record={{ unit: 'brand', name: brand?.name }}
       className=""
       form={form}
       specs={specs}
       onSubmit={save}
-      submit={brand ? 'Save brand' : 'Create brand'}
     />
   );
 }
@@ -175,13 +168,11 @@ function NewOffer({ brandId, onCreated }: { brandId: number; onCreated: () => vo
     });
   return (
     <FormCard
-      id="new-offer"
-      title="New offer"
+      record={{ unit: 'offer' }}
       heading="h3"
       outcome={form.outcome}
       shown={shownOf(NEW_OFFER_SPECS)}
       onSubmit={create}
-      submit="Create offer"
     >
       <Fields specs={NEW_OFFER_SPECS.slice(0, 1)} {...form} />
       <SelectField

@@ -53,12 +53,8 @@ export function ConnectionDetail({
             columns={[
               {
                 head: 'Slot',
-                cell: (s) => (
-                  <>
-                    {s.name}
-                    {s.format && <div className="muted small">{s.format}</div>}
-                  </>
-                ),
+                cell: (s) => s.name,
+                sub: (s) => s.format,
               },
               { head: 'inventory_id', cell: (s) => <code>{s.inventory_id}</code> },
               { head: 'Sizes', cell: (s) => s.sizes.join(', ') },

@@ -1,11 +1,12 @@
 import { useState } from 'react';
 import type { PostbackEntry } from '../../src/modules/tracking/records.ts';
 import type { ConversionRecord as Conversion } from '../../src/modules/tracking/records-repository.ts';
-import { api, type Page, type Program } from './api.ts';
-import { DateRange, useAction } from './form.tsx';
+import { api } from './api.ts';
+import { programFilter, usePrograms } from './choices.ts';
+import { DateRange, Fields, useAction } from './form.tsx';
 import { useDebounced, usePagedList } from './lists.tsx';
-import { LoadedTable, Pager } from './table.tsx';
-import { choicesOf, InputField, OutcomeLine, SelectField, useLoad } from './ui.tsx';
+import { LoadedTable, Pager, type TableProps } from './table.tsx';
+import { InputField, OutcomeLine } from './ui.tsx';
 
 const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
 const when = (iso: string) => new Date(iso).toLocaleString();
@@ -14,19 +15,14 @@ const when = (iso: string) => new Date(iso).toLocaleString();
  * The list of both screens, paged by the server under their filter form: programme, the other
  * selects, UTC days, then the text fields (debounced).
  */
-function useFilteredList<T>(path: string) {
-  const programs = useLoad(() => api<Page<Program>>('GET', '/tracking/programs?per_page=100'), 'programs');
+function useFilteredList<T extends { id: string; receivedAt: string }>(path: string) {
+  const programs = usePrograms();
   const [f, setF] = useState<Record<string, string>>({ from: day(-29), to: day(0) });
   const settled = useDebounced(f);
   const params: Record<string, string> = {};
   for (const [k, v] of Object.entries(settled)) if (v.trim()) params[k] = v.trim();
   type Select = [key: string, label: string, all: string, options: [string | number, string][]];
-  const programSelect: Select = [
-    'program_id',
-    'Programme',
-    'All programmes',
-    choicesOf(programs, (p) => p.name),
-  ];
+  const set = (k: string) => (v: string) => setF({ ...f, [k]: v });
   const form = ({
     label,
     selects,
@@ -37,17 +33,14 @@ function useFilteredList<T>(path: string) {
     texts: [key: string, label: string][];
   }) => (
     <form className="row wrap" aria-label={label} onSubmit={(e) => e.preventDefault()}>
-      {[programSelect, ...selects].map(([k, text, all, options]) => (
-        <SelectField
-          key={k}
-          id={`flt-${k}`}
-          label={text}
-          all={all}
-          value={f[k] ?? ''}
-          onChange={(v) => setF({ ...f, [k]: v })}
-          options={options}
-        />
-      ))}
+      <Fields
+        specs={[
+          programFilter('program_id', 'flt-program_id', programs),
+          ...selects.map(([key, label, all, options]) => ({ key, id: `flt-${key}`, label, all, options })),
+        ]}
+        f={f}
+        set={set}
+      />
       <DateRange id="flt" from={f.from ?? ''} to={f.to ?? ''} onChange={(r) => setF({ ...f, ...r })} />
       {texts.map(([k, text]) => (
         <InputField
@@ -56,19 +49,32 @@ function useFilteredList<T>(path: string) {
           label={text}
           value={f[k] ?? ''}
           maxLength={200}
-          onChange={(v) => setF({ ...f, [k]: v })}
+          onChange={set(k)}
         />
       ))}
     </form>
   );
   const list = usePagedList<T>(path, { params, perPage: 50, search: false });
-  return { programs, params, form, list };
+  /** The page as a table led by when each record was received, and its pager (`unit` names the pages). */
+  const table = ({
+    unit,
+    columns,
+    ...props
+  }: Omit<TableProps<T>, 'rows'> & { unit: string; empty: string }) => (
+    <LoadedTable
+      load={list}
+      columns={[{ head: 'Received', cell: (r) => when(r.receivedAt) }, ...columns]}
+      {...props}
+    >
+      <Pager list={list} label={`${unit} pages`} />
+    </LoadedTable>
+  );
+  return { programs, params, form, list, table };
 }
 
 /** Conversions: filtered by programme, event, attribution, days and ids; paged by the server; CSV of the same filter. */
 export function ConversionsScreen() {
   const flt = useFilteredList<Conversion>('/tracking/conversions');
-  const { list } = flt;
   const slug = (id: number) => flt.programs.data?.data.find((p) => p.id === id)?.slug ?? `programme ${id}`;
   return (
     <section>
@@ -102,12 +108,11 @@ export function ConversionsScreen() {
           ['sub_id', 'Sub id'],
         ],
       })}
-      <LoadedTable
-        load={list}
-        empty="No conversions match."
-        testId="conversions"
-        columns={[
-          { head: 'Received', cell: (c) => when(c.receivedAt) },
+      {flt.table({
+        unit: 'Conversion',
+        empty: 'No conversions match.',
+        testId: 'conversions',
+        columns: [
           { head: 'Programme', cell: (c) => slug(c.programId) },
           { head: 'Event', cell: (c) => c.event },
           { head: 'Transaction', cell: (c) => <code>{c.transactionId}</code> },
@@ -126,10 +131,8 @@ export function ConversionsScreen() {
               ),
           },
           { head: 'Sub id', cell: (c) => c.subId ?? '' },
-        ]}
-      >
-        <Pager meta={list.data?.meta} onPage={list.setPage} label="Conversion pages" />
-      </LoadedTable>
+        ],
+      })}
     </section>
   );
 }
@@ -171,12 +174,11 @@ export function PostbacksScreen() {
         ],
       })}
       <OutcomeLine outcome={action.outcome} />
-      <LoadedTable
-        load={list}
-        empty="No postbacks match."
-        testId="postbacks"
-        columns={[
-          { head: 'Received', cell: (p) => when(p.receivedAt) },
+      {flt.table({
+        unit: 'Postback',
+        empty: 'No postbacks match.',
+        testId: 'postbacks',
+        columns: [
           { head: 'Programme', cell: (p) => p.program },
           {
             head: 'Parameters',
@@ -202,10 +204,8 @@ export function PostbacksScreen() {
                 </button>
               ),
           },
-        ]}
-      >
-        <Pager meta={list.data?.meta} onPage={list.setPage} label="Postback pages" />
-      </LoadedTable>
+        ],
+      })}
     </section>
   );
 }

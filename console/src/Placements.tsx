@@ -24,12 +24,8 @@ export function Placements({ connection: c, slots }: { connection: Connection; s
         columns={[
           {
             head: 'Placement',
-            cell: (p) => (
-              <>
-                {p.name}
-                <div className="muted small">{p.sizes.join(', ')}</div>
-              </>
-            ),
+            cell: (p) => p.name,
+            sub: (p) => p.sizes.join(', '),
           },
           {
             head: 'Slot on this connection',
@@ -137,13 +133,11 @@ function NewPlacement({ publisher, onCreated }: { publisher: string; onCreated: 
     });
   return (
     <FormCard
-      id="new-placement"
-      title="New placement"
+      record={{ unit: 'placement' }}
       heading="h4"
       form={form}
       specs={PLACEMENT_SPECS}
       onSubmit={submit}
-      submit="Create placement"
     />
   );
 }

@@ -4,10 +4,10 @@ import type { Backfill } from '../../src/modules/tracking/backfill-repository.ts
 import { MAPPING_FIELDS, type OperatorRow } from '../../src/modules/tracking/report-mapping.ts';
 import { api, type Program } from './api.ts';
 import { DateRange, type FieldSpec, FormCard, useAction, useForm } from './form.tsx';
-import { MasterList, usePicked } from './lists.tsx';
+import { ListScreen, usePicked, withNote } from './lists.tsx';
 import { PairsEditor, pairsToObject } from './pairs.tsx';
 import { LoadedTable, Table } from './table.tsx';
-import { OutcomeLine, SecretOnce, Status, useLoad } from './ui.tsx';
+import { IssuedSecret, OutcomeLine, Status, useIssued, useLoad } from './ui.tsx';
 
 // A report row's figures: the mapping's fields from `campaign` on (the rest locate the rows in the answer).
 const REPORT_COLUMNS = MAPPING_FIELDS.slice(MAPPING_FIELDS.indexOf('campaign')) as (keyof OperatorRow)[];
@@ -18,49 +18,42 @@ const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISO
 
 /** Affiliate programmes: create and edit (with the postback parameter mapping), the postback token, the operator report. */
 export function ProgramsScreen() {
-  const pick = usePicked<Program>('/tracking/programs', { perPage: 50 });
-  const { current: program, creating, saved } = pick;
-  const [secret, setSecret] = useState<{ url: string; why: string } | null>(null);
+  const pick = usePicked<Program>('/tracking/programs');
+  const { saved } = pick;
+  const issued = useIssued();
   const shown = (r: WithToken, why: string) => {
-    setSecret({ url: r.data.postbackUrl, why });
+    issued.issue(r.data.postbackUrl, why);
     saved(r.data);
   };
   return (
-    <section className="split wide-right">
-      <MasterList
-        title="Programmes"
-        unit="programme"
-        pick={pick}
-        search={{ id: 'program-search', label: 'Search programmes', placeholder: 'name or slug' }}
-        empty="No programmes yet."
-        item={(p) => (
+    <ListScreen
+      wide
+      unit="programme"
+      pick={pick}
+      search={{ id: 'program-search', label: 'Search programmes', placeholder: 'name or slug' }}
+      empty="No programmes yet."
+      item={withNote((p) => p.slug)}
+      newButton
+      notice={
+        <IssuedSecret
+          state={issued}
+          testId="postback-url"
+          copyLabel="Copy postback URL"
+          text={(why) => `Postback URL with its token (${why}): copy it now, the token is shown only once.`}
+        />
+      }
+      detail={(program) =>
+        program ? (
           <>
-            {p.name} <span className="muted">{p.slug}</span>
+            <ProgramForm program={program} onSaved={saved} />
+            <TokenPanel program={program} onRotated={(r) => shown(r, 'rotated')} />
+            <ReportPanel program={program} />
           </>
-        )}
-        newButton
-      />
-      <div>
-        {secret && (
-          <SecretOnce
-            secret={secret.url}
-            testId="postback-url"
-            copyLabel="Copy postback URL"
-            onDone={() => setSecret(null)}
-          >
-            Postback URL with its token ({secret.why}): copy it now, the token is shown only once.
-          </SecretOnce>
-        )}
-        {creating && <ProgramForm onCreated={(r) => shown(r, 'created')} onSaved={saved} />}
-        {program && (
-          <>
-            <ProgramForm key={program.id} program={program} onSaved={saved} />
-            <TokenPanel key={`t${program.id}`} program={program} onRotated={(r) => shown(r, 'rotated')} />
-            <ReportPanel key={`r${program.id}`} program={program} />
-          </>
-        )}
-      </div>
-    </section>
+        ) : (
+          <ProgramForm onCreated={(r) => shown(r, 'created')} onSaved={saved} />
+        )
+      }
+    />
   );
 }
 
@@ -119,13 +112,12 @@ function ProgramForm({
   return (
     <FormCard
       id="program-heading"
-      title={program ? `Programme: ${program.name}` : 'New programme'}
+      record={{ unit: 'programme', name: program?.name }}
       form={form}
       specs={program ? PROGRAM_SPECS.slice(1) : PROGRAM_SPECS}
       // The mapping's errors (`paramMap.<name>`) show under the mapping.
       shown={form.outcome.field?.startsWith('paramMap') ? [form.outcome.field] : []}
       onSubmit={save}
-      submit={program ? 'Save programme' : 'Create programme'}
       footer={
         <>
           <PairsEditor

@@ -1,32 +1,24 @@
 import { type FormEvent, useState } from 'react';
 import { api, type Site, type SiteToken } from './api.ts';
 import { FormCard, useForm } from './form.tsx';
-import { MasterList, usePicked } from './lists.tsx';
+import { ListScreen, usePicked, withNote } from './lists.tsx';
 import { type NewToken, TokenList, useTokens } from './tokens.tsx';
 import { InputField } from './ui.tsx';
 
 /** Sites and their read tokens: create (shown once, with copy), list, revoke. */
 export function SitesScreen() {
-  const pick = usePicked<Site>('/sites', { perPage: 50 });
-  const site = pick.current;
+  const pick = usePicked<Site>('/sites');
   return (
-    <section className="split">
-      <MasterList
-        title="Sites"
-        unit="site"
-        pick={pick}
-        search={{ id: 'site-search', label: 'Search sites', placeholder: 'name or domain' }}
-        empty="No sites yet."
-        item={(s) => (
-          <>
-            {s.name} <span className="muted">{s.domain}</span>
-          </>
-        )}
-      >
-        <NewSite onCreated={pick.saved} />
-      </MasterList>
-      {site && <Tokens key={site.id} siteId={site.id} />}
-    </section>
+    <ListScreen
+      unit="site"
+      pick={pick}
+      search={{ id: 'site-search', label: 'Search sites', placeholder: 'name or domain' }}
+      empty="No sites yet."
+      item={withNote((s) => s.domain)}
+      detail={(site) => site && <Tokens siteId={site.id} />}
+    >
+      <NewSite onCreated={pick.saved} />
+    </ListScreen>
   );
 }
 
@@ -47,17 +39,7 @@ function NewSite({ onCreated }: { onCreated: (site: Site) => void }) {
       onCreated(r.data);
       return `Site ${r.data.domain} created.`;
     });
-  return (
-    <FormCard
-      id="new-site"
-      title="New site"
-      grid={false}
-      form={form}
-      specs={SITE_SPECS}
-      onSubmit={create}
-      submit="Create site"
-    />
-  );
+  return <FormCard record={{ unit: 'site' }} grid={false} form={form} specs={SITE_SPECS} onSubmit={create} />;
 }
 
 function Tokens({ siteId }: { siteId: number }) {

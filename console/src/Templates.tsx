@@ -1,6 +1,6 @@
 import { api, type Template } from './api.ts';
-import { Fields, FormCard, useForm } from './form.tsx';
-import { MasterList, usePicked } from './lists.tsx';
+import { Fields, FormCard, saveRecord, useForm } from './form.tsx';
+import { ListScreen, usePicked, withNote } from './lists.tsx';
 import { choicesOf, useLoad } from './ui.tsx';
 
 type Named = { data: { id: number; name: string }[] };
@@ -8,26 +8,17 @@ const name = (t: { name: string }) => t.name;
 
 /** Toplist templates: searched and paged on the server; create one, rename or retype one. */
 export function TemplatesScreen() {
-  const pick = usePicked<Template>('/templates', { perPage: 50 });
-  const { current: template, creating, saved } = pick;
+  const pick = usePicked<Template>('/templates');
   return (
-    <section className="split">
-      <MasterList
-        title="Templates"
-        unit="template"
-        pick={pick}
-        search={{ id: 'template-search', label: 'Search templates', placeholder: 'name' }}
-        empty="No templates."
-        item={(t) => (
-          <>
-            {t.name} <span className="muted">{t.productType}</span>
-          </>
-        )}
-        newButton
-      />
-      {creating && <TemplateForm onSaved={saved} />}
-      {template && <TemplateForm key={template.id} template={template} onSaved={saved} />}
-    </section>
+    <ListScreen
+      unit="template"
+      pick={pick}
+      search={{ id: 'template-search', label: 'Search templates', placeholder: 'name' }}
+      empty="No templates."
+      item={withNote((t) => t.productType)}
+      newButton
+      detail={(template) => <TemplateForm template={template} onSaved={pick.saved} />}
+    />
   );
 }
 
@@ -45,25 +36,21 @@ function TemplateForm({ template, onSaved }: { template?: Template; onSaved: (t:
   const productTypeId = f.productTypeId || String(products.data?.data[0]?.id ?? '');
   const classificationTypeId = f.classificationTypeId || String(classes.data?.data[0]?.id ?? '');
   const save = () =>
-    form.run(async () => {
-      const body = {
-        name: f.name.trim(),
-        productTypeId: Number(productTypeId),
-        classificationTypeId: Number(classificationTypeId),
-      };
-      const r = template
-        ? await api<{ data: Template }>('PATCH', `/templates/${template.id}`, body)
-        : await api<{ data: Template }>('POST', '/templates', {
-            ...body,
-            externalId: f.externalId.trim() || null,
-          });
-      onSaved(r.data);
-      return template ? 'Template saved.' : `Template ${r.data.name} created.`;
-    });
+    form.run(() =>
+      saveRecord(
+        { unit: 'template', path: '/templates', record: template, onSaved },
+        {
+          name: f.name.trim(),
+          productTypeId: Number(productTypeId),
+          classificationTypeId: Number(classificationTypeId),
+        },
+        { externalId: f.externalId.trim() || null },
+      ),
+    );
   return (
     <FormCard
       id="template-heading"
-      title={template ? `Template: ${template.name}` : 'New template'}
+      record={{ unit: 'template', name: template?.name }}
       form={form}
       specs={[
         { key: 'name', id: 'template-name', label: 'Name' },
@@ -73,7 +60,6 @@ function TemplateForm({ template, onSaved }: { template?: Template; onSaved: (t:
       ]}
       shown={['productTypeId', 'classificationTypeId']}
       onSubmit={save}
-      submit={template ? 'Save template' : 'Create template'}
     >
       <Fields
         specs={[

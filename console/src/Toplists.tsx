@@ -5,11 +5,11 @@ import {
   type Edition,
   type Offer,
   type Page,
-  type Site,
   type Template,
   type Toplist,
   type ToplistItem,
 } from './api.ts';
+import { siteFilter, useSites } from './choices.ts';
 import { EditionHistory } from './Editions.tsx';
 import { Fields, useAction } from './form.tsx';
 import { SearchBox, SearchPicker, useNames, usePagedList } from './lists.tsx';
@@ -29,7 +29,7 @@ export function ToplistsScreen() {
   const [filter, setFilter] = useState({ site: '', template: '', geoType: '', geoCode: '' });
   const setOf = (k: keyof typeof filter) => (v: string) => setFilter({ ...filter, [k]: v });
   const [openId, setOpenId] = useState<number | null>(null);
-  const sites = useLoad(() => api<Page<Site>>('GET', '/sites?per_page=100'), '');
+  const sites = useSites();
   const templates = useLoad(() => api<Page<Template>>('GET', '/templates?per_page=100'), '');
   const params: Record<string, string> = {};
   if (filter.site) params.site_id = filter.site;
@@ -37,7 +37,7 @@ export function ToplistsScreen() {
   if (filter.geoType) params.geo_type = filter.geoType;
   if (filter.geoCode.trim()) params.geo_code = filter.geoCode.trim().toUpperCase();
   const list = usePagedList<Toplist>('/toplists', { params, perPage: 50 });
-  const siteName = (id: number) => sites.data?.data.find((s) => s.id === id)?.domain ?? `site ${id}`;
+  const siteName = sites.domainOf;
 
   if (openId !== null) {
     return (
@@ -58,13 +58,7 @@ export function ToplistsScreen() {
         <SearchBox id="f-search" label="Search toplists" value={list.q} onChange={list.setQ} />
         <Fields
           specs={[
-            {
-              key: 'site',
-              id: 'f-site',
-              label: 'Site',
-              all: 'All sites',
-              options: choicesOf(sites, (s) => s.domain),
-            },
+            siteFilter('f-site', sites),
             {
               key: 'template',
               id: 'f-template',
@@ -117,7 +111,7 @@ export function ToplistsScreen() {
             },
           ]}
         />
-        <Pager meta={list.data?.meta} onPage={list.setPage} label="Toplist pages" />
+        <Pager list={list} label="Toplist pages" />
       </Status>
     </section>
   );

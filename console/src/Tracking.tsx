@@ -1,5 +1,6 @@
 import { useState } from 'react';
-import { api, type Page, type Program, type Site } from './api.ts';
+import { api } from './api.ts';
+import { programFilter, siteFilter, usePrograms, useSites } from './choices.ts';
 import { DateRange, Fields } from './form.tsx';
 import { useNames } from './lists.tsx';
 import { ReconciliationTable } from './Reconciliation.tsx';
@@ -15,7 +16,7 @@ import {
   totalsBy,
 } from './stats.ts';
 import { Table } from './table.tsx';
-import { choicesOf, InputField, Status, useLoad } from './ui.tsx';
+import { InputField, Status, useLoad } from './ui.tsx';
 
 const DIMENSIONS: [Dimension, string][] = [
   ['total', 'Nothing (totals)'],
@@ -70,8 +71,8 @@ export function TrackingScreen() {
     metric: 'clicks' as Metric,
   }));
   const [tz, setTz] = useState('');
-  const sites = useLoad(() => api<Page<Site>>('GET', '/sites?per_page=100'), '');
-  const programs = useLoad(() => api<Page<Program>>('GET', '/tracking/programs?per_page=100'), '');
+  const sites = useSites();
+  const programs = usePrograms();
 
   const query = new URLSearchParams({ from: f.from, to: f.to });
   if (f.timezone.trim()) query.set('tz', f.timezone.trim());
@@ -99,7 +100,7 @@ export function TrackingScreen() {
     if (key === 'other') return 'all others';
     if (f.dim === 'total') return key;
     const id = Number(key);
-    if (f.dim === 'site') return sites.data?.data.find((s) => s.id === id)?.domain ?? `site ${key}`;
+    if (f.dim === 'site') return sites.domainOf(id);
     if (f.dim === 'brand') return brandNames[id] ?? `brand ${key}`;
     if (f.dim === 'toplist') return toplistNames[id] ?? `toplist ${key}`;
     return `position ${key}`;
@@ -149,20 +150,8 @@ export function TrackingScreen() {
         </InputField>
         <Fields
           specs={[
-            {
-              key: 'site',
-              id: 't-site',
-              label: 'Site',
-              all: 'All sites',
-              options: choicesOf(sites, (s) => s.domain),
-            },
-            {
-              key: 'program',
-              id: 't-program',
-              label: 'Programme',
-              all: 'All programmes',
-              options: choicesOf(programs, (p) => p.name),
-            },
+            siteFilter('t-site', sites),
+            programFilter('program', 't-program', programs),
             { key: 'dim', id: 't-dim', label: 'Break down by', options: DIMENSIONS },
             ...(f.dim === 'total'
               ? []

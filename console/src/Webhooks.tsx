@@ -2,10 +2,11 @@ import { useState } from 'react';
 import type { Delivery, WebhookEndpoint } from '../../src/modules/webhooks/types.ts';
 import { WEBHOOK_EVENTS } from '../../src/modules/webhooks/types.ts';
 import { api, type Page, type Site } from './api.ts';
+import { useSites } from './choices.ts';
 import { Fields, FormCard, useAction, useForm } from './form.tsx';
-import { MasterList, usePicked } from './lists.tsx';
+import { ListScreen, usePicked } from './lists.tsx';
 import { LoadedTable, Table } from './table.tsx';
-import { OutcomeLine, SecretOnce, SelectField, Status, useLoad } from './ui.tsx';
+import { IssuedSecret, OutcomeLine, SelectField, Status, useIssued, useLoad } from './ui.tsx';
 
 type WithSecret = { data: WebhookEndpoint; secret: string };
 
@@ -13,48 +14,40 @@ const when = (iso: string | null) => (iso ? new Date(iso).toLocaleString() : 'â€
 
 /** Change webhooks: endpoints (enabled or disabled), create with the secret shown once, test, rotate, and the delivery log. */
 export function WebhooksScreen() {
-  const pick = usePicked<WebhookEndpoint>('/webhooks', { perPage: 50, search: false });
-  const sites = useLoad(() => api<Page<Site>>('GET', '/sites?per_page=100'), '');
-  const [secret, setSecret] = useState<{ id: string; secret: string; why: string } | null>(null);
-  const current = pick.current?.id ?? null;
-  const siteName = (id: number | null) =>
-    id === null ? 'every site' : (sites.data?.data.find((s) => s.id === id)?.domain ?? `site ${id}`);
+  const pick = usePicked<WebhookEndpoint>('/webhooks', { search: false });
+  const sites = useSites();
+  const issued = useIssued();
+  const siteName = (id: number | null) => (id === null ? 'every site' : sites.domainOf(id));
   const shown = (r: WithSecret, why: string) => {
-    setSecret({ id: r.data.id, secret: r.secret, why });
+    issued.issue(r.secret, why);
     pick.saved(r.data);
   };
   return (
-    <section className="split wide-right">
-      <MasterList
-        title="Webhooks"
-        listLabel="Webhook endpoints"
-        unit="endpoint"
-        pick={pick}
-        empty="No webhook endpoints yet."
-        item={(e) => (
-          <>
-            <span className={e.enabled ? 'badge' : 'badge off'}>{e.enabled ? 'enabled' : 'disabled'}</span>{' '}
-            {e.url} <span className="muted">{siteName(e.siteId)}</span>
-          </>
-        )}
-      >
-        <NewEndpoint sites={sites.data?.data ?? []} onCreated={(r) => shown(r, 'created')} />
-      </MasterList>
-      <div>
-        {secret && (
-          <SecretOnce
-            secret={secret.secret}
-            testId="webhook-secret"
-            copyLabel="Copy secret"
-            onDone={() => setSecret(null)}
-          >
-            Signing secret ({secret.why}): copy it now, it is shown only once.
-          </SecretOnce>
-        )}
-        {current !== null && (
+    <ListScreen
+      wide
+      title="Webhooks"
+      listLabel="Webhook endpoints"
+      unit="endpoint"
+      pick={pick}
+      empty="No webhook endpoints yet."
+      item={(e) => (
+        <>
+          <span className={e.enabled ? 'badge' : 'badge off'}>{e.enabled ? 'enabled' : 'disabled'}</span>{' '}
+          {e.url} <span className="muted">{siteName(e.siteId)}</span>
+        </>
+      )}
+      notice={
+        <IssuedSecret
+          state={issued}
+          testId="webhook-secret"
+          copyLabel="Copy secret"
+          text={(why) => `Signing secret (${why}): copy it now, it is shown only once.`}
+        />
+      }
+      detail={(endpoint) =>
+        endpoint && (
           <EndpointDetail
-            key={current}
-            id={current}
+            id={endpoint.id}
             siteName={siteName}
             onChanged={pick.list.reload}
             onRotated={(r) => shown(r, 'rotated')}
@@ -63,9 +56,11 @@ export function WebhooksScreen() {
               pick.list.reload();
             }}
           />
-        )}
-      </div>
-    </section>
+        )
+      }
+    >
+      <NewEndpoint sites={sites.data?.data ?? []} onCreated={(r) => shown(r, 'created')} />
+    </ListScreen>
   );
 }
 
@@ -88,12 +83,11 @@ function NewEndpoint({ sites, onCreated }: { sites: Site[]; onCreated: (r: WithS
   return (
     <FormCard
       id="new-webhook"
-      title="New endpoint"
+      record={{ unit: 'endpoint' }}
       grid={false}
       outcome={form.outcome}
       shown={['url']}
       onSubmit={create}
-      submit="Create endpoint"
     >
       <Fields specs={[{ key: 'url', id: 'webhook-url', label: 'URL (https)' }]} {...form} />
       <SelectField
@@ -142,6 +136,37 @@ function EndpointDetail({
       onChanged();
       return ok;
     });
+  /** The buttons that change the endpoint (keyed apart from their text, which Enable/Disable swaps). */
+  const changes = (e: WebhookEndpoint) => [
+    {
+      key: 'test',
+      text: 'Send test',
+      run: async () => {
+        const r = await api<{ data: Delivery }>('POST', `/webhooks/${id}/test`);
+        const tried = r.data.log[0];
+        return r.data.status === 'succeeded'
+          ? `Test delivered: HTTP ${tried?.httpStatus} in ${tried?.latencyMs} ms.`
+          : `Test failed: ${r.data.lastError}`;
+      },
+    },
+    {
+      key: 'rotate',
+      text: 'Rotate secret',
+      run: async () => {
+        if (!window.confirm('Rotate the signing secret? The old one keeps signing for 24 hours.')) return;
+        onRotated(await api<WithSecret>('POST', `/webhooks/${id}/rotate`, {}));
+        return 'Secret rotated.';
+      },
+    },
+    {
+      key: 'enable',
+      text: e.enabled ? 'Disable' : 'Enable',
+      run: async () => {
+        await api('PATCH', `/webhooks/${id}`, { enabled: !e.enabled });
+        return e.enabled ? 'Endpoint disabled.' : 'Endpoint enabled.';
+      },
+    },
+  ];
   const e = endpoint.data?.data;
   return (
     <Status load={endpoint}>
@@ -167,44 +192,11 @@ function EndpointDetail({
               ` Â· the previous secret also signs until ${when(e.previousSecretExpiresAt)}`}
           </p>
           <div className="row">
-            <button
-              type="button"
-              onClick={() =>
-                act(async () => {
-                  const r = await api<{ data: Delivery }>('POST', `/webhooks/${id}/test`);
-                  const tried = r.data.log[0];
-                  return r.data.status === 'succeeded'
-                    ? `Test delivered: HTTP ${tried?.httpStatus} in ${tried?.latencyMs} ms.`
-                    : `Test failed: ${r.data.lastError}`;
-                })
-              }
-            >
-              Send test
-            </button>
-            <button
-              type="button"
-              onClick={() =>
-                act(async () => {
-                  if (!window.confirm('Rotate the signing secret? The old one keeps signing for 24 hours.'))
-                    return;
-                  onRotated(await api<WithSecret>('POST', `/webhooks/${id}/rotate`, {}));
-                  return 'Secret rotated.';
-                })
-              }
-            >
-              Rotate secret
-            </button>
-            <button
-              type="button"
-              onClick={() =>
-                act(async () => {
-                  await api('PATCH', `/webhooks/${id}`, { enabled: !e.enabled });
-                  return e.enabled ? 'Endpoint disabled.' : 'Endpoint enabled.';
-                })
-              }
-            >
-              {e.enabled ? 'Disable' : 'Enable'}
-            </button>
+            {changes(e).map(({ key, text, run }) => (
+              <button key={key} type="button" onClick={() => act(run)}>
+                {text}
+              </button>
+            ))}
             <button
               type="button"
               onClick={() => {

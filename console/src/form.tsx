@@ -1,5 +1,6 @@
 import { type FormEvent, type ReactNode, useState } from 'react';
-import { Field, failure, InputField, type Outcome, OutcomeLine, SelectField } from './ui.tsx';
+import { api } from './api.ts';
+import { capitalized, Field, failure, InputField, type Outcome, OutcomeLine, SelectField } from './ui.tsx';
 
 /** The state of a screen's actions (save, revoke, replay…): the last outcome and a busy flag. */
 export function useAction(
@@ -91,8 +92,45 @@ export function Fields<T extends Record<string, string>>({
   );
 }
 
+/** The record a {@link FormCard} creates or edits: `unit` names it ("site"), `name` is the edited one's (none when new). */
+export interface FormRecord {
+  unit: string;
+  name?: string;
+}
+
+/** A record form's heading id, title and button: "New site", "Create site"; or "Site: x", "Save site". */
+const namesOf = ({ unit, name }: FormRecord) =>
+  name === undefined
+    ? { id: `new-${unit.replaceAll(' ', '-')}`, title: `New ${unit}`, submit: `Create ${unit}` }
+    : { title: `${capitalized(unit)}: ${name}`, submit: `Save ${unit}` };
+
+/** Where a record form saves: the records' `path`, the one it edits (none when new), who takes the saved one. */
+export interface RecordTarget<T> {
+  unit: string;
+  path: string;
+  record: T | undefined;
+  onSaved: (saved: T) => void;
+}
+
+/**
+ * Saves a record form: PATCH `path/<id>` with `body` when it edits a record, else POST `path` with
+ * `body` and `created` (what only a new record takes). Resolves to the line that says which it did.
+ */
+export async function saveRecord<T extends { id: number; name: string }>(
+  { unit, path, record, onSaved }: RecordTarget<T>,
+  body: object,
+  created: object,
+) {
+  const r = record
+    ? await api<{ data: T }>('PATCH', `${path}/${record.id}`, body)
+    : await api<{ data: T }>('POST', path, { ...created, ...body });
+  onSaved(r.data);
+  return record ? `${capitalized(unit)} saved.` : `${capitalized(unit)} ${r.data.name} created.`;
+}
+
 /** The console's one form: heading, fields (in a grid), the outcome line unless a field shows it, and submit. */
 export function FormCard<T extends Record<string, string>>({
+  record,
   form,
   specs = [],
   id,
@@ -113,6 +151,8 @@ export function FormCard<T extends Record<string, string>>({
   disabled = false,
   actions,
 }: {
+  /** What the form creates or edits, which names its heading, heading id and button unless they are given. */
+  record?: FormRecord;
   /** The heading's id, which labels the form. */
   id?: string;
   title?: ReactNode;
@@ -125,7 +165,7 @@ export function FormCard<T extends Record<string, string>>({
   /** Fields that show their own error (so the line below does not repeat it). */
   shown?: readonly string[];
   onSubmit: () => unknown;
-  submit: ReactNode;
+  submit?: ReactNode;
   busy?: boolean;
   busyText?: string;
   children?: ReactNode;
@@ -140,6 +180,9 @@ export function FormCard<T extends Record<string, string>>({
   actions?: ReactNode;
 }) {
   const H = heading;
+  const named = record && namesOf(record);
+  const headingId = id ?? named?.id;
+  const headingText = title ?? named?.title;
   const go = (e: FormEvent) => {
     e.preventDefault();
     void onSubmit();
@@ -148,11 +191,11 @@ export function FormCard<T extends Record<string, string>>({
     <form
       onSubmit={go}
       className={className || undefined}
-      aria-labelledby={title ? id : undefined}
-      aria-label={title ? undefined : label}
+      aria-labelledby={headingText ? headingId : undefined}
+      aria-label={headingText ? undefined : label}
       noValidate
     >
-      {title && <H id={id}>{title}</H>}
+      {headingText && <H id={headingId}>{headingText}</H>}
       {grid ? (
         <div className="grid">
           {form && <Fields specs={specs} {...form} />}
@@ -168,7 +211,7 @@ export function FormCard<T extends Record<string, string>>({
       <OutcomeLine outcome={outcome} shown={[...shownOf(specs), ...shown]} />
       <div className="row">
         <button type="submit" className={primary ? 'primary' : undefined} disabled={busy || disabled}>
-          {busy && busyText ? busyText : submit}
+          {busy && busyText ? busyText : (submit ?? named?.submit)}
         </button>
         {actions}
       </div>
@@ -188,24 +231,23 @@ export function DateRange({
   to: string;
   onChange: (range: { from: string; to: string }) => void;
 }) {
+  const ends = [
+    { end: 'from', label: 'From', bound: { max: to } },
+    { end: 'to', label: 'To', bound: { min: from } },
+  ] as const;
   return (
     <>
-      <InputField
-        id={`${id}-from`}
-        label="From"
-        type="date"
-        value={from}
-        max={to}
-        onChange={(v) => onChange({ from: v, to })}
-      />
-      <InputField
-        id={`${id}-to`}
-        label="To"
-        type="date"
-        value={to}
-        min={from}
-        onChange={(v) => onChange({ from, to: v })}
-      />
+      {ends.map(({ end, label, bound }) => (
+        <InputField
+          key={end}
+          id={`${id}-${end}`}
+          label={label}
+          type="date"
+          value={end === 'from' ? from : to}
+          {...bound}
+          onChange={(v) => onChange({ from, to, [end]: v })}
+        />
+      ))}
     </>
   );
 }

@@ -1,7 +1,7 @@
-import { type ReactNode, useEffect, useState } from 'react';
+import { Fragment, type ReactNode, useEffect, useState } from 'react';
 import { api, type Page } from './api.ts';
 import { Pager } from './table.tsx';
-import { InputField, PickList, Status, useLoad } from './ui.tsx';
+import { capitalized, InputField, PickList, Status, useLoad } from './ui.tsx';
 
 /** `value`, once it has stopped changing for `ms` (so typing asks the server once, not per key). */
 export function useDebounced<T>(value: T, ms = 250): T {
@@ -157,9 +157,9 @@ export function useNames(path: string, ids: readonly number[], name: (r: Record<
   return names;
 }
 
-/** A server list with one record picked (or "new"): the first record until another is picked. */
+/** A server list with one record picked (or "new"): the first record until another is picked; 50 a page. */
 export function usePicked<T>(path: string, opts: Parameters<typeof usePagedList>[1] = {}) {
-  const list = usePagedList<T>(path, opts);
+  const list = usePagedList<T>(path, { perPage: 50, ...opts });
   // The picked record is kept whole: it need not be on the page the list shows.
   const [picked, setPicked] = useState<T | 'new' | null>(null);
   const current = picked === 'new' ? undefined : (picked ?? list.data?.data[0]);
@@ -171,34 +171,47 @@ export function usePicked<T>(path: string, opts: Parameters<typeof usePagedList>
   return { list, picked, setPicked, current, creating: picked === 'new', saved };
 }
 
-/**
- * The left column of a list screen over a {@link usePicked} list: heading, search, the paged list
- * of buttons (the picked one pressed) and, with `newButton`, a "New …" button that picks "new".
- */
-export function MasterList<T extends { id: number | string }>({
-  title,
-  pick,
-  search,
-  empty,
-  item,
-  unit,
-  newButton = false,
-  className,
-  listLabel = title,
-  children,
-}: {
-  title: string;
+/** What a {@link MasterList} shows: its heading, search, items and "New …" button. */
+interface MasterListProps<T> {
+  /** The heading; the unit's plural ("Brands") unless it is named otherwise. */
+  title?: string;
   listLabel?: string;
   pick: ReturnType<typeof usePicked<T>>;
   search?: { id: string; label: string; placeholder?: string };
   empty: string;
   item: (record: T) => ReactNode;
-  /** The record in words ("brand"): names the pages and the "New …" button. */
+  /** The record in words ("brand"): names the heading, the pages and the "New …" button. */
   unit: string;
   newButton?: boolean;
   className?: string;
   children?: ReactNode;
-}) {
+}
+
+/** A list item as the record's name and, muted after it, `note` (its slug, its domain). */
+export const withNote =
+  <T extends { name: string }>(note: (record: T) => ReactNode) =>
+  (record: T) => (
+    <>
+      {record.name} <span className="muted">{note(record)}</span>
+    </>
+  );
+
+/**
+ * The left column of a list screen over a {@link usePicked} list: heading, search, the paged list
+ * of buttons (the picked one pressed) and, with `newButton`, a "New …" button that picks "new".
+ */
+export function MasterList<T extends { id: number | string }>({
+  unit,
+  title = `${capitalized(unit)}s`,
+  pick,
+  search,
+  empty,
+  item,
+  newButton = false,
+  className,
+  listLabel = title,
+  children,
+}: MasterListProps<T>) {
   const { list, current, setPicked, creating } = pick;
   return (
     <div>
@@ -215,11 +228,7 @@ export function MasterList<T extends { id: number | string }>({
         >
           {item}
         </PickList>
-        <Pager
-          meta={list.data?.meta}
-          onPage={list.setPage}
-          label={`${unit[0]?.toUpperCase()}${unit.slice(1)} pages`}
-        />
+        <Pager list={list} label={`${capitalized(unit)} pages`} />
       </Status>
       {newButton && (
         <button type="button" className="new" aria-pressed={creating} onClick={() => setPicked('new')}>
@@ -228,5 +237,33 @@ export function MasterList<T extends { id: number | string }>({
       )}
       {children}
     </div>
+  );
+}
+
+/**
+ * A list screen: the {@link MasterList} and, beside it, `detail` of the picked record (of none while
+ * a new one is made) under `notice`. The detail is mounted afresh per record, so that its forms
+ * start from the record picked; the notice (a secret just issued) stays across records.
+ */
+export function ListScreen<T extends { id: number | string }>({
+  wide = false,
+  notice,
+  detail,
+  ...list
+}: MasterListProps<T> & {
+  /** A right-hand column as wide as the list, for details with tables. */
+  wide?: boolean;
+  notice?: ReactNode;
+  detail: (record: T | undefined) => ReactNode;
+}) {
+  const { current, creating } = list.pick;
+  return (
+    <section className={wide ? 'split wide-right' : 'split'}>
+      <MasterList {...list} />
+      <div>
+        {notice}
+        {(creating || current) && <Fragment key={current?.id ?? 'new'}>{detail(current)}</Fragment>}
+      </div>
+    </section>
   );
 }

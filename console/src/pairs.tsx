@@ -1,5 +1,11 @@
 import { InputField } from './ui.tsx';
 
+// The two inputs of a row, key then value: the id letter of each and the longest text it takes.
+const PARTS = [
+  { tag: 'k', maxLength: 32 },
+  { tag: 'v', maxLength: 300 },
+] as const;
+
 /** Key/value rows of a mapping (a programme's postback parameters, a report's columns), edited in place. */
 export function PairsEditor({
   id,
@@ -18,28 +24,24 @@ export function PairsEditor({
   onChange: (pairs: [string, string][]) => void;
   max: number;
 }) {
-  const set = (i: number, at: 0 | 1, v: string) =>
+  const set = (i: number, at: number, v: string) =>
     onChange(pairs.map((p, j) => (j === i ? (at === 0 ? [v, p[1]] : [p[0], v]) : p)));
   return (
     <fieldset>
       <legend>{legend}</legend>
-      {pairs.map(([k, v], i) => (
+      {pairs.map((pair, i) => (
         // biome-ignore lint/suspicious/noArrayIndexKey: rows are edited in place; the key text changes as it is typed.
         <div className="row" key={i}>
-          <InputField
-            id={`${id}-k${i}`}
-            label={`${keyLabel} ${i + 1}`}
-            value={k}
-            maxLength={32}
-            onChange={(text) => set(i, 0, text)}
-          />
-          <InputField
-            id={`${id}-v${i}`}
-            label={`${valueLabel} ${i + 1}`}
-            value={v}
-            maxLength={300}
-            onChange={(text) => set(i, 1, text)}
-          />
+          {PARTS.map(({ tag, maxLength }, at) => (
+            <InputField
+              key={tag}
+              id={`${id}-${tag}${i}`}
+              label={`${at === 0 ? keyLabel : valueLabel} ${i + 1}`}
+              value={pair[at]}
+              maxLength={maxLength}
+              onChange={(text) => set(i, at, text)}
+            />
+          ))}
           <button
             type="button"
             aria-label={`Remove ${keyLabel.toLowerCase()} ${i + 1}`}

@@ -1,10 +1,13 @@
 import { Fragment, type ReactNode } from 'react';
+import type { PageMeta } from './api.ts';
 import { Status } from './ui.tsx';
 
 /** One column of a {@link Table}: its header, how a row fills its cell, and whether it holds numbers. */
 export interface Column<T> {
   head: ReactNode;
   cell: (row: T) => ReactNode;
+  /** A muted second line under the cell (a line's reference, a slot's format), shown when there is one. */
+  sub?: (row: T) => ReactNode;
   num?: boolean;
   className?: string;
   /** The cell is the row's header (`<th scope="row">`). */
@@ -50,6 +53,17 @@ export function Table<T>({
 }: TableProps<T>) {
   const cols = columns.filter((c): c is Column<T> => c !== false);
   const cls = (c: Column<T>) => [c.num && 'num', c.className].filter(Boolean).join(' ') || undefined;
+  const content = (c: Column<T>, row: T) => {
+    const sub = c.sub?.(row);
+    return sub ? (
+      <>
+        {c.cell(row)}
+        <div className="muted small">{sub}</div>
+      </>
+    ) : (
+      c.cell(row)
+    );
+  };
   return (
     <div className="table-wrap">
       <table className={className} data-testid={testId} aria-label={label}>
@@ -72,12 +86,12 @@ export function Table<T>({
                   c.rowHeader ? (
                     // biome-ignore lint/suspicious/noArrayIndexKey: columns are fixed per render.
                     <th key={i} scope="row" className={cls(c)}>
-                      {c.cell(row)}
+                      {content(c, row)}
                     </th>
                   ) : (
                     // biome-ignore lint/suspicious/noArrayIndexKey: columns are fixed per render.
                     <td key={i} className={cls(c)}>
-                      {c.cell(row)}
+                      {content(c, row)}
                     </td>
                   ),
                 )}
@@ -117,16 +131,16 @@ export function LoadedTable<T>({ load, empty, children, rowKey = byId, ...table 
   );
 }
 
-/** "Page 2 of 7" with previous / next buttons, from the API's paging meta. */
+/** "Page 2 of 7" with previous / next buttons, for a {@link usePagedList} list (from the API's paging meta). */
 export function Pager({
-  meta,
-  onPage,
+  list,
   label = 'Pages',
 }: {
-  meta: { current_page: number; last_page: number; total: number } | undefined;
-  onPage: (page: number) => void;
+  list: { data?: { meta: PageMeta }; setPage: (page: number) => void };
   label?: string;
 }) {
+  const meta = list.data?.meta;
+  const onPage = list.setPage;
   if (!meta || meta.last_page <= 1) return null;
   return (
     <nav className="row pager" aria-label={label}>

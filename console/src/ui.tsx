@@ -1,6 +1,9 @@
 import { type InputHTMLAttributes, type ReactNode, useCallback, useEffect, useState } from 'react';
 import { ApiError } from './api.ts';
 
+/** A word with its first letter upper-case ("site" → "Site"), for a unit that starts a heading. */
+export const capitalized = (word: string) => `${word[0]?.toUpperCase() ?? ''}${word.slice(1)}`;
+
 /** Loads data for a screen, tracking loading and error, with a reload; loads again when `key` changes. */
 export function useLoad<T>(load: () => Promise<T>, key: string) {
   const [state, setState] = useState<{ data?: T; error?: string; loading: boolean }>({ loading: true });
@@ -225,6 +228,37 @@ export function SecretOnce({
         Done
       </button>
     </div>
+  );
+}
+
+/** A secret just issued and why ("created", "rotated"), held until its {@link IssuedSecret} notice is done. */
+export function useIssued() {
+  const [issued, setIssued] = useState<{ secret: string; why: string } | null>(null);
+  return {
+    issued,
+    issue: (secret: string, why: string) => setIssued({ secret, why }),
+    done: () => setIssued(null),
+  };
+}
+
+/** The {@link SecretOnce} notice of a {@link useIssued} secret while there is one; `text` says what it is. */
+export function IssuedSecret({
+  state,
+  testId,
+  copyLabel,
+  text,
+}: {
+  state: ReturnType<typeof useIssued>;
+  testId: string;
+  copyLabel: string;
+  text: (why: string) => ReactNode;
+}) {
+  const { issued, done } = state;
+  if (!issued) return null;
+  return (
+    <SecretOnce secret={issued.secret} testId={testId} copyLabel={copyLabel} onDone={done}>
+      {text(issued.why)}
+    </SecretOnce>
   );
 }
 
