@@ -1,15 +1,18 @@
 import { describe, expect, it } from 'vitest';
-import { GroupCommit } from './group-commit.ts';
+import { GroupCommit, type GroupCommitOptions } from './group-commit.ts';
+
+/** A group commit whose writes only record their batches. */
+function recording(opts: GroupCommitOptions<number>) {
+  const written: number[][] = [];
+  const gc = new GroupCommit<number>(async (rows) => {
+    written.push(rows);
+  }, opts);
+  return { gc, written };
+}
 
 describe('GroupCommit', () => {
   it('resolves callers only after their shared batch is written, in few writes', async () => {
-    const written: number[][] = [];
-    const gc = new GroupCommit<number>(
-      async (rows) => {
-        written.push(rows);
-      },
-      { maxWaitMs: 5, maxBatch: 100, maxInFlight: 2 },
-    );
+    const { gc, written } = recording({ maxWaitMs: 5, maxBatch: 100, maxInFlight: 2 });
     await Promise.all(Array.from({ length: 250 }, (_, i) => gc.add(i)));
     expect(written.flat().sort((a, b) => a - b)).toEqual(Array.from({ length: 250 }, (_, i) => i));
     expect(written.length).toBeLessThanOrEqual(5);
@@ -17,13 +20,7 @@ describe('GroupCommit', () => {
   });
 
   it('writes at the end of the turn when no answered caller is owed, sharing one batch per turn', async () => {
-    const written: number[][] = [];
-    const gc = new GroupCommit<number>(
-      async (rows) => {
-        written.push(rows);
-      },
-      { maxWaitMs: 60_000, maxBatch: 100, maxInFlight: 4 },
-    );
+    const { gc, written } = recording({ maxWaitMs: 60_000, maxBatch: 100, maxInFlight: 4 });
     await gc.add(1);
     expect(written).toEqual([[1]]);
     // Its caller came back: nobody else is owed, so the next row goes at once too.
@@ -33,13 +30,7 @@ describe('GroupCommit', () => {
   });
 
   it("waits for the last batch's callers to come back, and at most maxWaitMs for those that do not", async () => {
-    const written: number[][] = [];
-    const gc = new GroupCommit<number>(
-      async (rows) => {
-        written.push(rows);
-      },
-      { maxWaitMs: 30, maxBatch: 100, maxInFlight: 4 },
-    );
+    const { gc, written } = recording({ maxWaitMs: 30, maxBatch: 100, maxInFlight: 4 });
     await Promise.all([gc.add(1), gc.add(2), gc.add(3)]);
     const turn = () => new Promise((r) => setImmediate(r));
     const back = [gc.add(4), gc.add(5)];
