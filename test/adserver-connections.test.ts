@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OutboundClient } from '../src/lib/outbound.ts';
 import { Sealer } from '../src/lib/seal.ts';
 import { AdserverService } from '../src/modules/adserver/service.ts';
-import { admin, adserverApp, type ReferenceServer, referenceServer } from './adserver-fixture.ts';
+import { admin, type ReferenceServer, startServers, stopServers } from './adserver-fixture.ts';
 import { type TestApp, testApp } from './helpers.ts';
 import { json, type LoopbackServer, loopbackServer } from './hostile-server.ts';
 
@@ -21,11 +21,9 @@ let ref: ReferenceServer;
 let hostile: LoopbackServer;
 
 beforeAll(async () => {
-  [t, ref, hostile] = await Promise.all([adserverApp(), referenceServer(), loopbackServer()]);
+  ({ t, ref, hostile } = await startServers());
 });
-afterAll(async () => {
-  await Promise.all([t?.close(), ref?.close(), hostile?.close()]);
-});
+afterAll(() => stopServers({ t, ref, hostile }));
 
 /** Every stored text of the ad-server tables, to prove a key is nowhere in the database. */
 async function storedText(): Promise<string> {
