@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { csvCell, toCsv } from './csv.ts';
+import { csvCell, fieldColumns, toCsv } from './csv.ts';
 
 describe('csv', () => {
   it('quotes commas, quotes and line breaks', () => {
@@ -28,5 +28,11 @@ describe('csv', () => {
         ],
       ),
     ).toBe(`a,b\r\n1,"x,y"\r\n,'=1\r\n`);
+  });
+
+  it('heads field columns with the snake_case field name and writes the field as it is', () => {
+    const columns = fieldColumns<{ id: number; siteId: string | null }>('id', 'siteId');
+    expect(columns.map(([header]) => header)).toEqual(['id', 'site_id']);
+    expect(columns.map(([, cell]) => cell({ id: 7, siteId: null }))).toEqual([7, null]);
   });
 });

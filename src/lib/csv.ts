@@ -1,6 +1,12 @@
 /** A CSV cell: numbers and null are written as they are, text is escaped. */
 export type CsvCell = string | number | null | undefined;
 
+/** A CSV column: its header and how a record gives its cell. */
+export type CsvColumn<T> = [header: string, cell: (r: T) => CsvCell];
+
+/** The fields of `T` that are written as they are. */
+type CellField<T> = { [K in keyof T]-?: T[K] extends CsvCell ? K : never }[keyof T] & string;
+
 const NUMBER = /^-?\d+(\.\d+)?$/;
 // Spreadsheets run a cell starting with one of these as a formula (CSV injection).
 const FORMULA_START = /^[=+\-@\t\r|%]/;
@@ -22,4 +28,9 @@ export function toCsv(header: readonly string[], rows: Iterable<readonly CsvCell
   const lines = [header.map(csvCell).join(',')];
   for (const row of rows) lines.push(row.map(csvCell).join(','));
   return `${lines.join('\r\n')}\r\n`;
+}
+
+/** Columns of fields written as they are, each headed by the field's name in snake_case (`siteId` → `site_id`). */
+export function fieldColumns<T>(...fields: CellField<T>[]): CsvColumn<T>[] {
+  return fields.map((f) => [f.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`), (r) => r[f] as CsvCell]);
 }

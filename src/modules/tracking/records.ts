@@ -1,4 +1,4 @@
-import { type CsvCell, toCsv } from '../../lib/csv.ts';
+import { type CsvColumn, fieldColumns, toCsv } from '../../lib/csv.ts';
 import { conflict, invalidField, notFound } from '../../lib/errors.ts';
 import { type PageMeta, pageMeta } from '../../lib/paging.ts';
 import { addDays, daysBetween, isDay } from '../../lib/time.ts';
@@ -56,24 +56,28 @@ export interface ReplayResult extends ReplayOutcome {
   logId: string;
 }
 
-const CSV_COLUMNS: [string, (r: ConversionRecord) => CsvCell][] = [
-  ['id', (r) => r.id],
-  ['received_at', (r) => r.receivedAt],
-  ['program_id', (r) => r.programId],
-  ['transaction_id', (r) => r.transactionId],
-  ['event', (r) => r.event],
-  ['amount', (r) => r.amount],
-  ['currency', (r) => r.currency],
-  ['click_id', (r) => r.clickId],
+const CSV_COLUMNS: CsvColumn<ConversionRecord>[] = [
+  ...fieldColumns<ConversionRecord>(
+    'id',
+    'receivedAt',
+    'programId',
+    'transactionId',
+    'event',
+    'amount',
+    'currency',
+    'clickId',
+  ),
   ['attributed', (r) => String(r.attributed)],
-  ['sub_id', (r) => r.subId],
-  ['site_id', (r) => r.siteId],
-  ['toplist_id', (r) => r.toplistId],
-  ['position', (r) => r.position],
-  ['brand_id', (r) => r.brandId],
-  ['offer_id', (r) => r.offerId],
-  ['tracker_id', (r) => r.trackerId],
-  ['log_id', (r) => r.logId],
+  ...fieldColumns<ConversionRecord>(
+    'subId',
+    'siteId',
+    'toplistId',
+    'position',
+    'brandId',
+    'offerId',
+    'trackerId',
+    'logId',
+  ),
 ];
 
 /** The parameters and any unreadable body of a log row, as the replay would read them. */
