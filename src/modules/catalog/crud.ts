@@ -1,7 +1,8 @@
+import type { Paged } from '../../db/paged.ts';
 import { fromDbError } from '../../lib/db-errors.ts';
 import { notFound } from '../../lib/errors.ts';
 import { type PageMeta, pageMeta, pageWindow } from '../../lib/paging.ts';
-import type { PageArgs, Paged } from './rows.ts';
+import type { PageArgs } from './rows.ts';
 
 export interface Page<T> {
   data: T[];

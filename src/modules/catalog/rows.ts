@@ -1,14 +1,7 @@
+import type { PageWindow } from '../../db/paged.ts';
 import type { Brand, Offer, Owner, Site, Template, Toplist, ToplistItem, Tracker } from './types.ts';
 
-/** Page of rows plus the total count for the same filter. */
-export interface Paged<T> {
-  rows: T[];
-  total: number;
-}
-
-export interface PageArgs {
-  limit: number;
-  offset: number;
+export interface PageArgs extends PageWindow {
   /** Part of the name or slug to match, case-insensitively (`q` of a list). */
   search?: string | undefined;
 }
