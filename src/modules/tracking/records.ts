@@ -1,6 +1,6 @@
 import { type CsvColumn, fieldColumns, toCsv } from '../../lib/csv.ts';
 import { conflict, invalidField, notFound } from '../../lib/errors.ts';
-import { type PageMeta, pageMeta } from '../../lib/paging.ts';
+import { type Page, pageMeta } from '../../lib/paging.ts';
 import { addDays, daysBetween, isDay } from '../../lib/time.ts';
 import { replayProblem } from './postback.ts';
 import type { LoggedPostback, ReplayOutcome } from './postback-intake.ts';
@@ -152,7 +152,7 @@ export class TrackingRecords {
   }
 
   /** One page of conversions, newest first. */
-  async conversions(q: ConversionQuery): Promise<{ data: ConversionRecord[]; meta: PageMeta }> {
+  async conversions(q: ConversionQuery): Promise<Page<ConversionRecord>> {
     const page = q.page ?? 1;
     const perPage = q.perPage ?? RECORDS_DEFAULT_PER_PAGE;
     const { rows, total } = await this.reads.conversions({
@@ -184,7 +184,7 @@ export class TrackingRecords {
   }
 
   /** One page of the raw postback log, newest first, each with every outcome. */
-  async postbacks(q: PostbackQuery): Promise<{ data: PostbackEntry[]; meta: PageMeta }> {
+  async postbacks(q: PostbackQuery): Promise<Page<PostbackEntry>> {
     const page = q.page ?? 1;
     const perPage = q.perPage ?? RECORDS_DEFAULT_PER_PAGE;
     const { since, until } = this.window(q);
