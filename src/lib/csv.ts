@@ -30,7 +30,18 @@ export function toCsv(header: readonly string[], rows: Iterable<readonly CsvCell
   return `${lines.join('\r\n')}\r\n`;
 }
 
-/** Columns of fields written as they are, each headed by the field's name in snake_case (`siteId` → `site_id`). */
-export function fieldColumns<T>(...fields: CellField<T>[]): CsvColumn<T>[] {
-  return fields.map((f) => [f.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`), (r) => r[f] as CsvCell]);
+/**
+ * CSV columns of record fields, in order, each headed by the field's name in snake_case
+ * (`siteId` → `site_id`). A field is written as it is unless `format` gives its cell, which it
+ * must for a field that is not a cell (a boolean, an object).
+ */
+export function csvColumns<T, F extends keyof T & string>(
+  fields: readonly F[],
+  format: { [K in Exclude<F, CellField<T>>]: (r: T) => CsvCell } & { [K in F]?: (r: T) => CsvCell },
+): CsvColumn<T>[] {
+  const cells: { [K in F]?: (r: T) => CsvCell } = format;
+  return fields.map((f) => [
+    f.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`),
+    cells[f] ?? ((r: T) => r[f] as CsvCell),
+  ]);
 }

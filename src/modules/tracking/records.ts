@@ -1,4 +1,4 @@
-import { type CsvColumn, fieldColumns, toCsv } from '../../lib/csv.ts';
+import { type CsvColumn, csvColumns, toCsv } from '../../lib/csv.ts';
 import { conflict, invalidField, notFound } from '../../lib/errors.ts';
 import { type Page, pageMeta } from '../../lib/paging.ts';
 import { addDays, daysBetween, isDay } from '../../lib/time.ts';
@@ -56,8 +56,8 @@ export interface ReplayResult extends ReplayOutcome {
   logId: string;
 }
 
-const CSV_COLUMNS: CsvColumn<ConversionRecord>[] = [
-  ...fieldColumns<ConversionRecord>(
+const CSV_COLUMNS: CsvColumn<ConversionRecord>[] = csvColumns(
+  [
     'id',
     'receivedAt',
     'programId',
@@ -66,9 +66,7 @@ const CSV_COLUMNS: CsvColumn<ConversionRecord>[] = [
     'amount',
     'currency',
     'clickId',
-  ),
-  ['attributed', (r) => String(r.attributed)],
-  ...fieldColumns<ConversionRecord>(
+    'attributed',
     'subId',
     'siteId',
     'toplistId',
@@ -77,8 +75,9 @@ const CSV_COLUMNS: CsvColumn<ConversionRecord>[] = [
     'offerId',
     'trackerId',
     'logId',
-  ),
-];
+  ],
+  { attributed: (r) => String(r.attributed) },
+);
 
 /** The parameters and any unreadable body of a log row, as the replay would read them. */
 function paramsOf(p: StoredPostback): { params: Record<string, unknown>; rawBody: string | null } {

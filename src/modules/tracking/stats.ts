@@ -1,4 +1,4 @@
-import { type CsvColumn, fieldColumns, toCsv } from '../../lib/csv.ts';
+import { type CsvColumn, csvColumns, toCsv } from '../../lib/csv.ts';
 import { invalidField } from '../../lib/errors.ts';
 import { type PageMeta, pageMeta } from '../../lib/paging.ts';
 import { daysBetween, isDay, isTimezone } from '../../lib/time.ts';
@@ -73,8 +73,8 @@ const perCurrency = (m: Record<string, string | null>) =>
     .map(([c, v]) => `${c}:${v ?? '-'}`)
     .join(' ');
 
-const CSV_COLUMNS: CsvColumn<StatsLine>[] = [
-  ...fieldColumns<StatsLine>(
+const CSV_COLUMNS: CsvColumn<StatsLine>[] = csvColumns(
+  [
     'day',
     'timezone',
     'siteId',
@@ -89,21 +89,24 @@ const CSV_COLUMNS: CsvColumn<StatsLine>[] = [
     'conversions',
     'conversionRate',
     'ftdRate',
-  ),
-  // Money per currency, `EUR:12.5000` separated by spaces (EPC `-` without clicks).
-  ['revenue', (r) => perCurrency(r.revenue)],
-  ['commission', (r) => perCurrency(r.commission)],
-  ['epc', (r) => perCurrency(r.epc)],
-  // Every event with its count, `event:n` separated by spaces, names as the operators sent them.
-  [
+    'revenue',
+    'commission',
+    'epc',
     'events',
-    (r) =>
+  ],
+  {
+    // Money per currency, `EUR:12.5000` separated by spaces (EPC `-` without clicks).
+    revenue: (r) => perCurrency(r.revenue),
+    commission: (r) => perCurrency(r.commission),
+    epc: (r) => perCurrency(r.epc),
+    // Every event with its count, `event:n` separated by spaces, names as the operators sent them.
+    events: (r) =>
       Object.entries(r.events)
         .sort(([a], [b]) => a.localeCompare(b))
         .map(([e, n]) => `${e}:${n}`)
         .join(' '),
-  ],
-];
+  },
+);
 
 /** Stats by day × site × toplist × position × brand × programme, and sites' reporting zones. */
 export class TrackingStats {
