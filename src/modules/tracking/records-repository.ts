@@ -16,15 +16,19 @@ export type ConversionRecord = Omit<ConversionInput, 'playerRef'> & {
   receivedAt: string;
 };
 
-/** Filters of the conversions list; the time window [since, until) is always bounded. */
-export interface ConversionFilter extends PageWindow {
+/** What both lists filter by first: a page of the rows received in [since, until), always bounded. */
+interface ReceivedFilter extends PageWindow {
   since: Date;
   until: Date;
   programId?: number | undefined;
+  transactionId?: string | undefined;
+}
+
+/** Filters of the conversions list. */
+export interface ConversionFilter extends ReceivedFilter {
   event?: string | undefined;
   attributed?: boolean | undefined;
   clickId?: string | undefined;
-  transactionId?: string | undefined;
   subId?: string | undefined;
 }
 
@@ -53,16 +57,19 @@ export interface StoredPostback {
   outcomes: StoredOutcome[];
 }
 
-/** Filters of the postback log; the time window [since, until) is always bounded. */
-export interface PostbackFilter extends PageWindow {
-  since: Date;
-  until: Date;
-  programId?: number | undefined;
+/** Filters of the postback log. */
+export interface PostbackFilter extends ReceivedFilter {
   /** Of the current (latest) outcome. */
   outcome?: 'accepted' | 'duplicate' | 'rejected' | undefined;
   code?: string | undefined;
-  transactionId?: string | undefined;
 }
+
+/** $1 to $3 of both lists' queries: the received_at window and the programme, if any. */
+const receivedParams = (f: ReceivedFilter) => [
+  f.since.toISOString(),
+  f.until.toISOString(),
+  f.programId ?? null,
+];
 
 const iso = (d: Date | string) => new Date(d).toISOString();
 
@@ -100,9 +107,7 @@ export class RecordsRepository {
        ORDER BY v.received_at DESC, v.id DESC
        LIMIT $9 OFFSET $10`,
         [
-          f.since.toISOString(),
-          f.until.toISOString(),
-          f.programId ?? null,
+          ...receivedParams(f),
           f.event ?? null,
           f.attributed ?? null,
           f.clickId ?? null,
@@ -136,16 +141,7 @@ export class RecordsRepository {
                WHERE l.query->>n.name = $6 OR strpos(l.body, '"' || n.name || '":' || to_json($6::text)::text) > 0))
        ORDER BY l.received_at DESC, l.id DESC
        LIMIT $7 OFFSET $8`,
-        [
-          f.since.toISOString(),
-          f.until.toISOString(),
-          f.programId ?? null,
-          f.outcome ?? null,
-          f.code ?? null,
-          f.transactionId ?? null,
-          w.limit,
-          w.offset,
-        ],
+        [...receivedParams(f), f.outcome ?? null, f.code ?? null, f.transactionId ?? null, w.limit, w.offset],
       ),
     );
     return { ...page, rows: page.rows.map(postbackRow) };
