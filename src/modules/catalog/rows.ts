@@ -91,12 +91,17 @@ export const iso = (d: Date | null): string | null => (d ? d.toISOString() : nul
 
 export type Row = Record<string, unknown>;
 
+/** When a record was created and last updated. */
+const stamps = (r: Row) => ({ createdAt: iso(r.created_at as Date)!, updatedAt: iso(r.updated_at as Date)! });
+
+/** The countries and markets an offer or tracker is for. */
+const geos = (r: Row) => ({ countries: r.geo_countries as string[], markets: r.geo_markets as string[] });
+
 export const owner = (r: Row): Owner => ({
   id: r.id as number,
   externalId: r.external_id as string | null,
   name: r.name as string,
-  createdAt: iso(r.created_at as Date)!,
-  updatedAt: iso(r.updated_at as Date)!,
+  ...stamps(r),
 });
 
 export const site = (r: Row): Site => ({
@@ -104,8 +109,7 @@ export const site = (r: Row): Site => ({
   domain: r.domain as string,
   name: r.name as string,
   trackingBaseUrl: (r.tracking_base_url as string | null) ?? null,
-  createdAt: iso(r.created_at as Date)!,
-  updatedAt: iso(r.updated_at as Date)!,
+  ...stamps(r),
 });
 
 export const template = (r: Row): Template => ({
@@ -116,8 +120,7 @@ export const template = (r: Row): Template => ({
   productType: r.product_type as string,
   classificationTypeId: r.classification_type_id as number,
   classificationType: r.classification_type as string,
-  createdAt: iso(r.created_at as Date)!,
-  updatedAt: iso(r.updated_at as Date)!,
+  ...stamps(r),
 });
 
 export const brand = (r: Row): Brand => ({
@@ -140,8 +143,7 @@ export const brand = (r: Row): Brand => ({
     support: r.languages_support as string[],
     livechat: r.languages_livechat as string[],
   },
-  createdAt: iso(r.created_at as Date)!,
-  updatedAt: iso(r.updated_at as Date)!,
+  ...stamps(r),
 });
 
 export const tracker = (r: Row): Tracker => ({
@@ -152,7 +154,7 @@ export const tracker = (r: Row): Tracker => ({
   landingUrl: r.landing_url as string,
   tcLink: r.tc_link as string,
   pageType: r.page_type as string,
-  geos: { countries: r.geo_countries as string[], markets: r.geo_markets as string[] },
+  geos: geos(r),
 });
 
 export const offer = (r: Row, trackers: Tracker[]): Offer => ({
@@ -178,10 +180,9 @@ export const offer = (r: Row, trackers: Tracker[]): Offer => ({
   isStickyBonus: r.is_sticky_bonus as boolean,
   stakeReturned: r.stake_returned as boolean | null,
   betType: r.bet_type as string | null,
-  geos: { countries: r.geo_countries as string[], markets: r.geo_markets as string[] },
+  geos: geos(r),
   trackers,
-  createdAt: iso(r.created_at as Date)!,
-  updatedAt: iso(r.updated_at as Date)!,
+  ...stamps(r),
 });
 
 export const item = (r: Row): ToplistItem => ({
