@@ -59,6 +59,12 @@ export interface AttemptRecord {
   nextAttemptAt: Date | null;
 }
 
+/** What creating an endpoint stores: the fields the service set, and when. */
+type NewEndpoint = Pick<
+  StoredEndpoint,
+  'id' | 'siteId' | 'url' | 'events' | 'description' | 'secretSealed' | 'secretHint'
+> & { now: Date };
+
 export interface EndpointColumns {
   siteId?: number | null;
   url?: string;
@@ -82,16 +88,7 @@ export class WebhookRepository {
     return onlyValue<number>(this.db, 'SELECT count(*)::int AS n FROM webhook_endpoints');
   }
 
-  async insertEndpoint(e: {
-    id: string;
-    siteId: number | null;
-    url: string;
-    events: readonly string[];
-    description: string;
-    secretSealed: string;
-    secretHint: string;
-    now: Date;
-  }): Promise<void> {
+  async insertEndpoint(e: NewEndpoint): Promise<void> {
     await this.db.query(
       `INSERT INTO webhook_endpoints (id, site_id, url, events, description, secret_sealed, secret_hint, created_at, updated_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)`,
