@@ -1,4 +1,5 @@
 import type { PageWindow } from '../../db/paged.ts';
+import { type CamelKeys, camelKeys } from '../../lib/camel.ts';
 import type { Brand, Offer, Owner, Site, Template, Toplist, ToplistItem, Tracker } from './types.ts';
 
 export interface PageArgs extends PageWindow {
@@ -91,53 +92,52 @@ export const iso = (d: Date | null): string | null => (d ? d.toISOString() : nul
 
 export type Row = Record<string, unknown>;
 
+/**
+ * The named columns of a row as they are, under their camelCase names (`external_id` →
+ * `externalId`): the fields of a record that are just their column.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: a column takes the type of the record field it fills, unchecked as a cast would be
+function columns<C extends string>(r: Row, ...names: C[]): CamelKeys<Record<C, any>> {
+  return camelKeys(Object.fromEntries(names.map((c) => [c, r[c]])) as Record<C, unknown>);
+}
+
 /** When a record was created and last updated. */
 const stamps = (r: Row) => ({ createdAt: iso(r.created_at as Date)!, updatedAt: iso(r.updated_at as Date)! });
 
 /** The countries and markets an offer or tracker is for. */
 const geos = (r: Row) => ({ countries: r.geo_countries as string[], markets: r.geo_markets as string[] });
 
-export const owner = (r: Row): Owner => ({
-  id: r.id as number,
-  externalId: r.external_id as string | null,
-  name: r.name as string,
-  ...stamps(r),
-});
+export const owner = (r: Row): Owner => ({ ...columns(r, 'id', 'external_id', 'name'), ...stamps(r) });
 
 export const site = (r: Row): Site => ({
-  id: r.id as number,
-  domain: r.domain as string,
-  name: r.name as string,
+  ...columns(r, 'id', 'domain', 'name'),
   trackingBaseUrl: (r.tracking_base_url as string | null) ?? null,
   ...stamps(r),
 });
 
 export const template = (r: Row): Template => ({
-  id: r.id as number,
-  externalId: r.external_id as string | null,
-  name: r.name as string,
-  productTypeId: r.product_type_id as number,
-  productType: r.product_type as string,
-  classificationTypeId: r.classification_type_id as number,
-  classificationType: r.classification_type as string,
+  ...columns(
+    r,
+    'id',
+    'external_id',
+    'name',
+    'product_type_id',
+    'product_type',
+    'classification_type_id',
+    'classification_type',
+  ),
   ...stamps(r),
 });
 
 export const brand = (r: Row): Brand => ({
-  id: r.id as number,
-  externalId: r.external_id as string,
-  name: r.name as string,
-  slug: r.slug as string,
+  ...columns(r, 'id', 'external_id', 'name', 'slug'),
   rating: Number(r.rating),
   logo: {
     rectangular: r.logo_rectangular as string,
     square: r.logo_square as string,
     backgroundColor: r.logo_background_color as string,
   },
-  licenses: r.licenses as string[],
-  paymentMethods: r.payment_methods as string[],
-  restrictedCountries: r.restricted_countries as string[],
-  classificationTypes: r.classification_types as string[],
+  ...columns(r, 'licenses', 'payment_methods', 'restricted_countries', 'classification_types'),
   languages: {
     website: r.languages_website as string[],
     support: r.languages_support as string[],
@@ -147,69 +147,56 @@ export const brand = (r: Row): Brand => ({
 });
 
 export const tracker = (r: Row): Tracker => ({
-  id: r.id as number,
-  offerId: r.offer_id as number,
-  externalId: r.external_id as string | null,
-  campaignName: r.campaign_name as string,
-  landingUrl: r.landing_url as string,
-  tcLink: r.tc_link as string,
-  pageType: r.page_type as string,
+  ...columns(r, 'id', 'offer_id', 'external_id', 'campaign_name', 'landing_url', 'tc_link', 'page_type'),
   geos: geos(r),
 });
 
 export const offer = (r: Row, trackers: Tracker[]): Offer => ({
-  id: r.id as number,
-  externalId: r.external_id as string,
-  brandId: r.brand_id as number,
-  offerTypeId: r.offer_type_id as number,
-  offerTypeName: r.offer_type_name as string,
-  offerText: r.offer_text as string,
-  currencies: r.currencies as string[],
-  hasFreeSpins: r.has_free_spins as boolean,
-  bonusWageringRequirement: r.bonus_wagering_requirement as number,
+  ...columns(
+    r,
+    'id',
+    'external_id',
+    'brand_id',
+    'offer_type_id',
+    'offer_type_name',
+    'offer_text',
+    'currencies',
+    'has_free_spins',
+    'bonus_wagering_requirement',
+  ),
   bonusExpiryDate: r.bonus_expiry_text as string,
-  bonusCode: r.bonus_code as string,
-  minimumDeposit: r.minimum_deposit as number | null,
-  freeTickets: r.free_tickets as number | null,
-  maxBonusAmount: r.max_bonus_amount as string | null,
-  maxPayout: r.max_payout as string | null,
-  minimumOdds: r.minimum_odds as string | null,
-  freeBetValue: r.free_bet_value as string | null,
-  tournamentTicketValue: r.tournament_ticket_value as string | null,
-  rakebackPercentage: r.rakeback_percentage as string | null,
-  isStickyBonus: r.is_sticky_bonus as boolean,
-  stakeReturned: r.stake_returned as boolean | null,
-  betType: r.bet_type as string | null,
+  ...columns(
+    r,
+    'bonus_code',
+    'minimum_deposit',
+    'free_tickets',
+    'max_bonus_amount',
+    'max_payout',
+    'minimum_odds',
+    'free_bet_value',
+    'tournament_ticket_value',
+    'rakeback_percentage',
+    'is_sticky_bonus',
+    'stake_returned',
+    'bet_type',
+  ),
   geos: geos(r),
   trackers,
   ...stamps(r),
 });
 
-export const item = (r: Row): ToplistItem => ({
-  id: r.id as number,
-  position: r.position as number,
-  brandId: r.brand_id as number,
-  offerId: r.offer_id as number,
-  dealId: r.deal_id as number,
-  isLocked: r.is_locked as boolean,
-});
+export const item = (r: Row): ToplistItem =>
+  columns(r, 'id', 'position', 'brand_id', 'offer_id', 'deal_id', 'is_locked');
 
 export const toplist = (r: Row, items: ToplistItem[]): Toplist => ({
-  id: r.id as number,
-  externalId: r.external_id as string | null,
-  siteId: r.site_id as number,
-  templateId: r.template_id as number,
-  ownerId: r.owner_id as number,
-  name: r.name as string,
-  slug: r.slug as string,
+  ...columns(r, 'id', 'external_id', 'site_id', 'template_id', 'owner_id', 'name', 'slug'),
   geo: {
     type: r.geo_type as Toplist['geo']['type'],
     code: r.geo_code as string,
     name: r.geo_name as string,
     coveredCountries: r.covered_countries as string[] | null,
   },
-  currentPeriod: r.current_period as string,
-  locked: r.locked as boolean,
+  ...columns(r, 'current_period', 'locked'),
   liveFrom: iso(r.live_from as Date | null),
   liveUntil: iso(r.live_until as Date | null),
   liveVersion: r.live_version === null || r.live_version === undefined ? null : String(r.live_version),
