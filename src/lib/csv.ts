@@ -1,3 +1,5 @@
+import { snakeCase } from './camel.ts';
+
 /** A CSV cell: numbers and null are written as they are, text is escaped. */
 export type CsvCell = string | number | null | undefined;
 
@@ -40,8 +42,5 @@ export function csvColumns<T, F extends keyof T & string>(
   format: { [K in Exclude<F, CellField<T>>]: (r: T) => CsvCell } & { [K in F]?: (r: T) => CsvCell },
 ): CsvColumn<T>[] {
   const cells: { [K in F]?: (r: T) => CsvCell } = format;
-  return fields.map((f) => [
-    f.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`),
-    cells[f] ?? ((r: T) => r[f] as CsvCell),
-  ]);
+  return fields.map((f) => [snakeCase(f), cells[f] ?? ((r: T) => r[f] as CsvCell)]);
 }

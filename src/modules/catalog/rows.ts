@@ -1,5 +1,5 @@
 import type { PageWindow } from '../../db/paged.ts';
-import { type CamelKeys, camelKeys } from '../../lib/camel.ts';
+import { snakeCase } from '../../lib/camel.ts';
 import type { Brand, Offer, Owner, Site, Template, Toplist, ToplistItem, Tracker } from './types.ts';
 
 export interface PageArgs extends PageWindow {
@@ -93,12 +93,12 @@ export const iso = (d: Date | null): string | null => (d ? d.toISOString() : nul
 export type Row = Record<string, unknown>;
 
 /**
- * The named columns of a row as they are, under their camelCase names (`external_id` →
- * `externalId`): the fields of a record that are just their column.
+ * The named fields of a record read from their snake_case columns as they are (`externalId` from
+ * `external_id`): the fields that are just their column.
  */
 // biome-ignore lint/suspicious/noExplicitAny: a column takes the type of the record field it fills, unchecked as a cast would be
-function columns<C extends string>(r: Row, ...names: C[]): CamelKeys<Record<C, any>> {
-  return camelKeys(Object.fromEntries(names.map((c) => [c, r[c]])) as Record<C, unknown>);
+function fields<F extends string>(r: Row, ...names: F[]): Record<F, any> {
+  return Object.fromEntries(names.map((f) => [f, r[snakeCase(f)]])) as Record<F, unknown>;
 }
 
 /** When a record was created and last updated. */
@@ -107,37 +107,37 @@ const stamps = (r: Row) => ({ createdAt: iso(r.created_at as Date)!, updatedAt: 
 /** The countries and markets an offer or tracker is for. */
 const geos = (r: Row) => ({ countries: r.geo_countries as string[], markets: r.geo_markets as string[] });
 
-export const owner = (r: Row): Owner => ({ ...columns(r, 'id', 'external_id', 'name'), ...stamps(r) });
+export const owner = (r: Row): Owner => ({ ...fields(r, 'id', 'externalId', 'name'), ...stamps(r) });
 
 export const site = (r: Row): Site => ({
-  ...columns(r, 'id', 'domain', 'name'),
+  ...fields(r, 'id', 'domain', 'name'),
   trackingBaseUrl: (r.tracking_base_url as string | null) ?? null,
   ...stamps(r),
 });
 
 export const template = (r: Row): Template => ({
-  ...columns(
+  ...fields(
     r,
     'id',
-    'external_id',
+    'externalId',
     'name',
-    'product_type_id',
-    'product_type',
-    'classification_type_id',
-    'classification_type',
+    'productTypeId',
+    'productType',
+    'classificationTypeId',
+    'classificationType',
   ),
   ...stamps(r),
 });
 
 export const brand = (r: Row): Brand => ({
-  ...columns(r, 'id', 'external_id', 'name', 'slug'),
+  ...fields(r, 'id', 'externalId', 'name', 'slug'),
   rating: Number(r.rating),
   logo: {
     rectangular: r.logo_rectangular as string,
     square: r.logo_square as string,
     backgroundColor: r.logo_background_color as string,
   },
-  ...columns(r, 'licenses', 'payment_methods', 'restricted_countries', 'classification_types'),
+  ...fields(r, 'licenses', 'paymentMethods', 'restrictedCountries', 'classificationTypes'),
   languages: {
     website: r.languages_website as string[],
     support: r.languages_support as string[],
@@ -147,38 +147,38 @@ export const brand = (r: Row): Brand => ({
 });
 
 export const tracker = (r: Row): Tracker => ({
-  ...columns(r, 'id', 'offer_id', 'external_id', 'campaign_name', 'landing_url', 'tc_link', 'page_type'),
+  ...fields(r, 'id', 'offerId', 'externalId', 'campaignName', 'landingUrl', 'tcLink', 'pageType'),
   geos: geos(r),
 });
 
 export const offer = (r: Row, trackers: Tracker[]): Offer => ({
-  ...columns(
+  ...fields(
     r,
     'id',
-    'external_id',
-    'brand_id',
-    'offer_type_id',
-    'offer_type_name',
-    'offer_text',
+    'externalId',
+    'brandId',
+    'offerTypeId',
+    'offerTypeName',
+    'offerText',
     'currencies',
-    'has_free_spins',
-    'bonus_wagering_requirement',
+    'hasFreeSpins',
+    'bonusWageringRequirement',
   ),
   bonusExpiryDate: r.bonus_expiry_text as string,
-  ...columns(
+  ...fields(
     r,
-    'bonus_code',
-    'minimum_deposit',
-    'free_tickets',
-    'max_bonus_amount',
-    'max_payout',
-    'minimum_odds',
-    'free_bet_value',
-    'tournament_ticket_value',
-    'rakeback_percentage',
-    'is_sticky_bonus',
-    'stake_returned',
-    'bet_type',
+    'bonusCode',
+    'minimumDeposit',
+    'freeTickets',
+    'maxBonusAmount',
+    'maxPayout',
+    'minimumOdds',
+    'freeBetValue',
+    'tournamentTicketValue',
+    'rakebackPercentage',
+    'isStickyBonus',
+    'stakeReturned',
+    'betType',
   ),
   geos: geos(r),
   trackers,
@@ -186,17 +186,17 @@ export const offer = (r: Row, trackers: Tracker[]): Offer => ({
 });
 
 export const item = (r: Row): ToplistItem =>
-  columns(r, 'id', 'position', 'brand_id', 'offer_id', 'deal_id', 'is_locked');
+  fields(r, 'id', 'position', 'brandId', 'offerId', 'dealId', 'isLocked');
 
 export const toplist = (r: Row, items: ToplistItem[]): Toplist => ({
-  ...columns(r, 'id', 'external_id', 'site_id', 'template_id', 'owner_id', 'name', 'slug'),
+  ...fields(r, 'id', 'externalId', 'siteId', 'templateId', 'ownerId', 'name', 'slug'),
   geo: {
     type: r.geo_type as Toplist['geo']['type'],
     code: r.geo_code as string,
     name: r.geo_name as string,
     coveredCountries: r.covered_countries as string[] | null,
   },
-  ...columns(r, 'current_period', 'locked'),
+  ...fields(r, 'currentPeriod', 'locked'),
   liveFrom: iso(r.live_from as Date | null),
   liveUntil: iso(r.live_until as Date | null),
   liveVersion: r.live_version === null || r.live_version === undefined ? null : String(r.live_version),
