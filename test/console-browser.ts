@@ -1,4 +1,5 @@
-// Shared by the console e2e files: the built console, one headless Debian Chromium per file, sign-in.
+// Shared by the console e2e files: the built console and an app serving it, one headless Debian
+// Chromium per file, sign-in and close-down.
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
