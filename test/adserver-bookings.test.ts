@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   admin,
-  adserverApp,
   approved,
   bookable,
   fakeAdServer,
   type ReferenceServer,
-  referenceServer,
+  startServers,
+  stopServers,
 } from './adserver-fixture.ts';
 import type { TestApp } from './helpers.ts';
 import { json, type LoopbackServer, loopbackServer } from './hostile-server.ts';
@@ -17,13 +17,11 @@ let hostile: LoopbackServer;
 let fx: Awaited<ReturnType<typeof bookable>>;
 
 beforeAll(async () => {
-  [t, ref, hostile] = await Promise.all([adserverApp(), referenceServer(), loopbackServer()]);
+  ({ t, ref, hostile } = await startServers());
   t.clock.now = new Date('2026-11-23T10:00:00Z');
   fx = await bookable(t, ref, 'acme');
 });
-afterAll(async () => {
-  await Promise.all([t.close(), ref.close(), hostile.close()]);
-});
+afterAll(() => stopServers({ t, ref, hostile }));
 
 let campaigns = 0;
 const booking = (over: Record<string, unknown> = {}, line: Record<string, unknown> = {}) => ({

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OutboundClient } from '../src/lib/outbound.ts';
 import { Sealer } from '../src/lib/seal.ts';
 import { AdserverService } from '../src/modules/adserver/service.ts';
-import { admin, adserverApp, type ReferenceServer, referenceServer } from './adserver-fixture.ts';
+import { admin, type ReferenceServer, startServers, stopServers } from './adserver-fixture.ts';
 import { type TestApp, testApp } from './helpers.ts';
 import { json, type LoopbackServer, loopbackServer } from './hostile-server.ts';
 
@@ -21,11 +21,9 @@ let ref: ReferenceServer;
 let hostile: LoopbackServer;
 
 beforeAll(async () => {
-  [t, ref, hostile] = await Promise.all([adserverApp(), referenceServer(), loopbackServer()]);
+  ({ t, ref, hostile } = await startServers());
 });
-afterAll(async () => {
-  await Promise.all([t?.close(), ref?.close(), hostile?.close()]);
-});
+afterAll(() => stopServers({ t, ref, hostile }));
 
 /** Every stored text of the ad-server tables, to prove a key is nowhere in the database. */
 async function storedText(): Promise<string> {
@@ -147,21 +145,24 @@ describe('connections against the reference ad server', () => {
 });
 
 describe('verify probe: the /health failure table against a hostile server', () => {
+  /** A hostile server setup: every request answered with `status` and the JSON `body`. */
+  const answers = (status: number, body: unknown, headers?: Record<string, string>) => (h: LoopbackServer) =>
+    h.handle((_q, r) => json(r, status, body, headers));
+  /** A healthy /health answer but for one capability. */
+  const capability = (flags: Record<string, unknown>) => ({
+    ...HEALTH,
+    capabilities: { ...HEALTH.capabilities, ...flags },
+  });
   const cases: [string, (h: LoopbackServer) => void, string][] = [
-    ['401', (h) => h.handle((_q, r) => json(r, 401, { code: 'unauthorized', message: 'no' })), 'auth_error'],
-    ['403', (h) => h.handle((_q, r) => json(r, 403, { code: 'forbidden', message: 'no' })), 'forbidden'],
-    ['400', (h) => h.handle((_q, r) => json(r, 400, { code: 'bad_request', message: 'x' })), 'unreachable'],
-    ['404', (h) => h.handle((_q, r) => json(r, 404, { code: 'not_found', message: 'x' })), 'unreachable'],
-    ['418', (h) => h.handle((_q, r) => json(r, 418, {})), 'unreachable'],
-    [
-      '429',
-      (h) =>
-        h.handle((_q, r) => json(r, 429, { code: 'rate_limited', message: 'x' }, { 'retry-after': '1' })),
-      'unreachable',
-    ],
-    ['500', (h) => h.handle((_q, r) => json(r, 500, { code: 'server_error', message: 'x' })), 'unreachable'],
-    ['503', (h) => h.handle((_q, r) => json(r, 503, 'down')), 'unreachable'],
-    ['201 instead of 200', (h) => h.handle((_q, r) => json(r, 201, HEALTH)), 'unreachable'],
+    ['401', answers(401, { code: 'unauthorized', message: 'no' }), 'auth_error'],
+    ['403', answers(403, { code: 'forbidden', message: 'no' }), 'forbidden'],
+    ['400', answers(400, { code: 'bad_request', message: 'x' }), 'unreachable'],
+    ['404', answers(404, { code: 'not_found', message: 'x' }), 'unreachable'],
+    ['418', answers(418, {}), 'unreachable'],
+    ['429', answers(429, { code: 'rate_limited', message: 'x' }, { 'retry-after': '1' }), 'unreachable'],
+    ['500', answers(500, { code: 'server_error', message: 'x' }), 'unreachable'],
+    ['503', answers(503, 'down'), 'unreachable'],
+    ['201 instead of 200', answers(201, HEALTH), 'unreachable'],
     [
       'redirect to metadata',
       (h) =>
@@ -172,62 +173,17 @@ describe('verify probe: the /health failure table against a hostile server', () 
       'unreachable',
     ],
     ['no answer (timeout)', (h) => h.handle(() => {}), 'unreachable'],
-    ['invalid JSON', (h) => h.handle((_q, r) => json(r, 200, '{"account_id":')), 'invalid_response'],
-    [
-      'empty account_id',
-      (h) => h.handle((_q, r) => json(r, 200, { ...HEALTH, account_id: '' })),
-      'invalid_response',
-    ],
-    [
-      'timezone UTC+2',
-      (h) => h.handle((_q, r) => json(r, 200, { ...HEALTH, timezone: 'UTC+2' })),
-      'invalid_response',
-    ],
-    [
-      'timezone +02:00',
-      (h) => h.handle((_q, r) => json(r, 200, { ...HEALTH, timezone: '+02:00' })),
-      'invalid_response',
-    ],
-    [
-      'timezone Mars/Base',
-      (h) => h.handle((_q, r) => json(r, 200, { ...HEALTH, timezone: 'Mars/Base' })),
-      'invalid_response',
-    ],
-    [
-      'currency EURO',
-      (h) => h.handle((_q, r) => json(r, 200, { ...HEALTH, currency: 'EURO' })),
-      'invalid_response',
-    ],
-    [
-      'currency eur',
-      (h) => h.handle((_q, r) => json(r, 200, { ...HEALTH, currency: 'eur' })),
-      'invalid_response',
-    ],
-    [
-      'string flag',
-      (h) =>
-        h.handle((_q, r) =>
-          json(r, 200, { ...HEALTH, capabilities: { ...HEALTH.capabilities, forecast: 'true' } }),
-        ),
-      'invalid_response',
-    ],
-    [
-      'reporting false',
-      (h) =>
-        h.handle((_q, r) =>
-          json(r, 200, { ...HEALTH, capabilities: { ...HEALTH.capabilities, reporting: false } }),
-        ),
-      'invalid_response',
-    ],
-    [
-      'draft_booking false',
-      (h) =>
-        h.handle((_q, r) =>
-          json(r, 200, { ...HEALTH, capabilities: { ...HEALTH.capabilities, draft_booking: false } }),
-        ),
-      'invalid_response',
-    ],
-    ['array body', (h) => h.handle((_q, r) => json(r, 200, [HEALTH])), 'invalid_response'],
+    ['invalid JSON', answers(200, '{"account_id":'), 'invalid_response'],
+    ['empty account_id', answers(200, { ...HEALTH, account_id: '' }), 'invalid_response'],
+    ['timezone UTC+2', answers(200, { ...HEALTH, timezone: 'UTC+2' }), 'invalid_response'],
+    ['timezone +02:00', answers(200, { ...HEALTH, timezone: '+02:00' }), 'invalid_response'],
+    ['timezone Mars/Base', answers(200, { ...HEALTH, timezone: 'Mars/Base' }), 'invalid_response'],
+    ['currency EURO', answers(200, { ...HEALTH, currency: 'EURO' }), 'invalid_response'],
+    ['currency eur', answers(200, { ...HEALTH, currency: 'eur' }), 'invalid_response'],
+    ['string flag', answers(200, capability({ forecast: 'true' })), 'invalid_response'],
+    ['reporting false', answers(200, capability({ reporting: false })), 'invalid_response'],
+    ['draft_booking false', answers(200, capability({ draft_booking: false })), 'invalid_response'],
+    ['array body', answers(200, [HEALTH]), 'invalid_response'],
   ];
 
   it.each(cases.map(([name, setup, state]) => [`${name} → ${state}`, setup, state] as const))(

@@ -2,15 +2,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FAILING_PULLS } from '../src/modules/adserver/reports.ts';
 import {
   admin,
-  adserverApp,
   approved,
   bookable,
   fakeAdServer,
   type ReferenceServer,
-  referenceServer,
+  startServers,
+  stopServers,
 } from './adserver-fixture.ts';
 import { eventually, type TestApp } from './helpers.ts';
-import { json, type LoopbackServer, loopbackServer } from './hostile-server.ts';
+import { json, type LoopbackServer } from './hostile-server.ts';
 import { trackingFixture } from './tracking-fixture.ts';
 
 /** inject()'s default user agent is recognised as a bot, so counted hits send a browser's. */
@@ -24,16 +24,10 @@ let hostile: LoopbackServer;
 const refClock = { now: new Date('2026-11-23T10:00:00Z') };
 
 beforeAll(async () => {
-  [t, ref, hostile] = await Promise.all([
-    adserverApp(),
-    referenceServer({ now: () => refClock.now }),
-    loopbackServer(),
-  ]);
+  ({ t, ref, hostile } = await startServers({ now: () => refClock.now }));
   t.clock.now = new Date('2026-11-23T10:00:00Z');
 });
-afterAll(async () => {
-  await Promise.all([t.close(), ref.close(), hostile.close()]);
-});
+afterAll(() => stopServers({ t, ref, hostile }));
 
 describe('end to end against the reference ad server', () => {
   it('connect → verify → inventory → forecast → push → activate there → report pull → matched delivery beside Podium counts', async () => {

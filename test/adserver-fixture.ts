@@ -3,7 +3,7 @@ import type { ReferenceServer, ReferenceServerOptions } from '@podium/adserver-k
 import { testServer } from '../packages/adserver-kit/test/helpers.ts';
 import { type Resolver, systemResolver } from '../src/lib/ssrf.ts';
 import { type TestApp, testApp } from './helpers.ts';
-import { type Handler, json } from './hostile-server.ts';
+import { type Handler, json, type LoopbackServer, loopbackServer } from './hostile-server.ts';
 
 /** System DNS, except `private.test`, which resolves to a private address. */
 const resolver: Resolver = async (host) =>
@@ -40,6 +40,24 @@ export async function adserverApp(): Promise<TestApp & { admin: string }> {
 /** The reference ad server on loopback (plain HTTP), on its own store. */
 export function referenceServer(opts: ReferenceServerOptions = {}): Promise<ReferenceServer> {
   return testServer({ logger: false, ...opts });
+}
+
+/** What most ad-server test files run against: the app, the reference ad server and a hostile one. */
+export interface AdserverServers {
+  t: TestApp & { admin: string };
+  ref: ReferenceServer;
+  hostile: LoopbackServer;
+}
+
+/** Starts the three servers side by side, the reference one with `refOpts`. */
+export async function startServers(refOpts: ReferenceServerOptions = {}): Promise<AdserverServers> {
+  const [t, ref, hostile] = await Promise.all([adserverApp(), referenceServer(refOpts), loopbackServer()]);
+  return { t, ref, hostile };
+}
+
+/** Stops what `startServers` started; a server that never started is skipped. */
+export async function stopServers(s: Partial<AdserverServers>): Promise<void> {
+  await Promise.all([s.t?.close(), s.ref?.close(), s.hostile?.close()]);
 }
 
 /** JSON admin call with the test admin token. */

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { admin, adserverApp, type ReferenceServer, referenceServer } from './adserver-fixture.ts';
+import { admin, type ReferenceServer, startServers, stopServers } from './adserver-fixture.ts';
 import type { TestApp } from './helpers.ts';
-import { json, type LoopbackServer, loopbackServer } from './hostile-server.ts';
+import { json, type LoopbackServer } from './hostile-server.ts';
 
 let t: TestApp & { admin: string };
 let ref: ReferenceServer;
@@ -16,7 +16,7 @@ const HEALTH = {
 };
 
 beforeAll(async () => {
-  [t, ref, hostile] = await Promise.all([adserverApp(), referenceServer(), loopbackServer()]);
+  ({ t, ref, hostile } = await startServers());
   conn = (
     await admin(t, 'POST', '/adserver/connections', {
       publisher: 'acme',
@@ -25,9 +25,7 @@ beforeAll(async () => {
     })
   ).body.data.id;
 });
-afterAll(async () => {
-  await Promise.all([t.close(), ref.close(), hostile.close()]);
-});
+afterAll(() => stopServers({ t, ref, hostile }));
 
 describe('inventory sync', () => {
   it('walks the reference inventory and stores every slot with its status', async () => {

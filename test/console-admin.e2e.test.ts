@@ -1,9 +1,8 @@
-import { randomBytes } from 'node:crypto';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DemoTokens, loadDemo } from '../src/modules/catalog/demo.ts';
-import { buildConsole, type ConsoleBrowser, openConsole, signIn } from './console-browser.ts';
-import { type TestApp, testApp } from './helpers.ts';
+import { type ConsoleBrowser, closeInTurn, consoleApp, openConsole, signIn } from './console-browser.ts';
+import type { TestApp } from './helpers.ts';
 import { json, type LoopbackServer, loopbackServer } from './hostile-server.ts';
 
 const BULK = 5000;
@@ -33,12 +32,15 @@ describe('console: programmes, tokens, audit, templates and a 5 000-brand catalo
     };
   };
 
+  /** Adds row `n` to the programme's parameter mapping: our postback field and the operator's name for it. */
+  const addParameter = async (n: number, ours: string, operators: string) => {
+    await page.getByRole('button', { name: 'Add our parameter' }).click();
+    await page.getByLabel(`Our parameter ${n}`, { exact: true }).fill(ours);
+    await page.getByLabel(`Operator parameter ${n}`, { exact: true }).fill(operators);
+  };
+
   beforeAll(async () => {
-    const consoleDir = await buildConsole();
-    t = await testApp(
-      { secretKeys: [{ version: 1, key: randomBytes(32) }] },
-      { outboundTestOnly: { allowHttp: true, allowAddresses: ['127.0.0.1'] }, consoleDir },
-    );
+    t = await consoleApp();
     operator = await loopbackServer();
     operator.handle((req, res) => {
       const date = new URL(req.url ?? '/', 'http://x').searchParams.get('date') ?? '';
@@ -78,20 +80,14 @@ describe('console: programmes, tokens, audit, templates and a 5 000-brand catalo
     ({ browser, page, base, shot } = await openConsole(t, 900));
     page.on('dialog', (d) => d.accept());
   }, 600_000);
-  afterAll(async () => {
-    await browser?.close();
-    await t?.close();
-    await operator?.close();
-  });
+  afterAll(() => closeInTurn(browser, t, operator));
 
   it('creates a programme with a parameter mapping: a bad name is refused, the postback URL is shown once', async () => {
     await signIn(page, base, demo.adminToken, '#/programmes', 'Programmes');
     await page.getByRole('button', { name: 'New programme' }).click();
     await page.getByLabel('Slug').fill('e2e-operator');
     await page.getByLabel('Name', { exact: true }).fill('E2E Operator');
-    await page.getByRole('button', { name: 'Add our parameter' }).click();
-    await page.getByLabel('Our parameter 1', { exact: true }).fill('nonsense');
-    await page.getByLabel('Operator parameter 1', { exact: true }).fill('txid');
+    await addParameter(1, 'nonsense', 'txid');
     await page.getByRole('button', { name: 'Create programme' }).click();
     await page.getByRole('alert').filter({ hasText: 'is not a postback field' }).waitFor();
 
@@ -107,9 +103,7 @@ describe('console: programmes, tokens, audit, templates and a 5 000-brand catalo
 
   it('edits the mapping, rotates the token (the new one shown once) and sets the report endpoint', async () => {
     await page.getByLabel('Operator parameter 1', { exact: true }).fill('tid');
-    await page.getByRole('button', { name: 'Add our parameter' }).click();
-    await page.getByLabel('Our parameter 2', { exact: true }).fill('event');
-    await page.getByLabel('Operator parameter 2', { exact: true }).fill('goal');
+    await addParameter(2, 'event', 'goal');
     await page.getByRole('button', { name: 'Save programme' }).click();
     await page.getByRole('status').filter({ hasText: 'Programme saved.' }).waitFor();
     const list = await admin('/tracking/programs?per_page=100');

@@ -1,10 +1,12 @@
-// Shared by the console e2e files: the built console, one headless Debian Chromium per file, sign-in.
+// Shared by the console e2e files: the built console and an app serving it, one headless Debian
+// Chromium per file, sign-in and close-down.
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { build } from 'vite';
-import type { TestApp } from './helpers.ts';
+import { type TestApp, testApp } from './helpers.ts';
 
 // Debian's Chromium only: these suites never download a browser (.ci/run installs the package).
 const CHROMIUM = '/usr/bin/chromium';
@@ -26,6 +28,18 @@ export async function buildConsole(): Promise<string> {
   });
   mkdirSync(SHOTS, { recursive: true });
   return outDir;
+}
+
+/**
+ * Builds the console and starts an app serving it, with a sealing key and outbound calls allowed
+ * to servers on loopback (test-only switches).
+ */
+export async function consoleApp(): Promise<TestApp> {
+  const consoleDir = await buildConsole();
+  return testApp(
+    { secretKeys: [{ version: 1, key: randomBytes(32) }] },
+    { outboundTestOnly: { allowHttp: true, allowAddresses: ['127.0.0.1'] }, consoleDir },
+  );
 }
 
 export interface ConsoleBrowser {
@@ -62,4 +76,9 @@ export async function signIn(page: Page, base: string, token: string, hash: stri
   await page.getByLabel('Admin token').fill(token);
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.getByRole('heading', { name: heading }).waitFor();
+}
+
+/** Closes each in turn, the browser before the app it shows; one that never started is skipped. */
+export async function closeInTurn(...all: ({ close(): Promise<unknown> } | undefined)[]): Promise<void> {
+  for (const one of all) await one?.close();
 }

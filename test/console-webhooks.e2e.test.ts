@@ -1,9 +1,8 @@
-import { randomBytes } from 'node:crypto';
 import type { Browser, Page } from 'playwright-core';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildConsole, type ConsoleBrowser, openConsole, signIn } from './console-browser.ts';
-import { type TestApp, testApp } from './helpers.ts';
+import { type ConsoleBrowser, closeInTurn, consoleApp, openConsole, signIn } from './console-browser.ts';
+import type { TestApp } from './helpers.ts';
 import { json, type LoopbackServer, loopbackServer } from './hostile-server.ts';
 
 // The Webhooks screen against a real server and a receiver on loopback (test-only allow-list).
@@ -19,22 +18,14 @@ describe('console: webhooks screen in headless Chromium', { timeout: 300_000 }, 
   let shot: ConsoleBrowser['shot'];
 
   beforeAll(async () => {
-    const consoleDir = await buildConsole();
-    t = await testApp(
-      { secretKeys: [{ version: 1, key: randomBytes(32) }] },
-      { outboundTestOnly: { allowHttp: true, allowAddresses: ['127.0.0.1'] }, consoleDir },
-    );
+    t = await consoleApp();
     receiver = await loopbackServer();
     receiver.handle((_req, res) => json(res, 200, { ok: true }));
     await t.app.services.catalog.sites.create({ domain: 'hooks-site.example', name: 'Hooks site' });
     adminToken = (await t.app.services.access.createAdminToken('e2e', ['admin'], null)).token;
     ({ browser, page, base, shot } = await openConsole(t, 900));
   }, 600_000);
-  afterAll(async () => {
-    await browser?.close();
-    await t?.close();
-    await receiver?.close();
-  });
+  afterAll(() => closeInTurn(browser, t, receiver));
 
   it('signs in and creates an endpoint: a bad URL is refused beside the field, the secret is shown once', async () => {
     await signIn(page, base, adminToken, '#/webhooks', 'Webhooks');

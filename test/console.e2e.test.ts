@@ -2,7 +2,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DemoTokens, loadDemo } from '../src/modules/catalog/demo.ts';
 import { adserverAppOptions, approved, type ReferenceServer, referenceServer } from './adserver-fixture.ts';
-import { buildConsole, type ConsoleBrowser, openConsole } from './console-browser.ts';
+import { buildConsole, type ConsoleBrowser, closeInTurn, openConsole } from './console-browser.ts';
 import { type TestApp, testApp } from './helpers.ts';
 import { json, type LoopbackServer, loopbackServer } from './hostile-server.ts';
 
@@ -58,13 +58,7 @@ describe('operator console in headless Chromium', { timeout: 300_000 }, () => {
     demo = await loadDemo(t.app.services);
     ({ browser, page, base, shot } = await openConsole(t));
   }, 600_000);
-  afterAll(async () => {
-    await browser?.close();
-    await t?.close();
-    await gate?.close();
-    await operator?.close();
-    await ref?.close();
-  });
+  afterAll(() => closeInTurn(browser, t, gate, operator, ref));
 
   it('refuses a wrong token, then signs in with the demo admin token', async () => {
     await page.goto(`${base}/console/`);

@@ -612,18 +612,16 @@ describe(`toplist delivery API (${DB_KIND})`, () => {
       expect((await links(site1)).every((l) => l.startsWith('https://podium.test/go/'))).toBe(true);
     });
 
-    it('refuses a tracking domain that is not an http(s) base without a trailing slash', async () => {
-      for (const bad of [
-        'ftp://go.example',
-        'https://go.example/',
-        'go.example',
-        'https://go.example/?a=1',
-        'javascript:alert(1)',
-      ]) {
-        const r = await admin('PATCH', '/sites/1', { trackingBaseUrl: bad });
-        expect(r.status, bad).toBe(422);
-        expect(JSON.stringify(r.body), bad).toContain('trackingBaseUrl');
-      }
+    it.each([
+      'ftp://go.example',
+      'https://go.example/',
+      'go.example',
+      'https://go.example/?a=1',
+      'javascript:alert(1)',
+    ])('refuses the tracking domain %s: not an http(s) base without a trailing slash', async (bad) => {
+      const r = await admin('PATCH', '/sites/1', { trackingBaseUrl: bad });
+      expect(r.status).toBe(422);
+      expect(JSON.stringify(r.body)).toContain('trackingBaseUrl');
     });
   });
 

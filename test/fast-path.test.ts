@@ -36,6 +36,15 @@ const comparable = (h: Answer['headers']) => {
   return rest;
 };
 
+/** The same bytes with the same headers, but for those that differ between any two answers. */
+function expectSameAnswer(a: Answer, b: Answer): void {
+  expect(a.body).toBe(b.body);
+  expect(comparable(a.headers)).toEqual(comparable(b.headers));
+}
+
+/** A log line without its time and duration, which differ between any two requests. */
+const comparableLine = ({ time: _t, ms: _m, ...rest }: Record<string, unknown>) => rest;
+
 /**
  * Two apps on one database with the demo loaded: `quick` with the fast paths, `plain` with every
  * request going through Fastify; each one's log lines captured.
@@ -62,9 +71,17 @@ async function pairOfApps() {
     t,
     demo,
     fast,
-    slow,
     lines,
     fastLines,
+    /** One request to the fast app, then the same to the plain one. */
+    both: async (
+      path: string,
+      headers: Record<string, string>,
+      method?: string,
+    ): Promise<[Answer, Answer]> => [
+      await get(fast, path, headers, method),
+      await get(slow, path, headers, method),
+    ],
     /** The fast paths' served counter. */
     served: async () => {
       const text = await quick.services.metrics.registry.getSingleMetricAsString(
@@ -84,18 +101,14 @@ describe('toplist fast path (by slug, by id)', () => {
   let apps: Awaited<ReturnType<typeof pairOfApps>>;
   let t: TestApp;
   let demo: DemoTokens;
-  let fast: string;
-  let slow: string;
   let slug: string;
   let toplistId: number;
   let auth: Record<string, string>;
-  let lines: Record<string, unknown>[];
-  let fastLines: Record<string, unknown>[];
   const served = () => apps.served();
 
   beforeAll(async () => {
     apps = await pairOfApps();
-    ({ t, demo, fast, slow, lines, fastLines } = apps);
+    ({ t, demo } = apps);
     const site = demo.siteTokens[0]!;
     auth = { authorization: `Bearer ${site.token}` };
     const [row] = await t.db.query<{ slug: string; id: number }>(
@@ -121,67 +134,58 @@ describe('toplist fast path (by slug, by id)', () => {
   it('answers a live toplist with the bytes and headers of the Fastify route, and counts it', async () => {
     const before = await served();
     const path = `/api/v1/toplists/by-slug/${slug}`;
-    const [a, b] = [await get(fast, path, auth), await get(slow, path, auth)];
+    const [a, b] = await apps.both(path, auth);
     expect(a.status).toBe(200);
-    expect(a.body).toBe(b.body);
-    expect(comparable(a.headers)).toEqual(comparable(b.headers));
+    expectSameAnswer(a, b);
     expect(a.headers['x-request-id']).toMatch(/^[0-9A-HJKMNP-TV-Z]{26}$/);
     expect(await served()).toBe(before + 1);
   });
 
   it('answers by id with the bytes, headers and log route of the Fastify route, and counts it', async () => {
     const before = await served();
-    fastLines.length = 0;
+    apps.fastLines.length = 0;
     const path = `/api/v1/toplists/${toplistId}`;
-    const [a, b] = [await get(fast, path, auth), await get(slow, path, auth)];
+    const [a, b] = await apps.both(path, auth);
     expect(a.status).toBe(200);
     expect(JSON.parse(a.body).data.slug).toBe(slug);
-    expect(a.body).toBe(b.body);
-    expect(comparable(a.headers)).toEqual(comparable(b.headers));
+    expectSameAnswer(a, b);
     expect(await served()).toBe(before + 1);
     await new Promise((r) => setTimeout(r, 50));
-    expect(fastLines.find((l) => l.msg === 'request')).toMatchObject({ route: BY_ID_ROUTE, status: 200 });
+    expect(apps.fastLines.find((l) => l.msg === 'request')).toMatchObject({
+      route: BY_ID_ROUTE,
+      status: 200,
+    });
   });
 
   it('answers 304 to a matching If-None-Match like the route, and 200 to a stale one', async () => {
     const path = `/api/v1/toplists/by-slug/${slug}`;
-    const etag = (await get(fast, path, auth)).headers.etag as string;
+    const etag = (await get(apps.fast, path, auth)).headers.etag as string;
     for (const inm of [etag, `W/${etag}`, `"stale", ${etag}`, '"stale"']) {
-      const [a, b] = [
-        await get(fast, path, { ...auth, 'if-none-match': inm }),
-        await get(slow, path, { ...auth, 'if-none-match': inm }),
-      ];
+      const [a, b] = await apps.both(path, { ...auth, 'if-none-match': inm });
       expect(a.status).toBe(b.status);
-      expect(a.body).toBe(b.body);
-      expect(comparable(a.headers)).toEqual(comparable(b.headers));
+      expectSameAnswer(a, b);
     }
   });
 
   it('keeps a well-formed X-Request-Id and logs the line the route logs', async () => {
     const path = `/api/v1/toplists/by-slug/${slug}`;
-    lines.length = 0;
-    fastLines.length = 0;
-    const a = await get(fast, path, { ...auth, 'x-request-id': 'edge-7' });
+    apps.lines.length = 0;
+    apps.fastLines.length = 0;
+    const [a] = await apps.both(path, { ...auth, 'x-request-id': 'edge-7' });
     expect(a.headers['x-request-id']).toBe('edge-7');
-    await get(slow, path, { ...auth, 'x-request-id': 'edge-7' });
     await new Promise((r) => setTimeout(r, 50));
-    const line = fastLines.find((l) => l.msg === 'request');
+    const line = apps.fastLines.find((l) => l.msg === 'request');
     expect(line).toMatchObject({ reqId: 'edge-7', route: BY_SLUG_ROUTE, status: 200, method: 'GET' });
     expect(line!.siteId).toBe(demo.siteTokens[0]!.siteId);
-    const drop = ({ time: _t, ms: _m, ...rest }: Record<string, unknown>) => rest;
-    expect(drop(line!)).toEqual(drop(lines.find((l) => l.msg === 'request')!));
+    expect(comparableLine(line!)).toEqual(comparableLine(apps.lines.find((l) => l.msg === 'request')!));
   });
 
   it.each(cases)('leaves %s to Fastify, same answer as the route', async (_name, template, extra, method) => {
     const path = template.replace('SLUG', slug).replace('ID', String(toplistId));
     const before = await served();
-    const [a, b] = [
-      await get(fast, path, { ...auth, ...extra }, method),
-      await get(slow, path, { ...auth, ...extra }, method),
-    ];
+    const [a, b] = await apps.both(path, { ...auth, ...extra }, method);
     expect(a.status).toBe(b.status);
-    expect(a.body).toBe(b.body);
-    expect(comparable(a.headers)).toEqual(comparable(b.headers));
+    expectSameAnswer(a, b);
     expect(await served()).toBe(before);
   });
 
@@ -194,10 +198,9 @@ describe('toplist fast path (by slug, by id)', () => {
     const h =
       headers.authorization === 'Bearer ADMIN' ? { authorization: `Bearer ${demo.adminToken}` } : headers;
     const before = await served();
-    const [a, b] = [await get(fast, path, h), await get(slow, path, h)];
+    const [a, b] = await apps.both(path, h);
     expect(a.status).toBe(401);
-    expect(a.body).toBe(b.body);
-    expect(comparable(a.headers)).toEqual(comparable(b.headers));
+    expectSameAnswer(a, b);
     expect(await served()).toBe(before);
   });
 });
@@ -205,17 +208,13 @@ describe('toplist fast path (by slug, by id)', () => {
 describe('/go fast path', () => {
   let apps: Awaited<ReturnType<typeof pairOfApps>>;
   let t: TestApp;
-  let fast: string;
-  let slow: string;
   let slug: string;
-  let lines: Record<string, unknown>[];
-  let fastLines: Record<string, unknown>[];
   const served = () => apps.served();
   const browser = { 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) Chrome/120.0 Safari/537.36' };
 
   beforeAll(async () => {
     apps = await pairOfApps();
-    ({ t, fast, slow, lines, fastLines } = apps);
+    ({ t } = apps);
     const [row] = await t.db.query<{ slug: string }>(
       'SELECT slug FROM tracking_links WHERE toplist_id IS NOT NULL ORDER BY slug LIMIT 1',
     );
@@ -238,11 +237,10 @@ describe('/go fast path', () => {
 
   it('records the click before a 302 with the route headers, log line and counters', async () => {
     const before = { served: await served(), clicks: await clicks() };
-    lines.length = 0;
-    fastLines.length = 0;
+    apps.lines.length = 0;
+    apps.fastLines.length = 0;
     const path = `/go/${slug}?sub_id=nl-top`;
-    const a = await get(fast, path, { ...browser, 'x-request-id': 'edge-9' });
-    const b = await get(slow, path, { ...browser, 'x-request-id': 'edge-9' });
+    const [a, b] = await apps.both(path, { ...browser, 'x-request-id': 'edge-9' });
     expect(a.status).toBe(302);
     expect(redirect(a)).toEqual(redirect(b));
     expect(a.body).toBe(b.body);
@@ -256,10 +254,9 @@ describe('/go fast path', () => {
     expect(await clicks()).toEqual({ n: before.clicks.n + 2, sub: before.clicks.sub + 2 });
     expect(await served()).toBe(before.served + 1);
     await new Promise((r) => setTimeout(r, 50));
-    const drop = ({ time: _t, ms: _m, ...rest }: Record<string, unknown>) => rest;
-    const line = fastLines.find((l) => l.msg === 'request')!;
+    const line = apps.fastLines.find((l) => l.msg === 'request')!;
     expect(line).toMatchObject({ reqId: 'edge-9', route: '/go/:slug', status: 302 });
-    expect(drop(line)).toEqual(drop(lines.find((l) => l.msg === 'request')!));
+    expect(comparableLine(line)).toEqual(comparableLine(apps.lines.find((l) => l.msg === 'request')!));
   });
 
   it.each([
@@ -270,28 +267,21 @@ describe('/go fast path', () => {
   ])('leaves %s to Fastify, same answer as the route', async (_name, template, extra) => {
     const path = template.replace('SLUG', slug);
     const before = { served: await served(), clicks: (await clicks()).n };
-    const [a, b] = [
-      await get(fast, path, { ...browser, ...extra }),
-      await get(slow, path, { ...browser, ...extra }),
-    ];
+    const [a, b] = await apps.both(path, { ...browser, ...extra });
     expect(a.status).toBe(b.status);
     expect(a.status).toBeGreaterThanOrEqual(400);
-    expect(a.body).toBe(b.body);
-    expect(comparable(a.headers)).toEqual(comparable(b.headers));
+    expectSameAnswer(a, b);
     expect(await served()).toBe(before.served);
     expect((await clicks()).n).toBe(before.clicks);
   });
 
   it('leaves HEAD and other query strings to Fastify, which records each click once', async () => {
     const before = { served: await served(), clicks: (await clicks()).n };
-    const head = await get(fast, `/go/${slug}`, browser, 'HEAD');
+    const head = await get(apps.fast, `/go/${slug}`, browser, 'HEAD');
     expect(head.status).toBe(302);
     const [row] = await t.db.query<{ flag: string }>('SELECT flag FROM clicks ORDER BY id DESC LIMIT 1');
     expect(row!.flag).toBe('head');
-    const [a, b] = [
-      await get(fast, `/go/${slug}?utm=x`, browser),
-      await get(slow, `/go/${slug}?utm=x`, browser),
-    ];
+    const [a, b] = await apps.both(`/go/${slug}?utm=x`, browser);
     expect(a.status).toBe(302);
     expect(redirect(a)).toEqual(redirect(b));
     expect(await served()).toBe(before.served);

@@ -23,28 +23,28 @@ afterAll(async () => {
 });
 
 describe('outbound client: SSRF guard on loopback', () => {
-  // Every URL below reaches the loopback server if the guard lets it through.
-  const p = () => srv.port;
-  const literalTricks = () => [
-    `http://127.0.0.1:${p()}/api/v1`,
-    `http://127.0.0.2:${p()}/api/v1`,
-    `http://2130706433:${p()}/api/v1`,
-    `http://0x7f.1:${p()}/api/v1`,
-    `http://0x7f000001:${p()}/api/v1`,
-    `http://017700000001:${p()}/api/v1`,
-    `http://0177.0.0.1:${p()}/api/v1`,
-    `http://127.1:${p()}/api/v1`,
-    `http://127.000.000.001:${p()}/api/v1`,
-    `http://127.0.0.1.:${p()}/api/v1`,
-    `http://0.0.0.0:${p()}/api/v1`,
-    `http://0:${p()}/api/v1`,
-    `http://[::]:${p()}/api/v1`,
-    `http://[::1]:${p()}/api/v1`,
-    `http://[::ffff:127.0.0.1]:${p()}/api/v1`,
-    `http://[::ffff:7f00:1]:${p()}/api/v1`,
-    `http://[0:0:0:0:0:ffff:127.0.0.1]:${p()}/api/v1`,
-    `http://①②⑦.0.0.1:${p()}/api/v1`,
+  // Every host below names the loopback server: a URL on it reaches the server if the guard lets it through.
+  const LOOPBACK_NOTATIONS = [
+    '127.0.0.1',
+    '127.0.0.2',
+    '2130706433',
+    '0x7f.1',
+    '0x7f000001',
+    '017700000001',
+    '0177.0.0.1',
+    '127.1',
+    '127.000.000.001',
+    '127.0.0.1.',
+    '0.0.0.0',
+    '0',
+    '[::]',
+    '[::1]',
+    '[::ffff:127.0.0.1]',
+    '[::ffff:7f00:1]',
+    '[0:0:0:0:0:ffff:127.0.0.1]',
+    '①②⑦.0.0.1',
   ];
+  const literalTricks = () => LOOPBACK_NOTATIONS.map((host) => `http://${host}:${srv.port}/api/v1`);
 
   it('refuses every loopback notation before connecting (no allow-list)', async () => {
     const guarded = new OutboundClient({ ...FAST, testOnly: { allowHttp: true } });

@@ -241,6 +241,29 @@ describe(`affiliate tracking (${DB_KIND})`, () => {
         ...(init.body === undefined ? {} : { payload: init.body }),
         headers: init.type ? { 'content-type': init.type } : {},
       });
+    /** A refused postback's answer, the status it must have and the field it must name, if any. */
+    type Refusal = [res: Awaited<ReturnType<typeof pb>>, status: number, field?: string];
+    /** Sends a GET postback per query, each to be refused with a 400 naming the field. */
+    const badQueries = async (cases: [query: string, field: string][]): Promise<Refusal[]> => {
+      const out: Refusal[] = [];
+      for (const [query, field] of cases) out.push([await pb(query), 400, field]);
+      return out;
+    };
+    /** Posts a JSON body per case, each to be refused with a 400 naming the field. */
+    const badJson = async (cases: [body: string, field: string][]): Promise<Refusal[]> => {
+      const out: Refusal[] = [];
+      for (const [body, field] of cases)
+        out.push([await pb('', { method: 'POST', type: 'application/json', body }), 400, field]);
+      return out;
+    };
+    /** Each refusal has its status, a snake_case error code and names its field. */
+    const expectRefused = (cases: Refusal[]) => {
+      for (const [res, status, field] of cases) {
+        expect(res.statusCode, res.body).toBe(status);
+        expect(res.json().code).toMatch(/^[a-z_]+$/);
+        if (field) expect(res.json().details.field).toBe(field);
+      }
+    };
     let clickId: string;
 
     beforeAll(async () => {
@@ -320,25 +343,26 @@ describe(`affiliate tracking (${DB_KIND})`, () => {
 
     it('rejects clearly and still logs every attempt, without secrets', async () => {
       const logBefore = await count('SELECT count(*)::int AS n FROM postback_log');
-      const cases: [Awaited<ReturnType<typeof pb>>, number, string?][] = [
+      const cases: Refusal[] = [
         [await pb('?txid=X&event=ftd', { token: 'pdp_wrongwrongwrongwrongwrongwrongwrongwrongwro' }), 401],
         [await pb('?txid=X&event=ftd', { program: 'no-such-program' }), 404],
-        [await pb('?event=ftd'), 400, 'txid'],
-        [await pb('?txid=X'), 400, 'event'],
-        [await pb('?txid=X&event=ftd&amount=1e3'), 400, 'amount'],
-        [await pb('?txid=X&event=ftd&amount=12.345678'), 400, 'amount'],
-        [await pb('?txid=X&event=ftd&currency=EURO'), 400, 'currency'],
-        [await pb('?txid=X&txid=Y&event=ftd'), 400, 'txid'],
-        [await pb('?txid=%00&event=ftd'), 400, 'txid'],
-        [await pb('', { method: 'POST', type: 'application/json', body: '{"txid": "X", ' }), 400, 'body'],
-        [await pb('', { method: 'POST', type: 'application/json', body: '[1,2]' }), 400, 'body'],
+        ...(await badQueries([
+          ['?event=ftd', 'txid'],
+          ['?txid=X', 'event'],
+          ['?txid=X&event=ftd&amount=1e3', 'amount'],
+          ['?txid=X&event=ftd&amount=12.345678', 'amount'],
+          ['?txid=X&event=ftd&currency=EURO', 'currency'],
+          ['?txid=X&txid=Y&event=ftd', 'txid'],
+          ['?txid=%00&event=ftd', 'txid'],
+          [`?txid=X&event=ftd&junk=${'x'.repeat(600)}`, 'junk'],
+        ])),
+        ...(await badJson([
+          ['{"txid": "X", ', 'body'],
+          ['[1,2]', 'body'],
+        ])),
         [await pb('', { method: 'POST', type: 'text/xml', body: '<x/>' }), 415],
-        [await pb(`?txid=X&event=ftd&junk=${'x'.repeat(600)}`), 400, 'junk'],
       ];
-      for (const [res, status, field] of cases) {
-        expect(res.statusCode, res.body).toBe(status);
-        if (field) expect(res.json().details.field).toBe(field);
-      }
+      expectRefused(cases);
       expect(await count('SELECT count(*)::int AS n FROM postback_log')).toBe(logBefore + cases.length);
       expect(
         await count(
@@ -358,38 +382,26 @@ describe(`affiliate tracking (${DB_KIND})`, () => {
       const conversions = await count('SELECT count(*)::int AS n FROM conversions');
       const logBefore = await count('SELECT count(*)::int AS n FROM postback_log');
       const many = Array.from({ length: 200 }, (_, i) => `p${i}=x`).join('&');
-      const cases: [Awaited<ReturnType<typeof pb>>, number, string?][] = [
+      const cases: Refusal[] = [
         [await pb(`?txid=H&event=ftd&${many}`), 400],
-        [await pb('?txid=H%0d%0aSet-Cookie:x&event=ftd'), 400, 'txid'],
-        [await pb('?txid=H&event=ft%E2%9C%93d'), 400, 'event'],
-        [await pb('?txid=H&event=javascript:alert(1)'), 400, 'event'],
-        [await pb('?txid=H&event=ftd&currency=%E2%82%AC%E2%82%AC%E2%82%AC'), 400, 'currency'],
-        [await pb('?txid=H&event=ftd&amount=NaN'), 400, 'amount'],
-        [await pb('?txid=H&event=ftd&amount=%EF%BC%91%EF%BC%92'), 400, 'amount'],
-        [
-          await pb('', {
-            method: 'POST',
-            type: 'application/json',
-            body: '{"txid":{"$ne":1},"event":"ftd"}',
-          }),
-          400,
-          'txid',
-        ],
-        [
-          await pb('', { method: 'POST', type: 'application/json', body: '{"txid":"H","event":["ftd"]}' }),
-          400,
-          'event',
-        ],
-        [await pb('', { method: 'POST', type: 'application/json', body: '"just a string"' }), 400, 'body'],
-        [await pb('', { method: 'POST', type: 'application/json', body: '\u0000\uffff' }), 400, 'body'],
+        ...(await badQueries([
+          ['?txid=H%0d%0aSet-Cookie:x&event=ftd', 'txid'],
+          ['?txid=H&event=ft%E2%9C%93d', 'event'],
+          ['?txid=H&event=javascript:alert(1)', 'event'],
+          ['?txid=H&event=ftd&currency=%E2%82%AC%E2%82%AC%E2%82%AC', 'currency'],
+          ['?txid=H&event=ftd&amount=NaN', 'amount'],
+          ['?txid=H&event=ftd&amount=%EF%BC%91%EF%BC%92', 'amount'],
+        ])),
+        ...(await badJson([
+          ['{"txid":{"$ne":1},"event":"ftd"}', 'txid'],
+          ['{"txid":"H","event":["ftd"]}', 'event'],
+          ['"just a string"', 'body'],
+          ['\u0000\uffff', 'body'],
+        ])),
         [await pb('', { method: 'POST', type: 'text/plain', body: 'txid=H&event=ftd' }), 415],
         [await pb('', { method: 'POST', type: 'multipart/form-data; boundary=x', body: '--x--' }), 415],
       ];
-      for (const [res, status, field] of cases) {
-        expect(res.statusCode, res.body).toBe(status);
-        expect(res.json().code).toMatch(/^[a-z_]+$/);
-        if (field) expect(res.json().details.field).toBe(field);
-      }
+      expectRefused(cases);
       const huge = await pb('', {
         method: 'POST',
         type: 'application/json',

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { camelKeys, fieldsOf } from './camel.ts';
+import { camelKeys, fieldsOf, snakeCase } from './camel.ts';
 
 describe('camelKeys', () => {
   it('renames snake_case keys, keeps values and leaves absent keys absent', () => {
@@ -20,5 +20,13 @@ describe('fieldsOf', () => {
     const f = fieldsOf(row, { paramMap: 'param_map', affiliateId: 'affiliate_id' } as const);
     expect(f).toEqual({ paramMap: { a: 'b' }, affiliateId: 'aff' });
     expect(Object.keys(f)).toEqual(['paramMap', 'affiliateId']);
+  });
+});
+
+describe('snakeCase', () => {
+  it('puts an underscore before each capital and lowers it', () => {
+    expect(snakeCase('id')).toBe('id');
+    expect(snakeCase('programId')).toBe('program_id');
+    expect(snakeCase('classificationTypeId')).toBe('classification_type_id');
   });
 });

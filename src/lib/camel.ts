@@ -17,6 +17,11 @@ export function camelKeys<T extends object>(o: T): CamelKeys<T> {
   return out as CamelKeys<T>;
 }
 
+/** A camelCase name in snake_case (`programId` → `program_id`). */
+export function snakeCase(name: string): string {
+  return name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+}
+
 /**
  * The fields a field → column map names, read from a row: `{ affiliateId: 'affiliate_id' }` reads
  * `row.affiliate_id` into `affiliateId`, in the map's order.

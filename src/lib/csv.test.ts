@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { csvCell, toCsv } from './csv.ts';
+import { type CsvColumn, csvCell, csvColumns, toCsv } from './csv.ts';
 
 describe('csv', () => {
   it('quotes commas, quotes and line breaks', () => {
@@ -28,5 +28,17 @@ describe('csv', () => {
         ],
       ),
     ).toBe(`a,b\r\n1,"x,y"\r\n,'=1\r\n`);
+  });
+
+  it('heads field columns with the snake_case field name and writes a field as it is unless formatted', () => {
+    type Row = { id: number; siteId: string | null; ok: boolean };
+    const columns: CsvColumn<Row>[] = csvColumns(['id', 'siteId', 'ok'], {
+      ok: (r) => (r.ok ? 'yes' : 'no'),
+    });
+    expect(columns.map(([header]) => header)).toEqual(['id', 'site_id', 'ok']);
+    expect(columns.map(([, cell]) => cell({ id: 7, siteId: null, ok: true }))).toEqual([7, null, 'yes']);
+    // @ts-expect-error a field that is not a cell needs a format
+    const unformatted: CsvColumn<Row>[] = csvColumns(['ok'], {});
+    expect(unformatted).toHaveLength(1);
   });
 });

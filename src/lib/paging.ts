@@ -13,6 +13,12 @@ export interface PageMeta {
   to: number | null;
 }
 
+/** A list endpoint's answer: one page of records and its `meta`. */
+export interface Page<T> {
+  data: T[];
+  meta: PageMeta;
+}
+
 /** LIMIT/OFFSET for a 1-based page. */
 export function pageWindow(page = 1, perPage = DEFAULT_PER_PAGE): { limit: number; offset: number } {
   return { limit: perPage, offset: (page - 1) * perPage };

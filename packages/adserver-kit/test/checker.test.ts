@@ -68,6 +68,15 @@ const onPath = (p: string, fn: (ex: Exchange, res: Answer) => Answer): Breakage 
   response: (ex, res) => (isPath(ex, p) ? fn(ex, res) : res),
 });
 
+/** Answers `to` wherever the server answered `from`. */
+const statusInstead = (from: number, to: number): Breakage => ({
+  response: (_e, r) => (r.status === from ? { ...r, status: to } : r),
+});
+
+/** Edits the JSON body of the answers on path `p` that have `status`. */
+const editAnswer = (p: string, status: number, edit: Parameters<typeof editJson>[1]): Breakage =>
+  onPath(p, (_e, r) => (r.status === status ? editJson(r, edit) : r));
+
 const healthCapability = (cap: string, value: boolean): Breakage =>
   onPath('/health', (_e, r) =>
     editJson(r, (b) => ({ ...b, capabilities: { ...b.capabilities, [cap]: value } })),
@@ -95,42 +104,29 @@ const VARIANTS: [string, string, Breakage][] = [
       body: '',
     })),
   ],
-  [
-    '403 instead of 401 for a wrong key',
-    'auth.wrong_key',
-    { response: (_e, r) => (r.status === 401 ? { ...r, status: 403 } : r) },
-  ],
+  ['403 instead of 401 for a wrong key', 'auth.wrong_key', statusInstead(401, 403)],
   [
     'cursor that never ends',
     'inventory.walk',
-    onPath('/inventory', (_e, r) =>
-      r.status === 200 ? editJson(r, (b) => ({ ...b, next_cursor: 'again' })) : r,
-    ),
+    editAnswer('/inventory', 200, (b) => ({ ...b, next_cursor: 'again' })),
   ],
   [
     'size not WIDTHxHEIGHT',
     'inventory.walk',
-    onPath('/inventory', (_e, r) =>
-      r.status === 200
-        ? editJson(r, (b) => ({ ...b, data: b.data.map((d: object) => ({ ...d, sizes: ['300*250'] })) }))
-        : r,
-    ),
+    editAnswer('/inventory', 200, (b) => ({
+      ...b,
+      data: b.data.map((d: object) => ({ ...d, sizes: ['300*250'] })),
+    })),
   ],
   [
     'duplicate inventory ids',
     'inventory.unique_ids',
-    onPath('/inventory', (_e, r) =>
-      r.status === 200 ? editJson(r, (b) => ({ ...b, data: [...b.data, ...b.data] })) : r,
-    ),
+    editAnswer('/inventory', 200, (b) => ({ ...b, data: [...b.data, ...b.data] })),
   ],
   [
     'available > forecasted',
     'forecast.invariants',
-    onPath('/forecast', (_e, r) =>
-      r.status === 200
-        ? editJson(r, (b) => ({ ...b, available_impressions: b.forecasted_impressions + 1 }))
-        : r,
-    ),
+    editAnswer('/forecast', 200, (b) => ({ ...b, available_impressions: b.forecasted_impressions + 1 })),
   ],
   [
     '200 for an unknown inventory_id',
@@ -187,7 +183,7 @@ const VARIANTS: [string, string, Breakage][] = [
   [
     'status ACTIVE instead of DRAFT',
     'orders.create',
-    onPath('/orders', (_e, r) => (r.status === 201 ? editJson(r, (b) => ({ ...b, status: 'ACTIVE' })) : r)),
+    editAnswer('/orders', 201, (b) => ({ ...b, status: 'ACTIVE' })),
   ],
   [
     'report totals ≠ daily sum',
@@ -236,14 +232,10 @@ const VARIANTS: [string, string, Breakage][] = [
   [
     'a read that changes what the next read sees',
     'reads.repeatable',
-    onPath('/inventory', (_e, r) =>
-      r.status === 200
-        ? editJson(r, (b) => ({
-            ...b,
-            data: [...b.data, { inventory_id: rid(), name: 'new', sizes: ['300x250'], status: 'archived' }],
-          }))
-        : r,
-    ),
+    editAnswer('/inventory', 200, (b) => ({
+      ...b,
+      data: [...b.data, { inventory_id: rid(), name: 'new', sizes: ['300x250'], status: 'archived' }],
+    })),
   ],
   [
     'key accepted from the query string',
@@ -262,17 +254,11 @@ const VARIANTS: [string, string, Breakage][] = [
       },
     },
   ],
-  [
-    '422 instead of 400 for invalid JSON',
-    'errors.bad_request',
-    { response: (_e, r) => (r.status === 400 ? { ...r, status: 422 } : r) },
-  ],
+  ['422 instead of 400 for invalid JSON', 'errors.bad_request', statusInstead(400, 422)],
   [
     '501 with another code than forecast_unsupported',
     'forecast.unsupported_code',
-    onPath('/forecast', (_e, r) =>
-      r.status === 501 ? editJson(r, (b) => ({ ...b, code: 'not_supported' })) : r,
-    ),
+    editAnswer('/forecast', 501, (b) => ({ ...b, code: 'not_supported' })),
   ],
   [
     'figures for an inverted date range',
@@ -362,11 +348,10 @@ const VARIANTS: [string, string, Breakage][] = [
   [
     'revenue in report rows',
     'reports.integers_only',
-    onPath('/reports', (_e, r) =>
-      r.status === 200
-        ? editJson(r, (b) => ({ ...b, rows: b.rows.map((x: object) => ({ ...x, revenue: '1.00' })) }))
-        : r,
-    ),
+    editAnswer('/reports', 200, (b) => ({
+      ...b,
+      rows: b.rows.map((x: object) => ({ ...x, revenue: '1.00' })),
+    })),
   ],
   [
     'daily rows leave out the last day of the range',

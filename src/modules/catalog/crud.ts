@@ -1,12 +1,11 @@
+import type { Paged } from '../../db/paged.ts';
 import { fromDbError } from '../../lib/db-errors.ts';
 import { notFound } from '../../lib/errors.ts';
-import { type PageMeta, pageMeta, pageWindow } from '../../lib/paging.ts';
-import type { PageArgs, Paged } from './rows.ts';
+import { type Page, pageMeta, pageWindow } from '../../lib/paging.ts';
+import type { PageArgs } from './rows.ts';
 
-export interface Page<T> {
-  data: T[];
-  meta: PageMeta;
-}
+// The console's API types read `Page` from here.
+export type { Page };
 
 /** Constraint names that map to a field of the request, for 409/422 answers naming it. */
 export const FIELD_BY_CONSTRAINT: Record<string, string> = {

@@ -1,4 +1,5 @@
 import { onlyValue } from '../../db/first-value.ts';
+import type { Paged } from '../../db/paged.ts';
 import { containsPattern } from '../../lib/schema-parts.ts';
 import {
   brand,
@@ -6,7 +7,6 @@ import {
   offer,
   owner,
   type PageArgs,
-  type Paged,
   site,
   TEMPLATE_SELECT,
   TOPLIST_SELECT,

@@ -1,14 +1,6 @@
 import { firstValue, onlyValue } from '../../db/first-value.ts';
-import {
-  brand,
-  iso,
-  OFFER_SELECT,
-  offer,
-  type PageArgs,
-  type Paged,
-  TOPLIST_SELECT,
-  toplist,
-} from './rows.ts';
+import type { Paged } from '../../db/paged.ts';
+import { brand, iso, OFFER_SELECT, offer, type PageArgs, TOPLIST_SELECT, toplist } from './rows.ts';
 import { CatalogSql } from './sql.ts';
 import type { Brand, EditionMeta, EditionSnapshot, Offer, ResolvedTrackingLink, Toplist } from './types.ts';
 

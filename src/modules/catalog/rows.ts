@@ -1,14 +1,8 @@
+import type { PageWindow } from '../../db/paged.ts';
+import { snakeCase } from '../../lib/camel.ts';
 import type { Brand, Offer, Owner, Site, Template, Toplist, ToplistItem, Tracker } from './types.ts';
 
-/** Page of rows plus the total count for the same filter. */
-export interface Paged<T> {
-  rows: T[];
-  total: number;
-}
-
-export interface PageArgs {
-  limit: number;
-  offset: number;
+export interface PageArgs extends PageWindow {
   /** Part of the name or slug to match, case-insensitively (`q` of a list). */
   search?: string | undefined;
 }
@@ -98,124 +92,111 @@ export const iso = (d: Date | null): string | null => (d ? d.toISOString() : nul
 
 export type Row = Record<string, unknown>;
 
-export const owner = (r: Row): Owner => ({
-  id: r.id as number,
-  externalId: r.external_id as string | null,
-  name: r.name as string,
-  createdAt: iso(r.created_at as Date)!,
-  updatedAt: iso(r.updated_at as Date)!,
-});
+/**
+ * The named fields of a record read from their snake_case columns as they are (`externalId` from
+ * `external_id`): the fields that are just their column.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: a column takes the type of the record field it fills, unchecked as a cast would be
+function fields<F extends string>(r: Row, ...names: F[]): Record<F, any> {
+  return Object.fromEntries(names.map((f) => [f, r[snakeCase(f)]])) as Record<F, unknown>;
+}
+
+/** When a record was created and last updated. */
+const stamps = (r: Row) => ({ createdAt: iso(r.created_at as Date)!, updatedAt: iso(r.updated_at as Date)! });
+
+/** The countries and markets an offer or tracker is for. */
+const geos = (r: Row) => ({ countries: r.geo_countries as string[], markets: r.geo_markets as string[] });
+
+export const owner = (r: Row): Owner => ({ ...fields(r, 'id', 'externalId', 'name'), ...stamps(r) });
 
 export const site = (r: Row): Site => ({
-  id: r.id as number,
-  domain: r.domain as string,
-  name: r.name as string,
+  ...fields(r, 'id', 'domain', 'name'),
   trackingBaseUrl: (r.tracking_base_url as string | null) ?? null,
-  createdAt: iso(r.created_at as Date)!,
-  updatedAt: iso(r.updated_at as Date)!,
+  ...stamps(r),
 });
 
 export const template = (r: Row): Template => ({
-  id: r.id as number,
-  externalId: r.external_id as string | null,
-  name: r.name as string,
-  productTypeId: r.product_type_id as number,
-  productType: r.product_type as string,
-  classificationTypeId: r.classification_type_id as number,
-  classificationType: r.classification_type as string,
-  createdAt: iso(r.created_at as Date)!,
-  updatedAt: iso(r.updated_at as Date)!,
+  ...fields(
+    r,
+    'id',
+    'externalId',
+    'name',
+    'productTypeId',
+    'productType',
+    'classificationTypeId',
+    'classificationType',
+  ),
+  ...stamps(r),
 });
 
 export const brand = (r: Row): Brand => ({
-  id: r.id as number,
-  externalId: r.external_id as string,
-  name: r.name as string,
-  slug: r.slug as string,
+  ...fields(r, 'id', 'externalId', 'name', 'slug'),
   rating: Number(r.rating),
   logo: {
     rectangular: r.logo_rectangular as string,
     square: r.logo_square as string,
     backgroundColor: r.logo_background_color as string,
   },
-  licenses: r.licenses as string[],
-  paymentMethods: r.payment_methods as string[],
-  restrictedCountries: r.restricted_countries as string[],
-  classificationTypes: r.classification_types as string[],
+  ...fields(r, 'licenses', 'paymentMethods', 'restrictedCountries', 'classificationTypes'),
   languages: {
     website: r.languages_website as string[],
     support: r.languages_support as string[],
     livechat: r.languages_livechat as string[],
   },
-  createdAt: iso(r.created_at as Date)!,
-  updatedAt: iso(r.updated_at as Date)!,
+  ...stamps(r),
 });
 
 export const tracker = (r: Row): Tracker => ({
-  id: r.id as number,
-  offerId: r.offer_id as number,
-  externalId: r.external_id as string | null,
-  campaignName: r.campaign_name as string,
-  landingUrl: r.landing_url as string,
-  tcLink: r.tc_link as string,
-  pageType: r.page_type as string,
-  geos: { countries: r.geo_countries as string[], markets: r.geo_markets as string[] },
+  ...fields(r, 'id', 'offerId', 'externalId', 'campaignName', 'landingUrl', 'tcLink', 'pageType'),
+  geos: geos(r),
 });
 
 export const offer = (r: Row, trackers: Tracker[]): Offer => ({
-  id: r.id as number,
-  externalId: r.external_id as string,
-  brandId: r.brand_id as number,
-  offerTypeId: r.offer_type_id as number,
-  offerTypeName: r.offer_type_name as string,
-  offerText: r.offer_text as string,
-  currencies: r.currencies as string[],
-  hasFreeSpins: r.has_free_spins as boolean,
-  bonusWageringRequirement: r.bonus_wagering_requirement as number,
+  ...fields(
+    r,
+    'id',
+    'externalId',
+    'brandId',
+    'offerTypeId',
+    'offerTypeName',
+    'offerText',
+    'currencies',
+    'hasFreeSpins',
+    'bonusWageringRequirement',
+  ),
   bonusExpiryDate: r.bonus_expiry_text as string,
-  bonusCode: r.bonus_code as string,
-  minimumDeposit: r.minimum_deposit as number | null,
-  freeTickets: r.free_tickets as number | null,
-  maxBonusAmount: r.max_bonus_amount as string | null,
-  maxPayout: r.max_payout as string | null,
-  minimumOdds: r.minimum_odds as string | null,
-  freeBetValue: r.free_bet_value as string | null,
-  tournamentTicketValue: r.tournament_ticket_value as string | null,
-  rakebackPercentage: r.rakeback_percentage as string | null,
-  isStickyBonus: r.is_sticky_bonus as boolean,
-  stakeReturned: r.stake_returned as boolean | null,
-  betType: r.bet_type as string | null,
-  geos: { countries: r.geo_countries as string[], markets: r.geo_markets as string[] },
+  ...fields(
+    r,
+    'bonusCode',
+    'minimumDeposit',
+    'freeTickets',
+    'maxBonusAmount',
+    'maxPayout',
+    'minimumOdds',
+    'freeBetValue',
+    'tournamentTicketValue',
+    'rakebackPercentage',
+    'isStickyBonus',
+    'stakeReturned',
+    'betType',
+  ),
+  geos: geos(r),
   trackers,
-  createdAt: iso(r.created_at as Date)!,
-  updatedAt: iso(r.updated_at as Date)!,
+  ...stamps(r),
 });
 
-export const item = (r: Row): ToplistItem => ({
-  id: r.id as number,
-  position: r.position as number,
-  brandId: r.brand_id as number,
-  offerId: r.offer_id as number,
-  dealId: r.deal_id as number,
-  isLocked: r.is_locked as boolean,
-});
+export const item = (r: Row): ToplistItem =>
+  fields(r, 'id', 'position', 'brandId', 'offerId', 'dealId', 'isLocked');
 
 export const toplist = (r: Row, items: ToplistItem[]): Toplist => ({
-  id: r.id as number,
-  externalId: r.external_id as string | null,
-  siteId: r.site_id as number,
-  templateId: r.template_id as number,
-  ownerId: r.owner_id as number,
-  name: r.name as string,
-  slug: r.slug as string,
+  ...fields(r, 'id', 'externalId', 'siteId', 'templateId', 'ownerId', 'name', 'slug'),
   geo: {
     type: r.geo_type as Toplist['geo']['type'],
     code: r.geo_code as string,
     name: r.geo_name as string,
     coveredCountries: r.covered_countries as string[] | null,
   },
-  currentPeriod: r.current_period as string,
-  locked: r.locked as boolean,
+  ...fields(r, 'currentPeriod', 'locked'),
   liveFrom: iso(r.live_from as Date | null),
   liveUntil: iso(r.live_until as Date | null),
   liveVersion: r.live_version === null || r.live_version === undefined ? null : String(r.live_version),

@@ -1,10 +1,10 @@
 import { onlyValue } from '../../db/first-value.ts';
 import type { Queryable } from '../../db/index.ts';
+import { type Paged, pagedRows } from '../../db/paged.ts';
 import {
   type ColumnValues,
   item,
   type PageArgs,
-  type Paged,
   type Row,
   TOPLIST_SELECT,
   toplist,
@@ -93,15 +93,13 @@ export class CatalogSql {
     map: (r: Row) => T,
   ): Promise<Paged<T>> {
     const n = params.length;
-    const rows = await this.db.query(
-      `SELECT x.*, count(*) OVER ()::int AS __total FROM (${select}) x ${order.replace(/\b[a-z]\./g, 'x.')} LIMIT $${n + 1} OFFSET $${n + 2}`,
-      [...params, p.limit, p.offset],
+    const page = await pagedRows<Row>(p, (w) =>
+      this.db.query<Row & { total: number }>(
+        `SELECT x.*, count(*) OVER ()::int AS total FROM (${select}) x ${order.replace(/\b[a-z]\./g, 'x.')} LIMIT $${n + 1} OFFSET $${n + 2}`,
+        [...params, w.limit, w.offset],
+      ),
     );
-    if (rows.length === 0 && p.offset > 0) {
-      const [c] = await this.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM (${select}) x`, params);
-      return { rows: [], total: c!.n };
-    }
-    return { rows: rows.map(map), total: (rows[0]?.__total as number | undefined) ?? 0 };
+    return { rows: page.rows.map(map), total: page.total };
   }
 
   protected async trackersOf(offerIds: number[]): Promise<Map<number, Tracker[]>> {

@@ -1,4 +1,5 @@
 import type { Queryable } from '../../db/index.ts';
+import { type Paged, type PageWindow, pagedRows } from '../../db/paged.ts';
 import type { ConversionInput } from './types.ts';
 
 /** A conversion as the admin API lists it; `subId` comes from the attributed click. */
@@ -15,18 +16,20 @@ export type ConversionRecord = Omit<ConversionInput, 'playerRef'> & {
   receivedAt: string;
 };
 
-/** Filters of the conversions list; the time window [since, until) is always bounded. */
-export interface ConversionFilter {
+/** What both lists filter by first: a page of the rows received in [since, until), always bounded. */
+interface ReceivedFilter extends PageWindow {
   since: Date;
   until: Date;
   programId?: number | undefined;
+  transactionId?: string | undefined;
+}
+
+/** Filters of the conversions list. */
+export interface ConversionFilter extends ReceivedFilter {
   event?: string | undefined;
   attributed?: boolean | undefined;
   clickId?: string | undefined;
-  transactionId?: string | undefined;
   subId?: string | undefined;
-  limit: number;
-  offset: number;
 }
 
 /** One decision on a logged postback: the original one, or a replay's. */
@@ -54,18 +57,19 @@ export interface StoredPostback {
   outcomes: StoredOutcome[];
 }
 
-/** Filters of the postback log; the time window [since, until) is always bounded. */
-export interface PostbackFilter {
-  since: Date;
-  until: Date;
-  programId?: number | undefined;
+/** Filters of the postback log. */
+export interface PostbackFilter extends ReceivedFilter {
   /** Of the current (latest) outcome. */
   outcome?: 'accepted' | 'duplicate' | 'rejected' | undefined;
   code?: string | undefined;
-  transactionId?: string | undefined;
-  limit: number;
-  offset: number;
 }
+
+/** $1 to $3 of both lists' queries: the received_at window and the programme, if any. */
+const receivedParams = (f: ReceivedFilter) => [
+  f.since.toISOString(),
+  f.until.toISOString(),
+  f.programId ?? null,
+];
 
 const iso = (d: Date | string) => new Date(d).toISOString();
 
@@ -82,9 +86,10 @@ export class RecordsRepository {
   constructor(private readonly db: Queryable) {}
 
   /** One page of conversions, newest first, with the number of matching rows. */
-  async conversions(f: ConversionFilter): Promise<{ rows: ConversionRecord[]; total: number }> {
-    const rows = await this.db.query<ConversionRecord & { total: number }>(
-      `SELECT v.id, v.program_id AS "programId", v.transaction_id AS "transactionId", v.event,
+  async conversions(f: ConversionFilter): Promise<Paged<ConversionRecord>> {
+    const page = await pagedRows<ConversionRecord>(f, (w) =>
+      this.db.query<ConversionRecord & { total: number }>(
+        `SELECT v.id, v.program_id AS "programId", v.transaction_id AS "transactionId", v.event,
               v.amount::text AS amount, v.currency, v.click_id AS "clickId", v.attributed, c.sub_id AS "subId",
               v.site_id AS "siteId", v.toplist_id AS "toplistId", v.position, v.brand_id AS "brandId",
               v.offer_id AS "offerId", v.tracker_id AS "trackerId", v.log_id::text AS "logId",
@@ -101,31 +106,26 @@ export class RecordsRepository {
          AND ($7::text IS NULL OR v.transaction_id = $7) AND ($8::text IS NULL OR c.sub_id = $8)
        ORDER BY v.received_at DESC, v.id DESC
        LIMIT $9 OFFSET $10`,
-      [
-        f.since.toISOString(),
-        f.until.toISOString(),
-        f.programId ?? null,
-        f.event ?? null,
-        f.attributed ?? null,
-        f.clickId ?? null,
-        f.transactionId ?? null,
-        f.subId ?? null,
-        f.limit,
-        f.offset,
-      ],
+        [
+          ...receivedParams(f),
+          f.event ?? null,
+          f.attributed ?? null,
+          f.clickId ?? null,
+          f.transactionId ?? null,
+          f.subId ?? null,
+          w.limit,
+          w.offset,
+        ],
+      ),
     );
-    return {
-      rows: rows.map(({ total: _, ...r }) => ({ ...r, receivedAt: iso(r.receivedAt) })),
-      // A page past the end holds no row to carry the total, so ask for the first one.
-      total:
-        rows[0]?.total ?? (f.offset > 0 ? (await this.conversions({ ...f, limit: 1, offset: 0 })).total : 0),
-    };
+    return { ...page, rows: page.rows.map((r) => ({ ...r, receivedAt: iso(r.receivedAt) })) };
   }
 
   /** One page of the postback log, newest first, each row with its outcomes. */
-  async postbacks(f: PostbackFilter): Promise<{ rows: StoredPostback[]; total: number }> {
-    const rows = await this.db.query<StoredPostback & { total: number }>(
-      `SELECT l.id, l.received_at AS "receivedAt", l.program, p.id AS "programId", p.param_map AS "paramMap", l.method,
+  async postbacks(f: PostbackFilter): Promise<Paged<StoredPostback>> {
+    const page = await pagedRows<StoredPostback>(f, (w) =>
+      this.db.query<StoredPostback & { total: number }>(
+        `SELECT l.id, l.received_at AS "receivedAt", l.program, p.id AS "programId", p.param_map AS "paramMap", l.method,
               l.content_type AS "contentType", l.query, l.body, o.outcomes, count(*) OVER ()::int AS total
        FROM postback_log l
        LEFT JOIN affiliate_programs p ON p.slug = l.program
@@ -141,22 +141,10 @@ export class RecordsRepository {
                WHERE l.query->>n.name = $6 OR strpos(l.body, '"' || n.name || '":' || to_json($6::text)::text) > 0))
        ORDER BY l.received_at DESC, l.id DESC
        LIMIT $7 OFFSET $8`,
-      [
-        f.since.toISOString(),
-        f.until.toISOString(),
-        f.programId ?? null,
-        f.outcome ?? null,
-        f.code ?? null,
-        f.transactionId ?? null,
-        f.limit,
-        f.offset,
-      ],
+        [...receivedParams(f), f.outcome ?? null, f.code ?? null, f.transactionId ?? null, w.limit, w.offset],
+      ),
     );
-    return {
-      rows: rows.map(({ total: _, ...r }) => postbackRow(r)),
-      total:
-        rows[0]?.total ?? (f.offset > 0 ? (await this.postbacks({ ...f, limit: 1, offset: 0 })).total : 0),
-    };
+    return { ...page, rows: page.rows.map(postbackRow) };
   }
 
   /** One logged postback with its outcomes. */

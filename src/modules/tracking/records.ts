@@ -1,6 +1,6 @@
-import { type CsvCell, toCsv } from '../../lib/csv.ts';
+import { type CsvColumn, csvColumns, toCsv } from '../../lib/csv.ts';
 import { conflict, invalidField, notFound } from '../../lib/errors.ts';
-import { type PageMeta, pageMeta } from '../../lib/paging.ts';
+import { type Page, pageMeta } from '../../lib/paging.ts';
 import { addDays, daysBetween, isDay } from '../../lib/time.ts';
 import { replayProblem } from './postback.ts';
 import type { LoggedPostback, ReplayOutcome } from './postback-intake.ts';
@@ -56,25 +56,28 @@ export interface ReplayResult extends ReplayOutcome {
   logId: string;
 }
 
-const CSV_COLUMNS: [string, (r: ConversionRecord) => CsvCell][] = [
-  ['id', (r) => r.id],
-  ['received_at', (r) => r.receivedAt],
-  ['program_id', (r) => r.programId],
-  ['transaction_id', (r) => r.transactionId],
-  ['event', (r) => r.event],
-  ['amount', (r) => r.amount],
-  ['currency', (r) => r.currency],
-  ['click_id', (r) => r.clickId],
-  ['attributed', (r) => String(r.attributed)],
-  ['sub_id', (r) => r.subId],
-  ['site_id', (r) => r.siteId],
-  ['toplist_id', (r) => r.toplistId],
-  ['position', (r) => r.position],
-  ['brand_id', (r) => r.brandId],
-  ['offer_id', (r) => r.offerId],
-  ['tracker_id', (r) => r.trackerId],
-  ['log_id', (r) => r.logId],
-];
+const CSV_COLUMNS: CsvColumn<ConversionRecord>[] = csvColumns(
+  [
+    'id',
+    'receivedAt',
+    'programId',
+    'transactionId',
+    'event',
+    'amount',
+    'currency',
+    'clickId',
+    'attributed',
+    'subId',
+    'siteId',
+    'toplistId',
+    'position',
+    'brandId',
+    'offerId',
+    'trackerId',
+    'logId',
+  ],
+  { attributed: (r) => String(r.attributed) },
+);
 
 /** The parameters and any unreadable body of a log row, as the replay would read them. */
 function paramsOf(p: StoredPostback): { params: Record<string, unknown>; rawBody: string | null } {
@@ -148,7 +151,7 @@ export class TrackingRecords {
   }
 
   /** One page of conversions, newest first. */
-  async conversions(q: ConversionQuery): Promise<{ data: ConversionRecord[]; meta: PageMeta }> {
+  async conversions(q: ConversionQuery): Promise<Page<ConversionRecord>> {
     const page = q.page ?? 1;
     const perPage = q.perPage ?? RECORDS_DEFAULT_PER_PAGE;
     const { rows, total } = await this.reads.conversions({
@@ -180,7 +183,7 @@ export class TrackingRecords {
   }
 
   /** One page of the raw postback log, newest first, each with every outcome. */
-  async postbacks(q: PostbackQuery): Promise<{ data: PostbackEntry[]; meta: PageMeta }> {
+  async postbacks(q: PostbackQuery): Promise<Page<PostbackEntry>> {
     const page = q.page ?? 1;
     const perPage = q.perPage ?? RECORDS_DEFAULT_PER_PAGE;
     const { since, until } = this.window(q);

@@ -6,7 +6,7 @@ import { databaseTimezones } from '../../db/timezones.ts';
 import { fromDbError } from '../../lib/db-errors.ts';
 import { AppError, invalidField, notFound } from '../../lib/errors.ts';
 import { ulid } from '../../lib/ids.ts';
-import { DEFAULT_PER_PAGE, type PageMeta, pageMeta, pageWindow } from '../../lib/paging.ts';
+import { DEFAULT_PER_PAGE, type Page, pageMeta, pageWindow } from '../../lib/paging.ts';
 import { isTimezone } from '../../lib/time.ts';
 import { newToken } from '../../lib/tokens.ts';
 import type { CatalogService } from '../catalog/service.ts';
@@ -277,11 +277,7 @@ export class TrackingService {
   }
 
   /** A page of programmes, optionally only those whose name or slug contains `search`. */
-  async listPrograms(
-    page = 1,
-    perPage = DEFAULT_PER_PAGE,
-    search?: string,
-  ): Promise<{ data: Program[]; meta: PageMeta }> {
+  async listPrograms(page = 1, perPage = DEFAULT_PER_PAGE, search?: string): Promise<Page<Program>> {
     const w = pageWindow(page, perPage);
     const { rows, total } = await this.repo.listPrograms(w.limit, w.offset, search);
     return { data: rows.map(({ tokenHash: _, ...p }) => p), meta: pageMeta(total, page, perPage) };

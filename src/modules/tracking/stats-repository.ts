@@ -1,4 +1,5 @@
 import type { Queryable } from '../../db/index.ts';
+import { type Paged, pagedRows } from '../../db/paged.ts';
 import { readRollups, zoneReady as ready } from './rollup-zone-repository.ts';
 import type { StatsFilter, StatsRow } from './types.ts';
 
@@ -33,7 +34,7 @@ export class StatsRepository {
    * With `bySubId` the rows are also split by the click's sub_id, read from the raw clicks and
    * conversions (sub_id is not a rollup key); the service bounds that range.
    */
-  async stats(f: StatsFilter): Promise<{ rows: StatsRow[]; total: number }> {
+  async stats(f: StatsFilter): Promise<Paged<StatsRow>> {
     if (f.bySubId) return this.page(f, false);
     return readRollups(
       () => this.someZoneUnready(f),
@@ -47,7 +48,7 @@ export class StatsRepository {
   }
 
   /** One page of the report; the 15-minute rollups are read only `withQuarters`. */
-  private async page(f: StatsFilter, withQuarters: boolean): Promise<{ rows: StatsRow[]; total: number }> {
+  private async page(f: StatsFilter, withQuarters: boolean): Promise<Paged<StatsRow>> {
     const zone = (site: string, program: string) =>
       `CASE $3 WHEN 'site' THEN coalesce(${site}.timezone, 'UTC') WHEN 'program' THEN coalesce(${program}.timezone, 'UTC') ELSE $4 END`;
     const where = (t: string) =>
@@ -98,10 +99,11 @@ export class StatsRepository {
          WHERE v.zone = z.tz AND ${ready('v.zone')} AND v.day BETWEEN $1::date AND $2::date AND ${where('v')}
          ${withQuarters ? quarters : ''}`;
     const dims = 'day, tz, site_id, toplist_id, position, brand_id, program_id, sub_id';
-    const rows = await this.db.query<StatsRow & { total: number; sub_id?: string | null }>(
-      // Inlined, each use of per scans only the branches of its kind (clicks once, conversions
-      // twice) instead of writing every fact to a temporary store first.
-      `WITH per AS NOT MATERIALIZED (${facts}
+    const page = await pagedRows<StatsRow & { sub_id?: string | null }>(f, (w) =>
+      this.db.query<StatsRow & { total: number; sub_id?: string | null }>(
+        // Inlined, each use of per scans only the branches of its kind (clicks once, conversions
+        // twice) instead of writing every fact to a temporary store first.
+        `WITH per AS NOT MATERIALIZED (${facts}
        ), parts AS (
          SELECT ${dims}, kind, event, NULL::text AS currency, n, NULL::numeric AS revenue, NULL::numeric AS commission
          FROM per WHERE day BETWEEN $1::date AND $2::date AND kind <> 'conversion'
@@ -137,25 +139,25 @@ export class StatsRepository {
        ORDER BY day, site_id NULLS FIRST, toplist_id NULLS FIRST, position NULLS FIRST, brand_id NULLS FIRST,
                 program_id NULLS FIRST, sub_id NULLS FIRST, tz
        LIMIT $9 OFFSET $10`,
-      [
-        f.from,
-        f.to,
-        f.tz,
-        f.zone ?? 'UTC',
-        f.programId ?? null,
-        f.siteId ?? null,
-        f.toplistId ?? null,
-        f.brandId ?? null,
-        f.limit,
-        f.offset,
-        REVENUE_EVENTS,
-        COMMISSION_EVENTS,
-      ],
+        [
+          f.from,
+          f.to,
+          f.tz,
+          f.zone ?? 'UTC',
+          f.programId ?? null,
+          f.siteId ?? null,
+          f.toplistId ?? null,
+          f.brandId ?? null,
+          w.limit,
+          w.offset,
+          REVENUE_EVENTS,
+          COMMISSION_EVENTS,
+        ],
+      ),
     );
     return {
-      rows: rows.map(({ total: _, sub_id, ...r }) => (f.bySubId ? { ...r, subId: sub_id ?? null } : r)),
-      // A page past the end holds no row to carry the total, so ask for the first one.
-      total: rows[0]?.total ?? (f.offset > 0 ? (await this.stats({ ...f, limit: 1, offset: 0 })).total : 0),
+      ...page,
+      rows: page.rows.map(({ sub_id, ...r }) => (f.bySubId ? { ...r, subId: sub_id ?? null } : r)),
     };
   }
 }

@@ -1,4 +1,4 @@
-import { type CsvCell, toCsv } from '../../lib/csv.ts';
+import { type CsvColumn, csvColumns, toCsv } from '../../lib/csv.ts';
 import { invalidField } from '../../lib/errors.ts';
 import { type PageMeta, pageMeta } from '../../lib/paging.ts';
 import { daysBetween, isDay, isTimezone } from '../../lib/time.ts';
@@ -73,35 +73,40 @@ const perCurrency = (m: Record<string, string | null>) =>
     .map(([c, v]) => `${c}:${v ?? '-'}`)
     .join(' ');
 
-const CSV_COLUMNS: [string, (r: StatsLine) => CsvCell][] = [
-  ['day', (r) => r.day],
-  ['timezone', (r) => r.timezone],
-  ['site_id', (r) => r.siteId],
-  ['toplist_id', (r) => r.toplistId],
-  ['position', (r) => r.position],
-  ['brand_id', (r) => r.brandId],
-  ['program_id', (r) => r.programId],
-  ['clicks', (r) => r.clicks],
-  ['impressions', (r) => r.impressions],
-  ['registrations', (r) => r.registrations],
-  ['ftds', (r) => r.ftds],
-  ['conversions', (r) => r.conversions],
-  ['conversion_rate', (r) => r.conversionRate],
-  ['ftd_rate', (r) => r.ftdRate],
-  // Money per currency, `EUR:12.5000` separated by spaces (EPC `-` without clicks).
-  ['revenue', (r) => perCurrency(r.revenue)],
-  ['commission', (r) => perCurrency(r.commission)],
-  ['epc', (r) => perCurrency(r.epc)],
-  // Every event with its count, `event:n` separated by spaces, names as the operators sent them.
+const CSV_COLUMNS: CsvColumn<StatsLine>[] = csvColumns(
   [
+    'day',
+    'timezone',
+    'siteId',
+    'toplistId',
+    'position',
+    'brandId',
+    'programId',
+    'clicks',
+    'impressions',
+    'registrations',
+    'ftds',
+    'conversions',
+    'conversionRate',
+    'ftdRate',
+    'revenue',
+    'commission',
+    'epc',
     'events',
-    (r) =>
+  ],
+  {
+    // Money per currency, `EUR:12.5000` separated by spaces (EPC `-` without clicks).
+    revenue: (r) => perCurrency(r.revenue),
+    commission: (r) => perCurrency(r.commission),
+    epc: (r) => perCurrency(r.epc),
+    // Every event with its count, `event:n` separated by spaces, names as the operators sent them.
+    events: (r) =>
       Object.entries(r.events)
         .sort(([a], [b]) => a.localeCompare(b))
         .map(([e, n]) => `${e}:${n}`)
         .join(' '),
-  ],
-];
+  },
+);
 
 /** Stats by day × site × toplist × position × brand × programme, and sites' reporting zones. */
 export class TrackingStats {

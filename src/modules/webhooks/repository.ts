@@ -1,5 +1,6 @@
 import { onlyValue } from '../../db/first-value.ts';
 import type { Queryable } from '../../db/index.ts';
+import { type Paged, type PageWindow, pagedRows } from '../../db/paged.ts';
 import type { StoredSecret } from '../../lib/seal.ts';
 import type { Delivery, DeliveryAttempt, DeliveryStatus, StoredEndpoint, WebhookEventType } from './types.ts';
 
@@ -58,6 +59,12 @@ export interface AttemptRecord {
   nextAttemptAt: Date | null;
 }
 
+/** What creating an endpoint stores: the fields the service set, and when. */
+type NewEndpoint = Pick<
+  StoredEndpoint,
+  'id' | 'siteId' | 'url' | 'events' | 'description' | 'secretSealed' | 'secretHint'
+> & { now: Date };
+
 export interface EndpointColumns {
   siteId?: number | null;
   url?: string;
@@ -81,16 +88,7 @@ export class WebhookRepository {
     return onlyValue<number>(this.db, 'SELECT count(*)::int AS n FROM webhook_endpoints');
   }
 
-  async insertEndpoint(e: {
-    id: string;
-    siteId: number | null;
-    url: string;
-    events: readonly string[];
-    description: string;
-    secretSealed: string;
-    secretHint: string;
-    now: Date;
-  }): Promise<void> {
+  async insertEndpoint(e: NewEndpoint): Promise<void> {
     await this.db.query(
       `INSERT INTO webhook_endpoints (id, site_id, url, events, description, secret_sealed, secret_hint, created_at, updated_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)`,
@@ -103,27 +101,16 @@ export class WebhookRepository {
     return rows[0] ? endpointOf(rows[0]) : undefined;
   }
 
-  async listEndpoints(
-    siteId: number | undefined,
-    w: { limit: number; offset: number },
-  ): Promise<{ rows: StoredEndpoint[]; total: number }> {
-    const where = siteId === undefined ? '' : 'WHERE site_id = $3';
-    const params: unknown[] = [w.limit, w.offset];
-    if (siteId !== undefined) params.push(siteId);
-    const rows = await this.db.query(
-      `SELECT *, count(*) OVER ()::int AS total FROM webhook_endpoints ${where}
-       ORDER BY created_at DESC, id DESC LIMIT $1 OFFSET $2`,
-      params,
+  async listEndpoints(siteId: number | undefined, window: PageWindow): Promise<Paged<StoredEndpoint>> {
+    const page = await pagedRows<Record<string, unknown>>(window, (w) =>
+      this.db.query<Record<string, unknown> & { total: number }>(
+        `SELECT *, count(*) OVER ()::int AS total FROM webhook_endpoints
+         WHERE $1::int IS NULL OR site_id = $1
+         ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3`,
+        [siteId ?? null, w.limit, w.offset],
+      ),
     );
-    const total = rows.length
-      ? (rows[0]!.total as number)
-      : await this.db
-          .query<{ n: number }>(
-            `SELECT count(*)::int AS n FROM webhook_endpoints ${siteId === undefined ? '' : 'WHERE site_id = $1'}`,
-            siteId === undefined ? [] : [siteId],
-          )
-          .then((r) => r[0]!.n);
-    return { rows: rows.map(endpointOf), total };
+    return { ...page, rows: page.rows.map(endpointOf) };
   }
 
   /** Applies a patch; re-enabling clears the disabled marks. False when no such endpoint. */
@@ -331,24 +318,16 @@ export class WebhookRepository {
   }
 
   /** An endpoint's deliveries, newest first, each with its attempt log. */
-  async listDeliveries(
-    endpointId: string,
-    w: { limit: number; offset: number },
-  ): Promise<{ rows: Delivery[]; total: number }> {
-    const rows = await this.db.query<DeliveryRow & { total: number }>(
-      `SELECT ${DELIVERY_COLUMNS}, count(*) OVER ()::int AS total
-       FROM webhook_deliveries d JOIN webhook_events ev ON ev.id = d.event_id
-       WHERE d.endpoint_id = $1 ORDER BY d.created_at DESC, d.id DESC LIMIT $2 OFFSET $3`,
-      [endpointId, w.limit, w.offset],
+  async listDeliveries(endpointId: string, window: PageWindow): Promise<Paged<Delivery>> {
+    const page = await pagedRows<DeliveryRow>(window, (w) =>
+      this.db.query<DeliveryRow & { total: number }>(
+        `SELECT ${DELIVERY_COLUMNS}, count(*) OVER ()::int AS total
+         FROM webhook_deliveries d JOIN webhook_events ev ON ev.id = d.event_id
+         WHERE d.endpoint_id = $1 ORDER BY d.created_at DESC, d.id DESC LIMIT $2 OFFSET $3`,
+        [endpointId, w.limit, w.offset],
+      ),
     );
-    const total = rows.length
-      ? rows[0]!.total
-      : await this.db
-          .query<{ n: number }>('SELECT count(*)::int AS n FROM webhook_deliveries WHERE endpoint_id = $1', [
-            endpointId,
-          ])
-          .then((r) => r[0]!.n);
-    return { rows: await this.withLogs(rows.map(({ total: _, ...r }) => r)), total };
+    return { ...page, rows: await this.withLogs(page.rows) };
   }
 
   /** One delivery with its attempt log. */

@@ -3,7 +3,7 @@ import { fromDbError } from '../../lib/db-errors.ts';
 import { conflict, invalidField, notFound } from '../../lib/errors.ts';
 import { ulid } from '../../lib/ids.ts';
 import type { OutboundClient } from '../../lib/outbound.ts';
-import { type PageMeta, pageMeta, pageWindow } from '../../lib/paging.ts';
+import { type Page, pageMeta, pageWindow } from '../../lib/paging.ts';
 import type { ResealReport, Sealer } from '../../lib/seal.ts';
 import { wireTimestamp } from '../../lib/time.ts';
 import { WebhookRepository } from './repository.ts';
@@ -44,11 +44,6 @@ export interface ChangeEvents {
   record(q: Queryable, change: ToplistChange): Promise<void>;
   /** Called after the commit: starts sending at once in this process. */
   committed(): void;
-}
-
-export interface Page<T> {
-  data: T[];
-  meta: PageMeta;
 }
 
 /** The endpoint without its sealed secrets: the only shape that leaves the module. */

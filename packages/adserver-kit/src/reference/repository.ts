@@ -266,22 +266,24 @@ export async function orderLines(q: Queryable, orderId: string): Promise<LineRow
   );
 }
 
+/** A line's editable fields as parameters, in the order both its insert and its update bind them. */
+function editableParams(l: Omit<LineRow, 'id' | 'status' | 'order_id' | 'external_ref'>): unknown[] {
+  return [
+    l.slot_id,
+    l.start_date,
+    l.end_date,
+    l.goal_impressions,
+    l.geo,
+    l.sizes,
+    JSON.stringify(l.creatives),
+  ];
+}
+
 export async function insertLine(q: Queryable, l: Omit<LineRow, 'status'>): Promise<void> {
   await q.query(
     `INSERT INTO line_items (id, order_id, external_ref, slot_id, start_date, end_date, goal_impressions, geo, sizes, creatives)
      VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10)`,
-    [
-      l.id,
-      l.order_id,
-      l.external_ref,
-      l.slot_id,
-      l.start_date,
-      l.end_date,
-      l.goal_impressions,
-      l.geo,
-      l.sizes,
-      JSON.stringify(l.creatives),
-    ],
+    [l.id, l.order_id, l.external_ref, ...editableParams(l)],
   );
 }
 
@@ -293,16 +295,7 @@ export async function updateLine(
   await q.query(
     `UPDATE line_items SET slot_id = $2, start_date = $3, end_date = $4, goal_impressions = $5, geo = $6, sizes = $7,
        creatives = $8, status = 'DRAFT', updated_at = now() WHERE id = $1`,
-    [
-      l.id,
-      l.slot_id,
-      l.start_date,
-      l.end_date,
-      l.goal_impressions,
-      l.geo,
-      l.sizes,
-      JSON.stringify(l.creatives),
-    ],
+    [l.id, ...editableParams(l)],
   );
 }
 
