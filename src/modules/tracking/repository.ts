@@ -268,6 +268,9 @@ export class TrackingRepository {
    * another transaction committed while this statement waited on it, which this statement's
    * snapshot would not show. Log ids follow the insert order (one sequence, rows inserted by
    * `ord`), which is how each job finds its own.
+   *
+   * Planned on every run, not prepared by name like the click batch: the generic plan a prepared
+   * statement settles on after five runs made postbacks 3–4 times slower (bench/README.md).
    */
   async writePostbacks(jobs: readonly PostbackJob[]): Promise<void> {
     const col = <T>(f: (j: PostbackJob) => T) => jobs.map(f);
@@ -375,7 +378,6 @@ export class TrackingRepository {
         col((j) => j.conversion?.playerRef ?? null),
         col((j) => j.conversion?.clickId ?? null),
       ],
-      'write_postbacks',
     );
     jobs.forEach((job, i) => {
       const r = rows[i]!;
