@@ -287,4 +287,23 @@ describe('/go fast path', () => {
     expect(await served()).toBe(before.served);
     expect((await clicks()).n).toBe(before.clicks + 3);
   });
+
+  it('records no click, on either path, when the landing URL cannot be built', async () => {
+    // A host macro (refused: a sub_id could pick the host) on a link neither app has resolved yet.
+    const [row] = await t.db.query<{ slug: string; tracker_id: number }>(
+      `SELECT slug, tracker_id FROM tracking_links
+       WHERE toplist_id IS NOT NULL AND tracker_id <> (SELECT tracker_id FROM tracking_links WHERE slug = $1)
+       ORDER BY slug LIMIT 1`,
+      [slug],
+    );
+    await t.db.query("UPDATE trackers SET landing_url = 'https://{sub_id}/welcome' WHERE id = $1", [
+      row!.tracker_id,
+    ]);
+    const before = { served: await served(), clicks: (await clicks()).n };
+    const [a, b] = await apps.both(`/go/${row!.slug}?sub_id=evil.example`, browser);
+    expect([a.status, b.status]).toEqual([404, 404]);
+    expect(a.headers.location).toBeUndefined();
+    expect(await served()).toBe(before.served);
+    expect((await clicks()).n).toBe(before.clicks);
+  });
 });

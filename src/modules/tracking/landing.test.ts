@@ -48,5 +48,13 @@ describe('landing URLs', () => {
     expect(landingUrl('javascript:alert(1)', '', values)).toBeUndefined();
     expect(landingUrl('{click_id}', '', { ...values, click_id: 'https://evil.example' })).toBeUndefined();
     expect(landingUrl('not a url', '', values)).toBeUndefined();
+    // A macro in the host or port would let its value pick the host: a sub_id may hold dots.
+    const steered = { ...values, sub_id: 'evil.example' };
+    expect(landingUrl('https://{sub_id}/l', '', steered)).toBeUndefined();
+    expect(landingUrl('https://op.example:{position}/l', '', steered)).toBeUndefined();
+    expect(landingUrl('https://{sub_id}@op.example/l', '', steered)).toBeUndefined();
+    expect(landingUrl('https://op.example/{sub_id}?s={sub_id}#{sub_id}', '', steered)).toBe(
+      'https://op.example/evil.example?s=evil.example#evil.example',
+    );
   });
 });

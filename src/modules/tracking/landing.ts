@@ -3,6 +3,8 @@ export const MACROS = ['click_id', 'affiliate_id', 'site_id', 'toplist_id', 'pos
 export type MacroValues = Record<(typeof MACROS)[number], string>;
 
 const MACRO = /\{([a-z_]+)\}/g;
+/** A URL's scheme and authority (user, host, port). */
+const ORIGIN = /^[^:/?#]*:\/\/[^/?#]*/;
 
 /** The unknown `{macro}` names in a template (empty when every one is known). */
 export function unknownMacros(template: string): string[] {
@@ -22,9 +24,11 @@ function fill(template: string, values: MacroValues, encode: (v: string) => stri
  * (URL-encoded), plus the programme's query template, whose parameters replace same-named ones
  * of the landing URL (an operator reading a repeated parameter may take either). Only the stored landing URL decides
  * scheme and host, so no request parameter can steer the redirect. Undefined when the
- * result is not an absolute http(s) URL.
+ * result is not an absolute http(s) URL or the template has a macro before its path.
  */
 export function landingUrl(base: string, params: string, values: MacroValues): string | undefined {
+  // A macro in the scheme or host would let a value (a sub_id may hold dots) choose the host.
+  if (ORIGIN.exec(base)?.[0].includes('{')) return undefined;
   let url: URL;
   try {
     url = new URL(fill(base, values, encodeURIComponent));

@@ -322,11 +322,12 @@ export class TrackingService {
    * Records a hit on a registered link and resolves once the row is committed. Returns the
    * link and click id; throws 404 for an unknown slug and 503 when the write failed.
    */
-  private async record(
+  /** The row a hit on `slug` would write, with its link; 404 when the slug names none. */
+  private async hitRow(
     kind: ClickRow['kind'],
     slug: string,
     ctx: HitContext,
-  ): Promise<{ id: string } & CachedLink> {
+  ): Promise<{ row: ClickRow } & CachedLink> {
     const entry = await this.resolve(slug);
     if (!entry) throw notFound(kind === 'click' ? 'Tracking link' : 'Impression code');
     const { link, program } = entry;
@@ -348,19 +349,27 @@ export class TrackingService {
       country: ctx.country ?? null,
       flag: this.flagOf(ctx),
     };
+    return { row, ...entry };
+  }
+
+  /** Writes a hit durably (group commit), or fails with a 503. */
+  private async write(row: ClickRow): Promise<void> {
     try {
       await this.hits.add(row);
     } catch {
       throw new AppError('service_unavailable', 'The click could not be recorded; try again');
     }
-    return { id: row.id, ...entry };
   }
 
-  /** Records a click durably and returns the landing URL to redirect to. */
+  /**
+   * Records a click durably and returns the landing URL to redirect to. A click whose landing
+   * URL cannot be built is not recorded: the visitor goes nowhere, and the /go fast path hands
+   * such a request to the route, which must not count it a second time.
+   */
   async click(slug: string, ctx: HitContext): Promise<string> {
-    const { id, link, program } = await this.record('click', slug, ctx);
+    const { row, link, program } = await this.hitRow('click', slug, ctx);
     const location = landingUrl(link.landingUrl, program?.landingParams ?? '', {
-      click_id: id,
+      click_id: row.id,
       affiliate_id: program?.affiliateId ?? '',
       site_id: link.siteId === null ? '' : String(link.siteId),
       toplist_id: link.toplistId === null ? '' : String(link.toplistId),
@@ -368,12 +377,13 @@ export class TrackingService {
       sub_id: ctx.subId ?? '',
     });
     if (!location) throw notFound('Landing page of this tracking link');
+    await this.write(row);
     return location;
   }
 
   /** Records an impression durably. */
   async impression(code: string, ctx: HitContext): Promise<void> {
-    await this.record('impression', code, ctx);
+    await this.write((await this.hitRow('impression', code, ctx)).row);
   }
 
   /** Writes every pending click and postback batch; called on shutdown. */
