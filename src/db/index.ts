@@ -131,15 +131,6 @@ function namedStatements(
   const S = protocol.serialize;
   const prepared = new Map<string, { sql: string; types: number[] }>();
   const stream = (message: Uint8Array) => lite.execProtocolStream(message, { syncToFs: false });
-  const concat = (parts: Uint8Array[]) => {
-    const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-    let at = 0;
-    for (const p of parts) {
-      out.set(p, at);
-      at += p.length;
-    }
-    return out;
-  };
   async function prepare(name: string, sql: string): Promise<number[]> {
     const known = prepared.get(name);
     if (known) {
@@ -168,7 +159,12 @@ function namedStatements(
         let messages: Awaited<ReturnType<typeof stream>>;
         try {
           messages = await stream(
-            concat([S.bind({ statement: name, values }), S.describe({ type: 'P' }), S.execute({}), S.sync()]),
+            Buffer.concat([
+              S.bind({ statement: name, values }),
+              S.describe({ type: 'P' }),
+              S.execute({}),
+              S.sync(),
+            ]),
           );
         } catch (err) {
           // The Sync inside the failed message was skipped with the rest; end the error state.
