@@ -69,13 +69,20 @@ export class GroupCommit<T> {
     return new Promise((resolve, reject) => {
       this.queue.push({ row, resolve, reject });
       if (this.owed > 0) this.owed -= 1;
-      if (this.draining || this.queue.length >= this.opts.maxBatch) this.kick();
+      if (this.queue.length >= this.opts.maxBatch) this.kick();
       else this.schedule();
     });
   }
 
-  /** Writes the queue at the end of this turn when no answered caller is owed, else within `maxWaitMs`. */
+  /**
+   * Writes the queue at once while draining, at the end of this turn when no answered caller is
+   * owed, else within `maxWaitMs`.
+   */
   private schedule(): void {
+    if (this.draining) {
+      this.kick();
+      return;
+    }
     if (this.owed === 0) {
       this.turnEnd ??= setImmediate(() => {
         this.turnEnd = undefined;
@@ -136,8 +143,7 @@ export class GroupCommit<T> {
       this.inFlight -= 1;
       this.inFlightRows -= batch.length;
       this.owed = Math.min(this.owed + batch.length, this.opts.maxBatch);
-      if (this.draining && this.queue.length) this.kick();
-      else if (this.queue.length) this.schedule();
+      if (this.queue.length) this.schedule();
       else if (this.inFlight === 0) for (const done of this.idle.splice(0)) done();
     }
   }
