@@ -155,9 +155,10 @@ export class TrackingService {
           () => this.repo.insertClicks(rows, lane),
         ),
       {
-        // PostgreSQL: a batch's commit, not CPU, bounds /go, so rows wait 1 ms for company, not 2
-        // (9 300 vs 7 500 clicks/s at 50 connections, bench/README.md). PGlite: every statement
-        // costs ~1.2 ms of CPU whatever its size, so larger batches are worth the extra wait.
+        // The longest a row waits for answered callers to come back (GroupCommit). PostgreSQL: a
+        // batch's commit, not CPU, bounds /go, so at most 1 ms (9 300 vs 7 500 clicks/s at 50
+        // connections with 2, bench/README.md). PGlite: every statement has a fixed CPU cost, so
+        // larger batches are worth a longer wait.
         maxWaitMs: db.kind === 'pglite' ? 2 : 1,
         maxBatch: 500,
         maxInFlight: db.kind === 'pglite' ? 1 : 4,
@@ -318,10 +319,6 @@ export class TrackingService {
     return bot;
   }
 
-  /**
-   * Records a hit on a registered link and resolves once the row is committed. Returns the
-   * link and click id; throws 404 for an unknown slug and 503 when the write failed.
-   */
   /** The row a hit on `slug` would write, with its link; 404 when the slug names none. */
   private async hitRow(
     kind: ClickRow['kind'],
