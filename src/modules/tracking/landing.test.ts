@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { landingUrl, type MacroValues, unknownMacros } from './landing.ts';
+import { ulid } from '../../lib/ids.ts';
+import { compileLanding, LandingTemplate, landingUrl, type MacroValues, unknownMacros } from './landing.ts';
 
 const values: MacroValues = {
   click_id: 'c 1&x',
@@ -56,5 +57,80 @@ describe('landing URLs', () => {
     expect(landingUrl('https://op.example/{sub_id}?s={sub_id}#{sub_id}', '', steered)).toBe(
       'https://op.example/evil.example?s=evil.example#evil.example',
     );
+  });
+
+  it('refuses a macro in the host of a special scheme written without slashes', () => {
+    expect(landingUrl('http:{sub_id}/l', '', { ...values, sub_id: 'evil.example' })).toBeUndefined();
+    expect(landingUrl('{sub_id}:evil.example/l', '', { ...values, sub_id: 'https' })).toBeUndefined();
+  });
+});
+
+describe('a compiled landing template', () => {
+  const fixed = { affiliate_id: 'aff 1%', site_id: '3', toplist_id: '', position: '2' };
+  const bases = [
+    'https://op.example/l?c={click_id}',
+    'https://op.example/{sub_id}/{click_id}?s={sub_id}#{click_id}',
+    'https://op.example/.{sub_id}./x/{sub_id}/../{click_id}',
+    'https://op.example/%{sub_id}/%2{click_id}',
+    'https://op.example/a%20b/{click_id}?q=%41{sub_id}+x',
+    'https://op.example/l?btag={click_id}&aff=x&tag=1&tag=2',
+    'HTTPS://OP.example:443/\\{click_id}?a={affiliate_id}&p={position}&t={toplist_id}',
+    'https://op.example/{nope}/{click_id}',
+    'https://op.example/l#frag={sub_id}&{click_id}',
+    'http:{sub_id}/l',
+    '{sub_id}:evil.example/l',
+    'https://{sub_id}.example/l',
+  ];
+  const params = [
+    '',
+    'btag={affiliate_id}_{click_id}&s={sub_id}',
+    'tag=a&tag={sub_id}',
+    'a=%{sub_id}&{click_id}=q',
+  ];
+  const clickIds = [ulid(), 'ABC123', 'c 1&x', '..', 'a.b', ''];
+  const subIds = [
+    '',
+    'home-top',
+    'x.y_z',
+    '.',
+    '..',
+    '2e',
+    '41',
+    '~t',
+    'a b',
+    'ÄÖ',
+    'https',
+    'evil.example',
+    '%2e',
+  ];
+
+  it('gives what landingUrl gives for every template, parameters and value', () => {
+    let checked = 0;
+    for (const base of bases)
+      for (const p of params) {
+        const template = new LandingTemplate(base, p, fixed);
+        for (const clickId of clickIds)
+          for (const subId of subIds) {
+            const expected = landingUrl(base, p, { ...fixed, click_id: clickId, sub_id: subId });
+            expect(template.url(clickId, subId), `${base} + ${p} with ${clickId}, ${subId}`).toBe(expected);
+            checked++;
+          }
+      }
+    expect(checked).toBe(bases.length * params.length * clickIds.length * subIds.length);
+  });
+
+  it('is compiled for ordinary templates and not where a value could change the structure', () => {
+    const compiled = (base: string, p = '') => compileLanding(base, p, fixed, true) !== null;
+    expect(compiled(bases[0]!)).toBe(true);
+    expect(compiled(bases[1]!, params[1])).toBe(true);
+    expect(compiled(bases[4]!, params[3])).toBe(true);
+    // `%` then a value could make an escape; a value in the host is lowercased or refused.
+    expect(compiled(bases[3]!)).toBe(false);
+    expect(compiled('https://op.example/x?q=%{click_id}')).toBe(false);
+    expect(compiled(bases[9]!)).toBe(false);
+    expect(compiled(bases[11]!)).toBe(false);
+    const pieces = compileLanding(bases[1]!, '', fixed, true)!;
+    expect(pieces.filter((p) => p === 0)).toHaveLength(2);
+    expect(pieces.filter((p) => p === 1)).toHaveLength(2);
   });
 });

@@ -15,7 +15,7 @@ import type { TrackingMetrics } from '../ops/metrics.ts';
 import { type BannerLink, type BannerLinkInput, BannerRepository } from './banner-repository.ts';
 import { GroupCommit } from './group-commit.ts';
 import { HistoryWriter } from './history-writer.ts';
-import { landingUrl, MACROS, unknownMacros } from './landing.ts';
+import { LandingTemplate, MACROS, unknownMacros } from './landing.ts';
 import { TrackingPartitions } from './partitions.ts';
 import { POSTBACK_FIELDS } from './postback.ts';
 import { PostbackIntake, type PostbackResult, type RawPostback } from './postback-intake.ts';
@@ -68,6 +68,8 @@ type HitLink = Omit<ResolvedTrackingLink, 'trackerId' | 'offerId' | 'brandId'> &
 interface CachedLink {
   link: HitLink;
   program: StoredProgram | undefined;
+  /** The link's landing URL with its programme's parameters, prepared for its clicks. */
+  landing: LandingTemplate;
   expires: number;
 }
 
@@ -296,7 +298,13 @@ export class TrackingService {
     if (!link) return undefined;
     const program = link.trackerId === null ? undefined : await this.repo.programOfTracker(link.trackerId);
     if (this.links.size >= LINK_CACHE_MAX) this.forget();
-    const entry = { link, program, expires: now + LINK_TTL_MS };
+    const landing = new LandingTemplate(link.landingUrl, program?.landingParams ?? '', {
+      affiliate_id: program?.affiliateId ?? '',
+      site_id: link.siteId === null ? '' : String(link.siteId),
+      toplist_id: link.toplistId === null ? '' : String(link.toplistId),
+      position: link.position === null ? '' : String(link.position),
+    });
+    const entry = { link, program, landing, expires: now + LINK_TTL_MS };
     this.links.set(slug, entry);
     return entry;
   }
@@ -364,15 +372,8 @@ export class TrackingService {
    * such a request to the route, which must not count it a second time.
    */
   async click(slug: string, ctx: HitContext): Promise<string> {
-    const { row, link, program } = await this.hitRow('click', slug, ctx);
-    const location = landingUrl(link.landingUrl, program?.landingParams ?? '', {
-      click_id: row.id,
-      affiliate_id: program?.affiliateId ?? '',
-      site_id: link.siteId === null ? '' : String(link.siteId),
-      toplist_id: link.toplistId === null ? '' : String(link.toplistId),
-      position: link.position === null ? '' : String(link.position),
-      sub_id: ctx.subId ?? '',
-    });
+    const { row, landing } = await this.hitRow('click', slug, ctx);
+    const location = landing.url(row.id, ctx.subId ?? '');
     if (!location) throw notFound('Landing page of this tracking link');
     await this.write(row);
     return location;
