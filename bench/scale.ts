@@ -21,7 +21,7 @@ import { type Db, openDb } from '../src/db/index.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { ulid } from '../src/lib/ids.ts';
 import { AggregateRepository } from '../src/modules/tracking/aggregate-repository.ts';
-import { clickColumns, TrackingRepository } from '../src/modules/tracking/repository.ts';
+import { clickRows, clickRowsParam, TrackingRepository } from '../src/modules/tracking/repository.ts';
 import { RollupZoneRepository } from '../src/modules/tracking/rollup-zone-repository.ts';
 import { RollupZones } from '../src/modules/tracking/rollup-zones.ts';
 import { StatsRepository } from '../src/modules/tracking/stats-repository.ts';
@@ -316,12 +316,7 @@ export async function run(log: (m: string) => void = () => {}): Promise<Record<s
       CREATE INDEX clicks_before_at ON clicks_before(at);
       CREATE INDEX clicks_before_program_at ON clicks_before(program_id, at);`);
     const plainRate = await writeRate(async (rows) => {
-      await db.query(
-        `INSERT INTO clicks_before SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::int[], $5::int[],
-           $6::int[], $7::int[], $8::int[], $9::int[], $10::int[], $11::int[], $12::text[], $13::text[], $14::text[],
-           $15::text[], $16::text[])`,
-        clickColumns(rows),
-      );
+      await db.query(`INSERT INTO clicks_before ${clickRows(1)}`, [clickRowsParam(rows)]);
     });
     const partitionedRate = await writeRate((rows) => new TrackingRepository(db).insertClicks(rows));
     const mb = (b: number) => Math.round(b / 1e6);

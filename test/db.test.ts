@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChangeBus } from '../src/db/changes.ts';
+import { JsonParam } from '../src/db/index.ts';
 import { listMigrations, migrate, pendingMigrations } from '../src/db/migrate.ts';
 import { DB_KIND, type TestDb, testDb } from './helpers.ts';
 
@@ -62,6 +63,25 @@ describe(`database (${DB_KIND})`, () => {
       { name: 'named-outside' },
     ]);
     await t.db.query("DELETE FROM owners WHERE name = 'named-outside'");
+  });
+
+  it('sends a JSON parameter as JSON text, checked for unstorable text before it is serialised', async () => {
+    const rows = [
+      ['a"b\\c', 1, null, new Date('2026-11-25T10:00:00.123Z')],
+      ['é ✓', 2, 'x', null],
+    ];
+    const sql = `SELECT e->>0 AS s, (e->>1)::int AS n, e->>2 AS t, (e->>3)::timestamptz AS at
+                 FROM jsonb_array_elements($1::jsonb) AS e`;
+    for (const name of [undefined, 'test_json_param'])
+      expect(await t.db.query(sql, [new JsonParam(rows)], name)).toEqual([
+        { s: 'a"b\\c', n: 1, t: null, at: new Date('2026-11-25T10:00:00.123Z') },
+        { s: 'é ✓', n: 2, t: 'x', at: null },
+      ]);
+    // JSON would escape these into text the database refuses as a 500; the gate answers 422 first.
+    for (const bad of ['nul\u0000', 'lone \ud800'])
+      await expect(t.db.query(sql, [new JsonParam([[bad, 1, null, null]])])).rejects.toMatchObject({
+        code: 'validation_failed',
+      });
   });
 
   it('delivers change notifications to this process at once and through NOTIFY', async () => {

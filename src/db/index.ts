@@ -60,12 +60,28 @@ const PGLITE_SETTINGS = ['-c', 'shared_buffers=16MB'];
  * Request fields are refused earlier, by name, in validation; this covers every other way in
  * (imports, answers of remote servers, code paths without a schema).
  */
-function checkParams(params: readonly unknown[] | undefined): void {
-  if (!params) return;
-  for (const value of params) {
-    const found = findUnstorable(value);
+function checkedParams(params: readonly unknown[] | undefined): unknown[] | undefined {
+  if (!params) return undefined;
+  let sent: unknown[] | undefined;
+  for (const [i, value] of params.entries()) {
+    const json = value instanceof JsonParam;
+    const found = findUnstorable(json ? value.value : value);
     if (found) throw new AppError('validation_failed', `A value to be stored ${found.problem}`);
+    // Checked before it is serialised: JSON escapes a NUL or lone surrogate the database refuses.
+    if (json) {
+      sent ??= [...params];
+      sent[i] = JSON.stringify(value.value);
+    }
   }
+  return sent ?? (params as unknown[]);
+}
+
+/**
+ * A bound value sent as JSON text (for a `$n::jsonb` parameter): many rows in one parameter,
+ * which costs both databases less to send and read than an array per column.
+ */
+export class JsonParam {
+  constructor(readonly value: unknown) {}
 }
 
 /** Opens the database named by the options. */
@@ -89,11 +105,11 @@ async function openPglite(dataDir: string | undefined): Promise<Db> {
   const named = namedStatements(lite);
   const wrap = (q: Pick<PGlite, 'query' | 'exec'>, outside: boolean): Queryable => ({
     async query<T>(sql: string, params?: readonly unknown[], name?: string) {
-      checkParams(params);
+      const values = checkedParams(params);
       // Inside a transaction the statement runs plainly: the named path takes the locks a
       // transaction already holds.
-      if (name && outside) return named<T>(name, sql, params ?? []);
-      const res = await q.query<T>(sql, params as unknown[] | undefined);
+      if (name && outside) return named<T>(name, sql, values ?? []);
+      const res = await q.query<T>(sql, values);
       return res.rows;
     },
     async exec(sql: string) {
@@ -204,11 +220,11 @@ async function openPostgres(opts: DbOptions): Promise<Db> {
 
   const wrap = (q: pg.Pool | pg.PoolClient): Queryable => ({
     async query<T>(sql: string, params?: readonly unknown[], name?: string) {
-      checkParams(params);
+      const values = checkedParams(params);
       // node-postgres prepares a named statement once per connection and reuses it by name.
       const res = await q.query({
         text: sql,
-        values: params as unknown[] | undefined,
+        values,
         ...(name ? { name } : {}),
       });
       return res.rows as T[];
