@@ -58,7 +58,8 @@ const PGLITE_SETTINGS = ['-c', 'shared_buffers=16MB'];
  * The one gate before PostgreSQL: a bound value holding text the server cannot store (NUL, an
  * unpaired surrogate) is refused as a 422 instead of failing inside the database as a 500.
  * Request fields are refused earlier, by name, in validation; this covers every other way in
- * (imports, answers of remote servers, code paths without a schema).
+ * (imports, answers of remote servers, code paths without a schema). Returns the values to send,
+ * each `JsonParam` serialised.
  */
 function checkedParams(params: readonly unknown[] | undefined): unknown[] | undefined {
   if (!params) return undefined;
