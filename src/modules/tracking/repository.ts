@@ -77,7 +77,7 @@ const ROLLUP_ORDER = 'ORDER BY 1, 2, 3, 4, 5, 6, 7, 8';
 
 /**
  * A batch of clicks as one JSON array of rows, each the `clicks` columns in table order, read by
- * `CLICK_ROWS`: one parameter cost both databases less than 16 column arrays (bench/README.md).
+ * `clickRows`: one parameter cost both databases less than 16 column arrays (bench/README.md).
  */
 export function clickRowsParam(rows: readonly ClickRow[]): JsonParam {
   return new JsonParam(
