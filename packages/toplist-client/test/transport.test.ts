@@ -218,7 +218,11 @@ describe('transport against a hostile server', () => {
   it('retries a dropped connection', async () => {
     s.set((req, res, n) => (n === 1 ? req.socket.destroy() : json(res, 200, single)));
     expect((await client().byId(1)).id).toBe(1);
-    expect(retries).toMatchObject([{ attempt: 1, code: 'network_error' }]);
+    expect(s.hits).toHaveLength(2);
+    // A loaded machine can also fail an attempt before it reaches the server (fetch's pool hands out
+    // a socket the server has just closed), so only the first retry and the kind of all are fixed.
+    expect(retries[0]).toMatchObject({ attempt: 1, code: 'network_error' });
+    expect(retries.map((r) => r.code)).toEqual(retries.map(() => 'network_error'));
   });
 
   it('refuses an oversize body, streamed or declared, without retrying', async () => {
