@@ -14,6 +14,8 @@ const PREFIX = '/api/v1/toplists/';
 const SLUG_PREFIX = 'by-slug/';
 /** Slugs that need no percent-decoding and fit Fastify's `maxParamLength` (200). */
 const PLAIN_SLUG = /^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/;
+/** The route's cache headers as writeHead's flat name/value list. */
+const CACHE_HEADER_LIST = Object.entries(CACHE_HEADERS).flat();
 
 /** What every fast path needs besides its own service. */
 export interface FastPathBase {
@@ -110,18 +112,16 @@ export function toplistFastPath(deps: FastPathDeps): FastPath {
         : await delivery.byId(site.siteId, key);
     if (!found || !Buffer.isBuffer(found.body)) return false;
     const id = requestId(req);
-    res.setHeader('x-request-id', id);
-    res.setHeader('etag', found.etag);
-    for (const [name, value] of Object.entries(CACHE_HEADERS)) res.setHeader(name, value);
+    // One list to writeHead: setHeader per header stored and checked each twice over.
+    const head = ['x-request-id', id, 'etag', found.etag, ...CACHE_HEADER_LIST];
     let status = 200;
     if (etagMatches(req.headers['if-none-match'] as string | undefined, found.etag)) {
       status = 304;
-      res.writeHead(304);
+      res.writeHead(304, head);
       res.end();
     } else {
-      res.setHeader('content-type', JSON_TYPE);
-      res.setHeader('content-length', found.body.length);
-      res.writeHead(200);
+      head.push('content-type', JSON_TYPE, 'content-length', String(found.body.length));
+      res.writeHead(200, head);
       res.end(found.body);
     }
     counts.served++;

@@ -19,6 +19,8 @@ export class KeyedHistogram {
   readonly type = 'histogram';
   readonly aggregator = 'sum';
   private readonly series = new Map<string, Series>();
+  /** Counts resets: a caller holding series found earlier drops them when it changes. */
+  generation = 0;
 
   constructor(
     readonly name: string,
@@ -76,5 +78,6 @@ export class KeyedHistogram {
 
   reset(): void {
     this.series.clear();
+    this.generation++;
   }
 }
