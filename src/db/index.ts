@@ -3,6 +3,7 @@ import { PGlite, parse as pgliteParse, protocol } from '@electric-sql/pglite';
 import pg from 'pg';
 import { AppError } from '../lib/errors.ts';
 import { findUnstorable } from '../lib/text.ts';
+import { bindExecute } from './bind-message.ts';
 import { lockDir } from './dir-lock.ts';
 
 /** Anything that runs SQL: the database itself or an open transaction. */
@@ -175,14 +176,7 @@ function namedStatements(
         });
         let messages: Awaited<ReturnType<typeof stream>>;
         try {
-          messages = await stream(
-            Buffer.concat([
-              S.bind({ statement: name, values }),
-              S.describe({ type: 'P' }),
-              S.execute({}),
-              S.sync(),
-            ]),
-          );
+          messages = await stream(bindExecute(name, values));
         } catch (err) {
           // The Sync inside the failed message was skipped with the rest; end the error state.
           await stream(S.sync());

@@ -30,9 +30,15 @@ export class Metrics {
       this.httpSeriesOf = h.generation;
     }
     let byMethod = this.httpSeries.get(route);
-    if (!byMethod) this.httpSeries.set(route, (byMethod = new Map()));
+    if (!byMethod) {
+      byMethod = new Map();
+      this.httpSeries.set(route, byMethod);
+    }
     let byStatus = byMethod.get(method);
-    if (!byStatus) byMethod.set(method, (byStatus = new Map()));
+    if (!byStatus) {
+      byStatus = new Map();
+      byMethod.set(method, byStatus);
+    }
     let series = byStatus.get(status);
     if (!series) {
       const key = `${method} ${status} ${route}`;
