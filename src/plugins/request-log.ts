@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify';
 import { ulid } from '../lib/ids.ts';
-import { TRUSTED_LINE } from '../lib/logger.ts';
+import { directLineWriter, TRUSTED_LINE } from '../lib/logger.ts';
 
 const SAFE_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
@@ -46,18 +46,28 @@ export interface RequestLine {
 }
 
 /**
- * Writes the per-request line (the route's hook and the by-slug fast path share it): on the root
+ * Writes the per-request line (the route's hook and the fast paths share it): on the root
  * logger, since `request.log` would make the per-request child this line does not need, and
- * marked trusted, as it holds no value a secret could hide in.
+ * trusted, as it holds no value a secret could hide in — so, on a plain pino logger, written
+ * straight to its stream in pino's format (`directLineWriter`).
  */
 export function logRequest(log: FastifyBaseLogger, r: RequestLine): void {
+  const ms = Math.round(r.ms * 10) / 10;
+  const direct = r.status < 500 && Number.isFinite(ms) ? directLineWriter(log) : undefined;
+  if (direct) {
+    let fields = `,"reqId":${JSON.stringify(r.reqId)},"method":${JSON.stringify(r.method)},"route":${JSON.stringify(r.route)},"status":${r.status},"ms":${ms}`;
+    if (r.siteId !== undefined) fields += `,"siteId":${r.siteId}`;
+    if (r.adminTokenId !== undefined) fields += `,"adminTokenId":${r.adminTokenId}`;
+    direct('info', fields, 'request');
+    return;
+  }
   const line: Record<string | symbol, unknown> = {
     [TRUSTED_LINE]: true,
     reqId: r.reqId,
     method: r.method,
     route: r.route,
     status: r.status,
-    ms: Math.round(r.ms * 10) / 10,
+    ms,
   };
   if (r.siteId !== undefined) line.siteId = r.siteId;
   if (r.adminTokenId !== undefined) line.adminTokenId = r.adminTokenId;

@@ -1,0 +1,82 @@
+import { Writable } from 'node:stream';
+import type { FastifyBaseLogger } from 'fastify';
+import pino from 'pino';
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../config.ts';
+import { directLineWriter, lazyChildLogger, loggerOptions, TRUSTED_LINE } from '../lib/logger.ts';
+import { logRequest, type RequestLine } from './request-log.ts';
+
+/** A pino logger with the service's options writing into `lines` (raw, one string per line). */
+function logger(extra: pino.LoggerOptions = {}) {
+  const lines: string[] = [];
+  const stream = new Writable({
+    write(chunk, _enc, done) {
+      lines.push(...String(chunk).split('\n').filter(Boolean));
+      done();
+    },
+  });
+  const options = { ...(loggerOptions(loadConfig({})) as pino.LoggerOptions), ...extra };
+  return { log: pino(options, stream) as unknown as FastifyBaseLogger, lines };
+}
+
+/** The line pino itself writes for `r` (the trusted object logRequest used to hand it). */
+function viaPino(log: FastifyBaseLogger, r: RequestLine) {
+  const line: Record<string | symbol, unknown> = {
+    [TRUSTED_LINE]: true,
+    reqId: r.reqId,
+    method: r.method,
+    route: r.route,
+    status: r.status,
+    ms: Math.round(r.ms * 10) / 10,
+  };
+  if (r.siteId !== undefined) line.siteId = r.siteId;
+  if (r.adminTokenId !== undefined) line.adminTokenId = r.adminTokenId;
+  log.info(line, 'request');
+}
+
+const untimed = (lines: string[]) => lines.map((l) => l.replace(/"time":\d+/, '"time":0'));
+
+const requests: RequestLine[] = [
+  { reqId: '01M8ACYF2DJ03PC6PXKNBAQK39', method: 'GET', route: '/go/:slug', status: 302, ms: 2.345 },
+  { reqId: 'r-1', method: 'GET', route: '/api/v1/toplists/by-slug/:slug', status: 304, ms: 0.04, siteId: 7 },
+  { reqId: 'a:b.c', method: 'POST', route: '/x/"q"\\é', status: 422, ms: 12, adminTokenId: 3, siteId: 0 },
+];
+
+describe('logRequest', () => {
+  it('writes the bytes pino writes, bindings included, without going through pino', () => {
+    for (const make of [(l: FastifyBaseLogger) => l, (l: FastifyBaseLogger) => l.child({ worker: 2 })]) {
+      const direct = logger();
+      const reference = logger();
+      const [a, b] = [make(direct.log), make(reference.log)];
+      expect(directLineWriter(a)).toBeTypeOf('function');
+      for (const r of requests) {
+        logRequest(a, r);
+        viaPino(b, r);
+      }
+      expect(untimed(direct.lines)).toEqual(untimed(reference.lines));
+      expect(direct.lines).toHaveLength(requests.length);
+    }
+  });
+
+  it('honours the level, and leaves 5xx lines (level error) to pino', () => {
+    const quiet = logger({ level: 'warn' });
+    logRequest(quiet.log, requests[0]!);
+    expect(quiet.lines).toEqual([]);
+    logRequest(quiet.log, { ...requests[0]!, status: 503 });
+    expect(JSON.parse(quiet.lines[0]!)).toMatchObject({ level: 50, status: 503, msg: 'request' });
+  });
+
+  it('leaves to pino a logger whose output it could not reproduce', () => {
+    const mixed = logger({ mixin: () => ({ region: 'eu' }) });
+    expect(directLineWriter(mixed.log)).toBeUndefined();
+    logRequest(mixed.log, requests[0]!);
+    expect(JSON.parse(mixed.lines[0]!)).toMatchObject({ region: 'eu', reqId: requests[0]!.reqId });
+    const timed = logger({ timestamp: pino.stdTimeFunctions.isoTime });
+    expect(directLineWriter(timed.log)).toBeUndefined();
+    const levels = logger({ formatters: { level: (label) => ({ level: label }) } });
+    expect(directLineWriter(levels.log)).toBeUndefined();
+    logRequest(levels.log, requests[0]!);
+    expect(JSON.parse(levels.lines[0]!)).toMatchObject({ level: 'info' });
+    expect(directLineWriter(lazyChildLogger(logger().log, { reqId: 'x' }, {}))).toBeUndefined();
+  });
+});
