@@ -1,13 +1,13 @@
 import { Writable } from 'node:stream';
-import type { FastifyBaseLogger } from 'fastify';
+import Fastify, { type FastifyBaseLogger } from 'fastify';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../config.ts';
 import { directLineWriter, lazyChildLogger, loggerOptions, TRUSTED_LINE } from '../lib/logger.ts';
 import { logRequest, type RequestLine } from './request-log.ts';
 
-/** A pino logger with the service's options writing into `lines` (raw, one string per line). */
-function logger(extra: pino.LoggerOptions = {}) {
+/** A stream keeping each line written to it (raw). */
+function sink() {
   const lines: string[] = [];
   const stream = new Writable({
     write(chunk, _enc, done) {
@@ -15,6 +15,12 @@ function logger(extra: pino.LoggerOptions = {}) {
       done();
     },
   });
+  return { lines, stream };
+}
+
+/** A pino logger with the service's options writing into `lines`. */
+function logger(extra: pino.LoggerOptions = {}) {
+  const { lines, stream } = sink();
   const options = { ...(loggerOptions(loadConfig({})) as pino.LoggerOptions), ...extra };
   return { log: pino(options, stream) as unknown as FastifyBaseLogger, lines };
 }
@@ -55,6 +61,20 @@ describe('logRequest', () => {
       }
       expect(untimed(direct.lines)).toEqual(untimed(reference.lines));
       expect(direct.lines).toHaveLength(requests.length);
+    }
+  });
+
+  it('writes directly through the logger Fastify makes from the service options', async () => {
+    const { lines, stream } = sink();
+    const app = Fastify({ logger: { ...(loggerOptions(loadConfig({})) as object), stream } });
+    try {
+      expect(directLineWriter(app.log)).toBeTypeOf('function');
+      logRequest(app.log, requests[1]!);
+      viaPino(app.log, requests[1]!);
+      const [direct, reference] = untimed(lines);
+      expect(direct).toBe(reference);
+    } finally {
+      await app.close();
     }
   });
 
