@@ -27,18 +27,35 @@ function fill(template: string, values: MacroValues, encode: (v: string) => stri
  * when the result is not an absolute http(s) URL or a macro sits in the scheme, host or port.
  */
 export function landingUrl(base: string, params: string, values: MacroValues): string | undefined {
-  // A macro in the scheme or authority would let a value (a sub_id may hold dots) choose the host.
-  if (ORIGIN.exec(base)?.[0].includes('{')) return undefined;
-  const url = build(base, params, values);
-  // Special schemes take a host without `//` (`http:{sub_id}/x`): one the regex above cannot see.
-  if (url && base.includes('{') && !sameOrigin(base, url)) return undefined;
-  return url?.toString();
+  return landingWith(baseOrigins(base), base, params, values);
 }
 
-/** Whether two different values in every macro of `base` give `url`'s origin (no macro in it). */
-function sameOrigin(base: string, url: URL): boolean {
+/**
+ * What `landingUrl` decides from the landing URL alone: false when a macro sits in its scheme or
+ * authority, true when it holds no macro, else the origins two different probe values give it.
+ */
+type BaseOrigins = boolean | readonly [string | undefined, string | undefined];
+
+function baseOrigins(base: string): BaseOrigins {
+  // A macro in the scheme or authority would let a value (a sub_id may hold dots) choose the host.
+  if (ORIGIN.exec(base)?.[0].includes('{')) return false;
+  if (!base.includes('{')) return true;
   const probe = (v: string) => URL.parse(base.replace(MACRO, v))?.origin;
-  return probe('a') === url.origin && probe('b') === url.origin;
+  return [probe('a'), probe('b')];
+}
+
+function landingWith(
+  origins: BaseOrigins,
+  base: string,
+  params: string,
+  values: MacroValues,
+): string | undefined {
+  if (origins === false) return undefined;
+  const url = build(base, params, values);
+  // Special schemes take a host without `//` (`http:{sub_id}/x`): one the regex above cannot see,
+  // so the origin must be the one both probes gave (no macro in it).
+  if (url && origins !== true && (origins[0] !== url.origin || origins[1] !== url.origin)) return undefined;
+  return url?.toString();
 }
 
 function build(base: string, params: string, values: MacroValues): URL | undefined {
@@ -121,6 +138,8 @@ export type FixedValues = Omit<MacroValues, 'click_id' | 'sub_id'>;
  */
 export class LandingTemplate {
   private readonly compiled: [Pieces | null | undefined, Pieces | null | undefined] = [undefined, undefined];
+  /** `landingUrl`'s checks of the landing URL alone, made once for the clicks that take the long way. */
+  private origins: BaseOrigins | undefined;
 
   constructor(
     private readonly base: string,
@@ -137,6 +156,11 @@ export class LandingTemplate {
         pieces = this.compiled[k] = compileLanding(this.base, this.params, this.fixed, k === 1);
       if (pieces) return join(pieces, clickId, subId);
     }
-    return landingUrl(this.base, this.params, { ...this.fixed, click_id: clickId, sub_id: subId });
+    this.origins ??= baseOrigins(this.base);
+    return landingWith(this.origins, this.base, this.params, {
+      ...this.fixed,
+      click_id: clickId,
+      sub_id: subId,
+    });
   }
 }
