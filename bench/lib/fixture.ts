@@ -38,7 +38,10 @@ export interface Fixture {
   bare: Side;
   /** Makes the bare server answer these requests with the bytes Podium answers for them. */
   can(spec: LoadSpec): Promise<void>;
-  /** Starts a CPU profile of the Podium process; the returned function writes it to `file`. */
+  /**
+   * Starts a CPU profile of the Podium and the bare process; the returned function writes
+   * Podium's to `file` and bare's beside it (`….bare.cpuprofile`).
+   */
   profile(): Promise<(file: string) => Promise<void>>;
   /** Row counts of clicks, impressions and postbacks (for the nothing-lost checks). */
   count(): Promise<Record<string, number>>;
@@ -129,8 +132,13 @@ export async function startFixture(
     },
     async profile() {
       await reply(podiumProc, 'profiling', { cmd: 'profile-start' });
+      await reply(bareProc, 'profiling', { cmd: 'profile-start' });
       return async (file) => {
         await reply(podiumProc, 'profiled', { cmd: 'profile-stop', file });
+        await reply(bareProc, 'profiled', {
+          cmd: 'profile-stop',
+          file: file.replace(/\.cpuprofile$/, '.bare.cpuprofile'),
+        });
       };
     },
     async count() {

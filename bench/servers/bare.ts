@@ -5,6 +5,8 @@
  */
 import { createServer, type OutgoingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
+// Answers profile-start / profile-stop, as Podium's process does (BENCH_CPU_PROF profiles both).
+import './profiler.mjs';
 
 interface Canned {
   status: number;

@@ -3,11 +3,10 @@
  * `npm run build`) on plain node, no TypeScript loader in the process (tsx adds ~100 MB of RSS and
  * its own hooks). Runs `startServer` (log lines at info to stdout, metrics, scheduler, change bus)
  * on the dataset `podium.ts build` wrote: PGlite in BENCH_DATA_DIR or the schema BENCH_SCHEMA on
- * DATABASE_URL. Driven over IPC: `count`, `profile-start`, `profile-stop`, `stop`.
+ * DATABASE_URL. Driven over IPC: `count`, `stop`, and `profile-start` / `profile-stop` (profiler.mjs).
  */
-import { writeFileSync } from 'node:fs';
-import { Session } from 'node:inspector';
 import { join } from 'node:path';
+import './profiler.mjs';
 
 const root = process.env.BENCH_PODIUM_DIST ?? join(import.meta.dirname, '..', '..', 'dist', 'src');
 const { loadConfig } = await import(join(root, 'config.js'));
@@ -18,14 +17,6 @@ const SCHEMA = process.env.BENCH_SCHEMA ?? 'bench';
 const log = (m) => process.stderr.write(`${m}\n`);
 const send = (m) => process.send?.(m);
 
-/** The in-process inspector: profiles only the measured runs, not start-up or idle time. */
-const session = new Session();
-const post = (method) =>
-  new Promise((resolve, reject) =>
-    session.post(method, (err, result) => (err ? reject(err) : resolve(result))),
-  );
-
-session.connect();
 const url = process.env.DATABASE_URL;
 const config = loadConfig({ ...process.env, HOST: '127.0.0.1', PORT: '0' });
 const db = await openDb({ url, schema: url ? SCHEMA : undefined, dataDir: url ? undefined : config.dataDir });
@@ -42,16 +33,6 @@ process.on('message', async (m) => {
                  LEFT JOIN postback_outcomes o ON o.log_id = l.id WHERE o.log_id IS NULL) AS undecided`,
     );
     send({ counted: r });
-  }
-  if (m.cmd === 'profile-start') {
-    await post('Profiler.enable');
-    await post('Profiler.start');
-    send({ profiling: true });
-  }
-  if (m.cmd === 'profile-stop') {
-    const { profile } = await post('Profiler.stop');
-    writeFileSync(m.file, JSON.stringify(profile));
-    send({ profiled: true });
   }
   if (m.cmd === 'stop') {
     await server.close();
