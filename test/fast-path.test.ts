@@ -73,6 +73,8 @@ async function pairOfApps() {
     fast,
     lines,
     fastLines,
+    /** The fast app's own services (its caches). */
+    quickServices: quick.services,
     /** One request to the fast app, then the same to the plain one. */
     both: async (
       path: string,
@@ -187,6 +189,44 @@ describe('toplist fast path (by slug, by id)', () => {
     expect(a.status).toBe(b.status);
     expectSameAnswer(a, b);
     expect(await served()).toBe(before);
+  });
+
+  it('answers warm requests from memory, yet refuses a token revoked and a toplist unpublished just before', async () => {
+    const site = demo.siteTokens[0]!;
+    const minted = await t.app.services.access.createSiteToken(site.siteId, 'revoked soon');
+    const own = { authorization: `Bearer ${minted.token}` };
+    const path = `/api/v1/toplists/by-slug/${slug}`;
+    const quick = apps.quickServices;
+    expect(quick.access.knownSite(minted.token)).toBeUndefined();
+    const before = await served();
+    expect((await get(apps.fast, path, own)).status).toBe(200);
+    // Now both the token and the site's set are in memory: the next answer needs no lookup.
+    expect(quick.access.knownSite(minted.token)).toMatchObject({ kind: 'site', siteId: site.siteId });
+    expect(quick.delivery.known(site.siteId, slug)?.etag).toMatch(/^"t\d+e\d+/);
+    expect(quick.delivery.known(site.siteId, toplistId)).toEqual(quick.delivery.known(site.siteId, slug));
+    expect((await get(apps.fast, path, own)).status).toBe(200);
+    expect(await served()).toBe(before + 2);
+
+    await t.app.services.access.revokeSiteToken(site.siteId, minted.id);
+    expect(quick.access.knownSite(minted.token)).toBeUndefined();
+    const [a, b] = await apps.both(path, own);
+    expect(a.status).toBe(401);
+    expectSameAnswer(a, b);
+    expect(quick.access.knownSite(minted.token)).toBeNull();
+
+    const [other] = await t.db.query<{ slug: string; id: number }>(
+      'SELECT slug, id FROM toplists WHERE site_id = $1 AND live_edition_id IS NOT NULL AND id <> $2 ORDER BY id LIMIT 1',
+      [site.siteId, toplistId],
+    );
+    const otherPath = `/api/v1/toplists/by-slug/${other!.slug}`;
+    expect((await get(apps.fast, otherPath, auth)).status).toBe(200);
+    await t.app.services.catalog.publishing.unpublish(other!.id);
+    expect(quick.delivery.known(site.siteId, other!.slug)).toBeUndefined();
+    const [c, d] = await apps.both(otherPath, auth);
+    expect(c.status).toBe(404);
+    expectSameAnswer(c, d);
+    expect(quick.delivery.known(site.siteId, other!.slug)).toBeUndefined();
+    expect(quick.delivery.known(site.siteId, slug)).toBeDefined();
   });
 
   it.each([

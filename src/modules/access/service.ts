@@ -39,6 +39,11 @@ export class AccessService implements Authenticator<Scope> {
     return this.verifier.verifySite(token);
   }
 
+  /** See {@link TokenVerifier.knownSite}. */
+  knownSite(token: string): SitePrincipal | null | undefined {
+    return this.verifier.knownSite(token);
+  }
+
   verifyAdmin(token: string): Promise<AdminPrincipal | null> {
     return this.verifier.verifyAdmin(token);
   }

@@ -37,6 +37,18 @@ export class TokenVerifier {
     return p?.kind === 'site' ? p : null;
   }
 
+  /**
+   * The site a token names when the answer is already in memory (null: known not to be a live
+   * site token), undefined when only a lookup can tell: lets the toplist fast path answer a
+   * request without a single promise.
+   */
+  knownSite(token: string): SitePrincipal | null | undefined {
+    if (!token.startsWith(TOKEN_PREFIX.site)) return null;
+    const hit = this.cache.get(tokenKey(token));
+    if (!hit) return undefined;
+    return hit.principal?.kind === 'site' ? hit.principal : null;
+  }
+
   async verifyAdmin(token: string): Promise<AdminPrincipal | null> {
     if (!token.startsWith(TOKEN_PREFIX.admin)) return null;
     const p = await this.resolve(token);

@@ -71,6 +71,8 @@ const strongTag = (parts: string) => `"${createHash('sha1').update(parts).digest
 export class DeliveryService {
   private readonly repo: DeliveryRepository;
   private readonly sets = new Map<number, Promise<SiteSet>>();
+  /** The sets of `sets` that have finished loading, for answers that need no promise. */
+  private readonly loaded = new Map<number, SiteSet>();
   private readonly generations = new Map<number, number>();
   private stats = { hits: 0, misses: 0 };
 
@@ -96,6 +98,7 @@ export class DeliveryService {
   invalidate(siteId: number): void {
     this.generations.set(siteId, (this.generations.get(siteId) ?? 0) + 1);
     this.sets.delete(siteId);
+    this.loaded.delete(siteId);
   }
 
   invalidateAll(): void {
@@ -113,10 +116,11 @@ export class DeliveryService {
     const loading = this.load(siteId);
     this.sets.set(siteId, loading);
     loading.then(
-      () => {
+      (set) => {
         // An invalidation during the load means these rows may be stale: do not keep them.
-        if ((this.generations.get(siteId) ?? 0) !== generation && this.sets.get(siteId) === loading)
-          this.sets.delete(siteId);
+        if (this.sets.get(siteId) !== loading) return;
+        if ((this.generations.get(siteId) ?? 0) !== generation) this.sets.delete(siteId);
+        else this.loaded.set(siteId, set);
       },
       () => {
         if (this.sets.get(siteId) === loading) this.sets.delete(siteId);
@@ -165,6 +169,19 @@ export class DeliveryService {
   private single(e: LiveEntry | undefined): Rendered | undefined {
     if (!e || !this.visible(e, this.now().getTime())) return undefined;
     return { body: e.single, etag: e.etag };
+  }
+
+  /**
+   * A live toplist by slug (a string key) or id (a number) when the site's set is already in
+   * memory, else undefined (also for an unknown or hidden toplist: the async lookups tell those
+   * apart). The toplist fast path answers from it without a promise.
+   */
+  known(siteId: number, key: string | number): Rendered | undefined {
+    const set = this.loaded.get(siteId);
+    if (!set) return undefined;
+    const found = this.single(typeof key === 'string' ? set.bySlug.get(key) : set.byId.get(key));
+    if (found) this.stats.hits++;
+    return found;
   }
 
   async byId(siteId: number, id: number): Promise<Rendered | undefined> {
