@@ -56,7 +56,7 @@ export async function startServer(
         await bus.stop();
         await db.close();
         redis?.disconnect();
-        // Log lines still buffered by the asynchronous destination (lib/logger.ts) go out now.
+        // Log lines still buffered by the destination (lib/line-sink.ts) go out now.
         const log = app.log as typeof app.log & { flush?: (cb: () => void) => void };
         await new Promise<void>((done) => (log.flush ? log.flush(() => done()) : done()));
       })();

@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import pino from 'pino';
 import type { Config } from '../config.ts';
+import { LineSink } from './line-sink.ts';
 import { registerSecret, scrubValue } from './scrub.ts';
 
 /**
@@ -14,27 +15,13 @@ export const TRUSTED_LINE: unique symbol = Symbol('podium.trustedLogLine');
 const isTrusted = (v: unknown): boolean =>
   typeof v === 'object' && v !== null && (v as { [TRUSTED_LINE]?: boolean })[TRUSTED_LINE] === true;
 
-/** Lines are written once this many bytes wait (or after FLUSH_MS): one write for many lines. */
-const LOG_BUFFER_BYTES = 4096;
-const FLUSH_MS = 1000;
-
 /**
- * Standard output written in chunks of LOG_BUFFER_BYTES (one write for ~20 request lines), and
- * at least every FLUSH_MS, so a quiet server's lines are not held back. A write per line was
- * ~5 % of a toplist request's CPU; synchronous chunks cost less CPU than asynchronous ones (no
- * thread-pool round trip) and never reorder. Pino flushes at process exit; a graceful close
- * flushes too (server.ts), so only a killed process loses the last second of lines.
+ * Standard output, written in chunks of ~20 request lines (LineSink): a write per line was ~5 %
+ * of a toplist request's CPU. A graceful close flushes (server.ts), and so does the process's
+ * exit, so only a killed process loses the last second of lines.
  */
 export function logDestination(): pino.DestinationStream {
-  const dest = pino.destination({ dest: 1, sync: true, minLength: LOG_BUFFER_BYTES });
-  // `_len` (bytes buffered) and `destroyed` are SonicBoom's own; an empty flush would write anyway.
-  const state = dest as unknown as { _len?: number; destroyed?: boolean };
-  const timer = setInterval(() => {
-    if (!state.destroyed && state._len !== 0) dest.flush();
-  }, FLUSH_MS);
-  timer.unref();
-  dest.on('close', () => clearInterval(timer));
-  return dest;
+  return new LineSink({ fd: 1 });
 }
 
 type LogFn = (...args: unknown[]) => void;
