@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { PGlite, parse as pgliteParse, protocol } from '@electric-sql/pglite';
-import pg from 'pg';
+import type pg from 'pg';
 import { AppError } from '../lib/errors.ts';
 import { findUnstorable } from '../lib/text.ts';
 import { bindExecute } from './bind-message.ts';
@@ -45,8 +46,20 @@ export interface DbOptions {
   replica?: boolean;
 }
 
-// int8 (COUNT, bigint ids) as JS numbers: every id and count Podium handles stays below 2^53.
-pg.types.setTypeParser(20, (v) => Number.parseInt(v, 10));
+let pgModule: typeof pg | undefined;
+
+/**
+ * node-postgres, loaded on first use: a server on PGlite never needs it (with ioredis, likewise
+ * loaded only for a Redis URL, ~14 MB of an idle server's RSS).
+ */
+function loadPg(): typeof pg {
+  if (!pgModule) {
+    pgModule = createRequire(import.meta.url)('pg') as typeof pg;
+    // int8 (COUNT, bigint ids) as JS numbers: every id and count Podium handles stays below 2^53.
+    pgModule.types.setTypeParser(20, (v) => Number.parseInt(v, 10));
+  }
+  return pgModule;
+}
 
 /**
  * Embedded PostgreSQL settings. Its shared buffers live in the process's WebAssembly memory and are
@@ -195,6 +208,7 @@ function quoteIdent(name: string): string {
 }
 
 async function openPostgres(opts: DbOptions): Promise<Db> {
+  const pg = loadPg();
   const clientConfig: pg.ClientConfig = { connectionString: opts.url };
   if (opts.schema && !opts.replica) {
     const bootstrap = new pg.Client(clientConfig);

@@ -1,6 +1,10 @@
-import { Redis } from 'ioredis';
+import { createRequire } from 'node:module';
+import type { Redis } from 'ioredis';
 
 export type { Redis };
+
+/** ioredis, loaded only when a Redis URL is configured (see loadPg in db/index.ts). */
+const loadIoredis = () => createRequire(import.meta.url)('ioredis') as typeof import('ioredis');
 
 /**
  * A client of the fleet's Redis, connecting in the background. Commands fail fast while Redis is
@@ -8,7 +12,7 @@ export type { Redis };
  * use it (they fail open) instead of hanging requests or refusing to start; it keeps reconnecting.
  */
 export function openRedis(url: string, onError: (err: Error) => void): Redis {
-  const redis = new Redis(url, {
+  const redis = new (loadIoredis().Redis)(url, {
     lazyConnect: true,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
