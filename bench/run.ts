@@ -37,6 +37,8 @@ if (!process.env.BENCH_NO_BUILD) {
 
 const dir = mkdtempSync(join(tmpdir(), 'podium-bench-'));
 const fixtures = new Map<string, Promise<Fixture>>();
+/** Fixtures that have started, for pauseOthers. */
+const started = new Set<Fixture>();
 const ctx: BenchContext = {
   settings: {
     seconds: Number(process.env.BENCH_SECONDS ?? 3),
@@ -51,9 +53,24 @@ const ctx: BenchContext = {
     let f = fixtures.get(key);
     if (!f) {
       f = startFixture(dataset, db, dir, log);
+      f.then((x) => started.add(x)).catch(() => {});
       fixtures.set(key, f);
     }
     return f;
+  },
+  pauseOthers(fx) {
+    const pids = [...started].filter((o) => o !== fx).flatMap((o) => [o.podium.pid, o.bare.pid]);
+    const signal = (sig: NodeJS.Signals) => {
+      for (const pid of pids) {
+        try {
+          process.kill(pid, sig);
+        } catch {
+          // Already gone: nothing to pause or resume.
+        }
+      }
+    };
+    signal('SIGSTOP');
+    return () => signal('SIGCONT');
   },
 };
 
