@@ -15,7 +15,7 @@ import { registerDocs } from './modules/docs/routes.ts';
 import { DocsService } from './modules/docs/service.ts';
 import { registerOps } from './modules/ops/routes.ts';
 import { registerAggregateAdmin } from './modules/tracking/aggregate-routes.ts';
-import { goFastPath } from './modules/tracking/go-fast-path.ts';
+import { goFastPath, impFastPath } from './modules/tracking/go-fast-path.ts';
 import { registerTrackingOps } from './modules/tracking/ops-routes.ts';
 import {
   registerPostback,
@@ -111,15 +111,20 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       log: app.log,
       closing: isClosing,
     });
-    const go = goFastPath({
+    const hits = {
       tracking,
       metrics,
       counts,
       log: app.log,
       countryHeader: config.countryHeader,
       closing: isClosing,
-    });
-    fastPath = (req, res, fallback) => (req.url?.startsWith('/go/') ? go : toplists)(req, res, fallback);
+    };
+    const go = goFastPath(hits);
+    const imp = impFastPath(hits);
+    fastPath = (req, res, fallback) => {
+      const url = req.url ?? '';
+      (url.startsWith('/go/') ? go : url.startsWith('/imp/') ? imp : toplists)(req, res, fallback);
+    };
   }
   app.addHook('preClose', (done) => {
     closing = true;

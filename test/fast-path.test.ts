@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app.ts';
 import { type DemoTokens, loadDemo } from '../src/modules/catalog/demo.ts';
 import { BY_ID_ROUTE, BY_SLUG_ROUTE } from '../src/modules/delivery/fast-path.ts';
+import { IMP_ROUTE } from '../src/modules/tracking/go-fast-path.ts';
 import { type TestApp, testApp } from './helpers.ts';
 
 interface Answer {
@@ -71,6 +72,7 @@ async function pairOfApps() {
     t,
     demo,
     fast,
+    slowUrl: slow,
     lines,
     fastLines,
     /** The fast app's own services (its caches). */
@@ -326,6 +328,45 @@ describe('/go fast path', () => {
     expect(redirect(a)).toEqual(redirect(b));
     expect(await served()).toBe(before.served);
     expect((await clicks()).n).toBe(before.clicks + 3);
+  });
+
+  const impressions = async () =>
+    (await t.db.query<{ n: number }>("SELECT count(*)::int AS n FROM clicks WHERE kind = 'impression'"))[0]!
+      .n;
+
+  it('records the impression before the pixel, with the route headers, log line and counters', async () => {
+    const before = { served: await served(), n: await impressions() };
+    apps.lines.length = 0;
+    apps.fastLines.length = 0;
+    const [a, b] = await apps.both(`/imp/${slug}`, { ...browser, 'x-request-id': 'edge-11' });
+    expect(a.status).toBe(200);
+    expectSameAnswer(a, b);
+    expect(a.headers['content-type']).toBe('image/gif');
+    expect(a.headers['x-request-id']).toBe('edge-11');
+    expect(Buffer.from(a.body, 'latin1').subarray(0, 6).toString()).toBe('GIF89a');
+    expect(await impressions()).toBe(before.n + 2);
+    expect(await served()).toBe(before.served + 1);
+    await new Promise((r) => setTimeout(r, 50));
+    const line = apps.fastLines.find((l) => l.msg === 'request')!;
+    expect(line).toMatchObject({ reqId: 'edge-11', route: IMP_ROUTE, status: 200 });
+    expect(comparableLine(line)).toEqual(comparableLine(apps.lines.find((l) => l.msg === 'request')!));
+  });
+
+  it.each([
+    ['an unknown code (404)', '/imp/no-such-code', 'GET'],
+    ['a query string (400)', '/imp/SLUG?x=1', 'GET'],
+    ['a percent-encoded code', '/imp/SLUG%2D', 'GET'],
+    ['HEAD', '/imp/SLUG', 'HEAD'],
+  ])('leaves %s to Fastify, same answer and impressions as the route', async (_name, template, method) => {
+    const path = template.replace('SLUG', slug);
+    const before = { served: await served(), n: await impressions() };
+    const a = await get(apps.fast, path, browser, method);
+    const afterFast = await impressions();
+    const b = await get(apps.slowUrl, path, browser, method);
+    expect(a.status).toBe(b.status);
+    expectSameAnswer(a, b);
+    expect(await impressions()).toBe(afterFast + (afterFast - before.n));
+    expect(await served()).toBe(before.served);
   });
 
   it('records no click, on either path, when the landing URL cannot be built', async () => {

@@ -1,18 +1,22 @@
 import { logRequest, requestId } from '../../plugins/request-log.ts';
 import { type FastPath, type FastPathBase, mayAnswer } from '../delivery/fast-path.ts';
 import { hitContext } from './hit-context.ts';
-import { REDIRECT_HEADERS } from './routes.ts';
+import { PIXEL, PIXEL_HEADERS, REDIRECT_HEADERS } from './routes.ts';
 import type { TrackingService } from './service.ts';
 
-/** The route pattern the fast path answers, as the Fastify route names it in logs and metrics. */
+/** The route patterns the fast paths answer, as the Fastify routes name them in logs and metrics. */
 export const GO_ROUTE = '/go/:slug';
+export const IMP_ROUTE = '/imp/:slug';
 const PREFIX = '/go/';
+const IMP_PREFIX = '/imp/';
 /** Slugs that need no percent-decoding and fit the route's schema (link slugs are base64url). */
 const PLAIN_SLUG = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,119}$/;
 /** The one query string the fast path takes: a `sub_id` the route's schema accepts. */
 const SUB_ID_QUERY = /^sub_id=([A-Za-z0-9._~-]{0,100})$/;
 /** The route's redirect headers and an empty body, as writeHead's flat name/value list. */
 const HEADERS_AFTER_LOCATION = [...Object.entries(REDIRECT_HEADERS).flat(), 'content-length', '0'];
+/** The pixel route's headers, as writeHead's flat name/value list. */
+const PIXEL_HEADER_LIST = [...Object.entries(PIXEL_HEADERS).flat(), 'content-length', String(PIXEL.length)];
 
 export interface GoFastPathDeps extends FastPathBase {
   tracking: TrackingService;
@@ -53,6 +57,38 @@ export function goFastPath(deps: GoFastPathDeps): FastPath {
         const ms = performance.now() - started;
         metrics.observeHttp('GET', GO_ROUTE, 302, ms / 1000);
         logRequest(log, { reqId: id, method: 'GET', route: GO_ROUTE, status: 302, ms });
+      },
+      () => {
+        counts.handedOver++;
+        fallback();
+      },
+    );
+  };
+}
+
+/**
+ * `GET /imp/{code}`, the impression pixel of every banner view, answered like `/go` without
+ * Fastify in its plain case: a plain code and no query string (the route takes none). The
+ * impression is durable before the pixel is sent; an unknown code, a full buffer or a closing
+ * server goes to the route untouched (an impression not recorded has no row, so the route
+ * records it once).
+ */
+export function impFastPath(deps: GoFastPathDeps): FastPath {
+  const { tracking, metrics, counts, log, countryHeader } = deps;
+  return (req, res, fallback) => {
+    if (!mayAnswer(req, IMP_PREFIX, deps)) return fallback();
+    const code = req.url.slice(IMP_PREFIX.length);
+    if (!PLAIN_SLUG.test(code)) return fallback();
+    const started = performance.now();
+    tracking.impression(code, hitContext(req, countryHeader)).then(
+      () => {
+        const id = requestId(req);
+        res.writeHead(200, ['x-request-id', id, ...PIXEL_HEADER_LIST]);
+        res.end(PIXEL);
+        counts.served++;
+        const ms = performance.now() - started;
+        metrics.observeHttp('GET', IMP_ROUTE, 200, ms / 1000);
+        logRequest(log, { reqId: id, method: 'GET', route: IMP_ROUTE, status: 200, ms });
       },
       () => {
         counts.handedOver++;

@@ -22,7 +22,9 @@ import {
 import type { TrackingService } from './service.ts';
 
 /** A transparent 1×1 GIF. */
-const PIXEL = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64');
+/** Headers of the `/imp` pixel besides its length (the fast path sends the same). */
+export const PIXEL_HEADERS = { 'content-type': 'image/gif', 'cache-control': 'no-store' } as const;
+export const PIXEL = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64');
 /** The headers of a /go redirect besides its location (the route and its fast path send both). */
 export const REDIRECT_HEADERS = {
   'cache-control': 'no-store',
@@ -113,7 +115,7 @@ export async function registerTrackingPublic(
 
   app.get('/imp/:slug', { schema: { params: SlugParams } }, async (req, reply) => {
     await tracking.impression(req.params.slug, hitContext(req, config.countryHeader));
-    return reply.header('content-type', 'image/gif').header('cache-control', 'no-store').send(PIXEL);
+    return reply.headers(PIXEL_HEADERS).send(PIXEL);
   });
 }
 
