@@ -1,28 +1,9 @@
-import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app.ts';
 import { loadDemo } from '../src/modules/catalog/demo.ts';
-import { type TestApp, testApp } from './helpers.ts';
+import { httpRequest, type TestApp, testApp } from './helpers.ts';
 
-interface Answer {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: Buffer;
-}
-
-function get(base: string, path: string, headers: Record<string, string>, method = 'GET'): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = request(`${base}${path}`, { method, headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () =>
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }),
-      );
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
+const get = httpRequest;
 
 // A list page is written from the stored buffers of its toplists straight to the socket (routes.ts,
 // `send`): over real HTTP, its headers, length, log line and metrics must be those of any route.

@@ -1,35 +1,22 @@
-import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app.ts';
 import { type DemoTokens, loadDemo } from '../src/modules/catalog/demo.ts';
 import { BY_ID_ROUTE, BY_SLUG_ROUTE } from '../src/modules/delivery/fast-path.ts';
 import { IMP_ROUTE } from '../src/modules/tracking/go-fast-path.ts';
-import { type TestApp, testApp } from './helpers.ts';
+import { type HttpAnswer, httpRequest, type TestApp, testApp } from './helpers.ts';
 
-interface Answer {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: string;
-}
+type Answer = Omit<HttpAnswer, 'body'> & { body: string };
 
-/** One real HTTP request (the fast path sits in front of Fastify's handler, which inject skips). */
-function get(base: string, path: string, headers: Record<string, string>, method = 'GET'): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = request(`${base}${path}`, { method, headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () =>
-        resolve({
-          status: res.statusCode ?? 0,
-          headers: res.headers,
-          body: Buffer.concat(chunks).toString(),
-        }),
-      );
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
+/** One real HTTP request, its body as text. */
+const get = async (
+  base: string,
+  path: string,
+  headers: Record<string, string>,
+  method = 'GET',
+): Promise<Answer> => {
+  const a = await httpRequest(base, path, headers, method);
+  return { ...a, body: a.body.toString() };
+};
 
 /** Headers that differ between any two answers (time, request id). */
 const comparable = (h: Answer['headers']) => {

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { request } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { type AppDeps, buildApp } from '../src/app.ts';
 import { type Config, loadConfig } from '../src/config.ts';
@@ -90,4 +91,34 @@ export async function eventually(probe: () => Promise<boolean>, ms = 5000): Prom
     await new Promise((r) => setTimeout(r, 50));
   }
   return false;
+}
+
+/** An answer read off a real socket. */
+export interface HttpAnswer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Buffer;
+}
+
+/**
+ * One real HTTP request: what `inject` skips (the fast paths in front of Fastify's handler,
+ * hijacked replies writing the socket themselves) is in its answer.
+ */
+export function httpRequest(
+  base: string,
+  path: string,
+  headers: Record<string, string>,
+  method = 'GET',
+): Promise<HttpAnswer> {
+  return new Promise((resolve, reject) => {
+    const req = request(`${base}${path}`, { method, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }),
+      );
+    });
+    req.on('error', reject);
+    req.end();
+  });
 }
