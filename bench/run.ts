@@ -60,19 +60,32 @@ const ctx: BenchContext = {
   },
   pauseOthers(fx) {
     const pids = [...started].filter((o) => o !== fx).flatMap((o) => [o.podium.pid, o.bare.pid]);
-    const signal = (sig: NodeJS.Signals) => {
-      for (const pid of pids) {
-        try {
-          process.kill(pid, sig);
-        } catch {
-          // Already gone: nothing to pause or resume.
-        }
-      }
+    signal(pids, 'SIGSTOP');
+    for (const pid of pids) paused.add(pid);
+    return () => {
+      signal(pids, 'SIGCONT');
+      for (const pid of pids) paused.delete(pid);
     };
-    signal('SIGSTOP');
-    return () => signal('SIGCONT');
   },
 };
+
+/** Processes pauseOthers stopped: resumed however the run ends, so none is left stopped. */
+const paused = new Set<number>();
+function signal(pids: Iterable<number>, sig: NodeJS.Signals): void {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, sig);
+    } catch {
+      // Already gone: nothing to pause or resume.
+    }
+  }
+}
+process.on('exit', () => signal(paused, 'SIGCONT'));
+for (const sig of ['SIGINT', 'SIGTERM'] as const)
+  process.once(sig, () => {
+    signal(paused, 'SIGCONT');
+    process.kill(process.pid, sig);
+  });
 
 const lines: Record<string, unknown>[] = [];
 try {

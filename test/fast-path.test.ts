@@ -18,6 +18,19 @@ const get = async (
   return { ...a, body: a.body.toString() };
 };
 
+/**
+ * True once `check` holds right after `warm` filled the fast app's caches. On PostgreSQL the
+ * change channel is shared by every test file (and a change's own NOTIFY comes back later), so a
+ * change elsewhere may empty the caches between the two: warm again, a few times.
+ */
+async function afterWarming(warm: () => Promise<unknown>, check: () => boolean): Promise<boolean> {
+  for (let i = 0; i < 5; i++) {
+    await warm();
+    if (check()) return true;
+  }
+  return false;
+}
+
 /** Headers that differ between any two answers (time, request id). */
 const comparable = (h: Answer['headers']) => {
   const { date: _date, 'x-request-id': _id, ...rest } = h;
@@ -187,21 +200,28 @@ describe('toplist fast path (by slug, by id)', () => {
     const path = `/api/v1/toplists/by-slug/${slug}`;
     const quick = apps.quickServices;
     expect(quick.access.knownSite(minted.token)).toBeUndefined();
+    // After an answer, the token and the site's set are in memory: the next needs no lookup.
+    const warm = async () => expect((await get(apps.fast, path, own)).status).toBe(200);
+    const inMemory = () =>
+      quick.access.knownSite(minted.token)?.siteId === site.siteId &&
+      /^"t\d+e\d+/.test(quick.delivery.known(site.siteId, slug)?.etag ?? '') &&
+      quick.delivery.known(site.siteId, toplistId)?.etag === quick.delivery.known(site.siteId, slug)?.etag;
+    expect(await afterWarming(warm, inMemory)).toBe(true);
     const before = await served();
-    expect((await get(apps.fast, path, own)).status).toBe(200);
-    // Now both the token and the site's set are in memory: the next answer needs no lookup.
-    expect(quick.access.knownSite(minted.token)).toMatchObject({ kind: 'site', siteId: site.siteId });
-    expect(quick.delivery.known(site.siteId, slug)?.etag).toMatch(/^"t\d+e\d+/);
-    expect(quick.delivery.known(site.siteId, toplistId)).toEqual(quick.delivery.known(site.siteId, slug));
-    expect((await get(apps.fast, path, own)).status).toBe(200);
-    expect(await served()).toBe(before + 2);
+    await warm();
+    expect(await served()).toBe(before + 1);
 
     await t.app.services.access.revokeSiteToken(site.siteId, minted.id);
     expect(quick.access.knownSite(minted.token)).toBeUndefined();
     const [a, b] = await apps.both(path, own);
     expect(a.status).toBe(401);
     expectSameAnswer(a, b);
-    expect(quick.access.knownSite(minted.token)).toBeNull();
+    expect(
+      await afterWarming(
+        () => get(apps.fast, path, own),
+        () => quick.access.knownSite(minted.token) === null,
+      ),
+    ).toBe(true);
 
     const [other] = await t.db.query<{ slug: string; id: number }>(
       'SELECT slug, id FROM toplists WHERE site_id = $1 AND live_edition_id IS NOT NULL AND id <> $2 ORDER BY id LIMIT 1',
@@ -215,7 +235,12 @@ describe('toplist fast path (by slug, by id)', () => {
     expect(c.status).toBe(404);
     expectSameAnswer(c, d);
     expect(quick.delivery.known(site.siteId, other!.slug)).toBeUndefined();
-    expect(quick.delivery.known(site.siteId, slug)).toBeDefined();
+    expect(
+      await afterWarming(
+        () => get(apps.fast, path, auth),
+        () => quick.delivery.known(site.siteId, slug) !== undefined,
+      ),
+    ).toBe(true);
   });
 
   it.each([

@@ -129,6 +129,38 @@ describe('LineSink', () => {
     expect(readFileSync(out, 'utf8')).toBe(line.repeat(2000));
   });
 
+  it('ends a line a drop cut short before the next, so no two lines ever run together', async () => {
+    const out = file();
+    const { fifo, reader } = slowReader(1, out);
+    const fd = await openNonBlocking(fifo);
+    const sink = new LineSink({ fd, blockedLimitMs: 100 });
+    // Odd sizes, so a partial write into the full pipe ends inside a line.
+    const line = (i: number) => `{"i":${i},"pad":"${'p'.repeat(700 + (i % 13))}"}\n`;
+    let i = 0;
+    const started = Date.now();
+    while (Date.now() - started < 400 && i < 20_000) sink.write(line(i++));
+    expect(sink.droppedBytes).toBeGreaterThan(0);
+    await new Promise((r) => setTimeout(r, 1000));
+    const last = Array.from({ length: 20 }, () => line(i++));
+    for (const l of last) sink.write(l);
+    sink.end();
+    closeSync(fd);
+    await exited(reader);
+    const text = readFileSync(out, 'utf8');
+    expect(text.endsWith(last.join(''))).toBe(true);
+    for (const part of text.slice(0, -1).split('\n')) {
+      // Whole lines parse; a cut one is the start of one line only, never two lines joined.
+      const whole = (() => {
+        try {
+          return JSON.parse(part) as unknown;
+        } catch {
+          return undefined;
+        }
+      })();
+      if (whole === undefined) expect(part.lastIndexOf('{')).toBe(0);
+    }
+  });
+
   it('gives up on a pipe full for longer than blockedLimitMs, and on a closed one, without throwing', async () => {
     const stuck = slowReader(3, null);
     const fd = await openNonBlocking(stuck.fifo);
@@ -147,7 +179,9 @@ describe('LineSink', () => {
     sink.write(line.repeat(10));
     sink.flush();
     expect((sink.lastError as NodeJS.ErrnoException).code).toBe('EPIPE');
-    expect(sink.droppedBytes).toBe(dropped + line.length * 10);
+    // All ten lines, and the newline ending a line an earlier drop cut short, if one was.
+    expect(sink.droppedBytes - dropped - line.length * 10).toBeGreaterThanOrEqual(0);
+    expect(sink.droppedBytes - dropped - line.length * 10).toBeLessThanOrEqual(1);
     sink.end();
     closeSync(fd);
   });

@@ -9,6 +9,7 @@ const BLOCKED_LIMIT_MS = 2000;
 const FLUSH_MS = 1000;
 const PAUSE_MS = 5;
 
+const NEWLINE = Buffer.from('\n');
 const pauseCell = new Int32Array(new SharedArrayBuffer(4));
 /** Sleeps the thread: a synchronous writer has nothing else it may do while the pipe is full. */
 const pause = (ms: number) => Atomics.wait(pauseCell, 0, 0, ms);
@@ -24,8 +25,9 @@ let exitHook = false;
  * reorder. Each line is encoded once, straight into the buffer: SonicBoom (pino.destination),
  * which this replaces, measured the byte length of its whole pending chunk again on every line
  * (0.7 µs a line more, bench/README.md). A full pipe (EAGAIN) is waited out for up to
- * `blockedLimitMs`; past that the sink drops chunks at once until a write gets through again, so
- * a stalled log reader costs lines, not a frozen server. A descriptor that fails otherwise (a
+ * `blockedLimitMs`; past that the sink drops chunks at once until one is written whole again, so
+ * a stalled log reader costs lines, not a frozen server (a line cut by a drop is ended with a
+ * newline before the next, so readers never see two lines run together). A descriptor that fails otherwise (a
  * closed pipe) loses the lines rather than the process. Bytes still buffered are written at exit,
  * and by `flush`/`end`.
  */
@@ -33,8 +35,10 @@ export class LineSink {
   private readonly buf = Buffer.allocUnsafe(CAPACITY);
   private used = 0;
   private ended = false;
-  /** Set once a full pipe outlasted blockedLimitMs; cleared by the next write that gets through. */
+  /** Set once a full pipe outlasted blockedLimitMs; cleared by the next chunk written whole. */
   private stalled = false;
+  /** The last bytes written end inside a line (the rest was dropped). */
+  private cut = false;
   private readonly timer: NodeJS.Timeout;
   /** Bytes given up on (a failing descriptor, or a pipe full for too long), for the curious. */
   droppedBytes = 0;
@@ -95,17 +99,19 @@ export class LineSink {
     open.delete(this);
   }
 
-  private writeAll(bytes: Buffer): void {
+  private writeAll(chunk: Buffer): void {
+    // A line an earlier drop cut short is ended first, so the next one starts a line of its own.
+    const bytes = this.cut ? Buffer.concat([NEWLINE, chunk]) : chunk;
     let off = 0;
+    // The wait counts from this call's first EAGAIN, progress or not: a reader that drains a
+    // little now and then cannot hold the server longer than blockedLimitMs per chunk.
     let blockedSince = 0;
     while (off < bytes.length) {
       try {
         off += writeSync(this.fd, bytes, off, bytes.length - off);
-        blockedSince = 0;
-        this.stalled = false;
       } catch (err) {
         const full = (err as NodeJS.ErrnoException).code === 'EAGAIN';
-        const now = Date.now();
+        const now = performance.now();
         blockedSince ||= now;
         if (full && !this.stalled && now - blockedSince < this.blockedLimitMs) {
           pause(PAUSE_MS);
@@ -114,8 +120,12 @@ export class LineSink {
         this.stalled = full;
         this.droppedBytes += bytes.length - off;
         this.lastError = err as Error;
+        if (off > 0) this.cut = bytes[off - 1] !== NEWLINE[0];
         return;
       }
     }
+    // Only a whole chunk written ends a stall.
+    this.stalled = false;
+    this.cut = false;
   }
 }

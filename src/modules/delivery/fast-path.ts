@@ -108,7 +108,8 @@ export function toplistFastPath(deps: FastPathDeps): FastPath {
     if (known && found && Buffer.isBuffer(found.body)) {
       try {
         respond(req, res, known, key, found, started);
-      } catch {
+      } catch (err) {
+        log.error({ err }, 'toplist fast path: answering failed');
         handOver();
       }
       return;

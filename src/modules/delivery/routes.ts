@@ -40,7 +40,8 @@ function send(request: FastifyRequest, reply: FastifyReply, r: Rendered): Fastif
   // they are, corked into one writev, neither copied into one buffer nor piped as a stream (a
   // write with its stream events per part: 200 µs of a 15-toplist page's 260, bench/README.md).
   // Hijacked replies keep Fastify's headers (below) and still run the onResponse hooks (log line,
-  // metrics), which listen on the raw response.
+  // metrics), which listen on the raw response; onSend hooks do not run (none is registered in
+  // this scope: one added later must handle list pages itself).
   const res = reply.hijack().raw;
   const length = r.body.reduce((n, b) => n + b.length, 0);
   res.writeHead(200, { ...(reply.getHeaders() as OutgoingHttpHeaders), 'content-length': length });

@@ -1,3 +1,5 @@
+import type { ServerResponse } from 'node:http';
+import type { FastifyBaseLogger } from 'fastify';
 import { logRequest, requestId } from '../../plugins/request-log.ts';
 import { type FastPath, type FastPathBase, mayAnswer } from '../delivery/fast-path.ts';
 import { hitContext } from './hit-context.ts';
@@ -48,16 +50,17 @@ export function goFastPath(deps: GoFastPathDeps): FastPath {
     if (!PLAIN_SLUG.test(slug)) return fallback();
     const started = performance.now();
     tracking.click(slug, hitContext(req, countryHeader, subId)).then(
-      (location) => {
-        const id = requestId(req);
-        // One list to writeHead: setHeader per header stored and checked each twice over.
-        res.writeHead(302, ['x-request-id', id, 'location', location, ...HEADERS_AFTER_LOCATION]);
-        res.end();
-        counts.served++;
-        const ms = performance.now() - started;
-        metrics.observeHttp('GET', GO_ROUTE, 302, ms / 1000);
-        logRequest(log, { reqId: id, method: 'GET', route: GO_ROUTE, status: 302, ms });
-      },
+      (location) =>
+        answered(res, log, () => {
+          const id = requestId(req);
+          // One list to writeHead: setHeader per header stored and checked each twice over.
+          res.writeHead(302, ['x-request-id', id, 'location', location, ...HEADERS_AFTER_LOCATION]);
+          res.end();
+          counts.served++;
+          const ms = performance.now() - started;
+          metrics.observeHttp('GET', GO_ROUTE, 302, ms / 1000);
+          logRequest(log, { reqId: id, method: 'GET', route: GO_ROUTE, status: 302, ms });
+        }),
       () => {
         counts.handedOver++;
         fallback();
@@ -81,19 +84,33 @@ export function impFastPath(deps: GoFastPathDeps): FastPath {
     if (!PLAIN_SLUG.test(code)) return fallback();
     const started = performance.now();
     tracking.impression(code, hitContext(req, countryHeader)).then(
-      () => {
-        const id = requestId(req);
-        res.writeHead(200, ['x-request-id', id, ...PIXEL_HEADER_LIST]);
-        res.end(PIXEL);
-        counts.served++;
-        const ms = performance.now() - started;
-        metrics.observeHttp('GET', IMP_ROUTE, 200, ms / 1000);
-        logRequest(log, { reqId: id, method: 'GET', route: IMP_ROUTE, status: 200, ms });
-      },
+      () =>
+        answered(res, log, () => {
+          const id = requestId(req);
+          res.writeHead(200, ['x-request-id', id, ...PIXEL_HEADER_LIST]);
+          res.end(PIXEL);
+          counts.served++;
+          const ms = performance.now() - started;
+          metrics.observeHttp('GET', IMP_ROUTE, 200, ms / 1000);
+          logRequest(log, { reqId: id, method: 'GET', route: IMP_ROUTE, status: 200, ms });
+        }),
       () => {
         counts.handedOver++;
         fallback();
       },
     );
   };
+}
+
+/**
+ * Runs the answer to a hit already recorded. If it throws, the route must not take over (it would
+ * record the hit a second time): the error is logged and the connection closed.
+ */
+function answered(res: ServerResponse, log: FastifyBaseLogger, answer: () => void): void {
+  try {
+    answer();
+  } catch (err) {
+    log.error({ err }, 'fast path: answering a recorded hit failed');
+    res.destroy();
+  }
 }
