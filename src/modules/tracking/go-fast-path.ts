@@ -1,5 +1,4 @@
-import type { ServerResponse } from 'node:http';
-import type { FastifyBaseLogger } from 'fastify';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { logRequest, requestId } from '../../plugins/request-log.ts';
 import { type FastPath, type FastPathBase, mayAnswer } from '../delivery/fast-path.ts';
 import { hitContext } from './hit-context.ts';
@@ -35,7 +34,7 @@ export interface GoFastPathDeps extends FastPathBase {
  * no row, so the route recording it again counts it once (test/fast-path.test.ts compares both).
  */
 export function goFastPath(deps: GoFastPathDeps): FastPath {
-  const { tracking, metrics, counts, log, countryHeader } = deps;
+  const { tracking, countryHeader } = deps;
   return (req, res, fallback) => {
     if (!mayAnswer(req, PREFIX, deps)) return fallback();
     const url = req.url;
@@ -49,22 +48,14 @@ export function goFastPath(deps: GoFastPathDeps): FastPath {
     }
     if (!PLAIN_SLUG.test(slug)) return fallback();
     const started = performance.now();
-    tracking.click(slug, hitContext(req, countryHeader, subId)).then(
-      (location) =>
-        answered(res, log, () => {
-          const id = requestId(req);
-          // One list to writeHead: setHeader per header stored and checked each twice over.
-          res.writeHead(302, ['x-request-id', id, 'location', location, ...HEADERS_AFTER_LOCATION]);
-          res.end();
-          counts.served++;
-          const ms = performance.now() - started;
-          metrics.observeHttp('GET', GO_ROUTE, 302, ms / 1000);
-          logRequest(log, { reqId: id, method: 'GET', route: GO_ROUTE, status: 302, ms });
-        }),
-      () => {
-        counts.handedOver++;
-        fallback();
-      },
+    answerOnceRecorded(
+      deps,
+      req,
+      res,
+      fallback,
+      started,
+      tracking.click(slug, hitContext(req, countryHeader, subId)),
+      GO_ANSWER,
     );
   };
 }
@@ -77,40 +68,79 @@ export function goFastPath(deps: GoFastPathDeps): FastPath {
  * records it once).
  */
 export function impFastPath(deps: GoFastPathDeps): FastPath {
-  const { tracking, metrics, counts, log, countryHeader } = deps;
+  const { tracking, countryHeader } = deps;
   return (req, res, fallback) => {
     if (!mayAnswer(req, IMP_PREFIX, deps)) return fallback();
     const code = req.url.slice(IMP_PREFIX.length);
     if (!PLAIN_SLUG.test(code)) return fallback();
     const started = performance.now();
-    tracking.impression(code, hitContext(req, countryHeader)).then(
-      () =>
-        answered(res, log, () => {
-          const id = requestId(req);
-          res.writeHead(200, ['x-request-id', id, ...PIXEL_HEADER_LIST]);
-          res.end(PIXEL);
-          counts.served++;
-          const ms = performance.now() - started;
-          metrics.observeHttp('GET', IMP_ROUTE, 200, ms / 1000);
-          logRequest(log, { reqId: id, method: 'GET', route: IMP_ROUTE, status: 200, ms });
-        }),
-      () => {
-        counts.handedOver++;
-        fallback();
-      },
+    answerOnceRecorded(
+      deps,
+      req,
+      res,
+      fallback,
+      started,
+      tracking.impression(code, hitContext(req, countryHeader)),
+      IMP_ANSWER,
     );
   };
 }
 
+/** What a fast path answers once its hit is recorded: the headers after the request id follow the record. */
+interface HitAnswer<T> {
+  route: string;
+  status: number;
+  headers: (recorded: T) => string[];
+  body?: Buffer;
+}
+
+// One list to writeHead: setHeader per header stored and checked each twice over.
+const GO_ANSWER: HitAnswer<string> = {
+  route: GO_ROUTE,
+  status: 302,
+  headers: (location) => ['location', location, ...HEADERS_AFTER_LOCATION],
+};
+const IMP_ANSWER: HitAnswer<void> = {
+  route: IMP_ROUTE,
+  status: 200,
+  headers: () => PIXEL_HEADER_LIST,
+  body: PIXEL,
+};
+
 /**
- * Runs the answer to a hit already recorded. If it throws, the route must not take over (it would
- * record the hit a second time): the error is logged and the connection closed.
+ * Answers once `recorded` settles: with the route's answer, its log line and metrics when the hit
+ * is recorded; by handing the request to the route when it is not (no row, so the route records
+ * it once). If answering a recorded hit throws, the route must not take over (it would record the
+ * hit a second time): the error is logged and the connection closed.
  */
-function answered(res: ServerResponse, log: FastifyBaseLogger, answer: () => void): void {
-  try {
-    answer();
-  } catch (err) {
-    log.error({ err }, 'fast path: answering a recorded hit failed');
-    res.destroy();
-  }
+function answerOnceRecorded<T>(
+  deps: GoFastPathDeps,
+  req: IncomingMessage,
+  res: ServerResponse,
+  fallback: () => void,
+  started: number,
+  recorded: Promise<T>,
+  answer: HitAnswer<T>,
+): void {
+  const { metrics, counts, log } = deps;
+  recorded.then(
+    (value) => {
+      try {
+        const id = requestId(req);
+        res.writeHead(answer.status, ['x-request-id', id, ...answer.headers(value)]);
+        res.end(answer.body);
+        counts.served++;
+        const ms = performance.now() - started;
+        metrics.observeHttp('GET', answer.route, answer.status, ms / 1000);
+        logRequest(log, { reqId: id, method: 'GET', route: answer.route, status: answer.status, ms });
+      } catch (err) {
+        log.error({ err }, 'fast path: answering a recorded hit failed');
+        res.destroy();
+      }
+    },
+    () => {
+      counts.handedOver++;
+      fallback();
+    },
+  );
 }
