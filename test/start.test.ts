@@ -54,6 +54,17 @@ describe('podium start on an empty data directory', { timeout: 240_000 }, () => 
       headers: { authorization: `Bearer ${adminToken}` },
     });
     expect(admin.status).toBe(200);
+    // The demo loads in a process of its own; its tokens are the ones shown, and no others exist.
+    const tokensOf = async (path: string) =>
+      (
+        (await (
+          await fetch(`${url}/api/admin/v1${path}`, { headers: { authorization: `Bearer ${adminToken}` } })
+        ).json()) as {
+          data: { revokedAt: string | null }[];
+        }
+      ).data.filter((t) => t.revokedAt === null);
+    expect(await tokensOf('/admin-tokens')).toHaveLength(1);
+    expect(await tokensOf('/sites/1/tokens')).toHaveLength(1);
     expect((await fetch(`${docs}llms.txt`)).status).toBe(200);
     expect((await fetch(`${url}/readyz`)).status).toBe(200);
 

@@ -5,7 +5,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { cpSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { pinnedChild, reply, stop } from './children.ts';
 import type { LoadSpec } from './wrk.ts';
 
@@ -64,7 +64,7 @@ async function buildOnce(
   log: (m: string) => void,
 ): Promise<{ built: FixtureInfo }> {
   const cacheRoot = db === 'pglite' ? process.env.BENCH_CACHE_DIR : undefined;
-  const cache = cacheRoot && join(cacheRoot, `${dataset}-${migrationsKey()}`);
+  const cache = cacheRoot && join(cacheRoot, `${dataset}-${datasetKey()}`);
   const dataDir = env.BENCH_DATA_DIR!;
   if (cache && existsSync(join(cache, 'info.json'))) {
     cpSync(join(cache, 'db'), dataDir, { recursive: true });
@@ -85,11 +85,23 @@ async function buildOnce(
   return built;
 }
 
-/** Names the shipped migrations, so a cached dataset is never used with another schema. */
-function migrationsKey(): string {
-  const dir = join(import.meta.dirname, '..', '..', 'src', 'db', 'migrations');
+/**
+ * Names what a dataset is made of (the shipped migrations and the code that writes the demo and the
+ * bench's own data), so a cached dataset is never used with another schema or another loader.
+ */
+function datasetKey(): string {
+  const src = join(import.meta.dirname, '..', '..', 'src');
+  const dir = join(src, 'db', 'migrations');
+  const files = [
+    ...readdirSync(dir)
+      .sort()
+      .map((f) => join(dir, f)),
+    join(src, 'modules', 'catalog', 'demo.ts'),
+    join(src, 'modules', 'catalog', 'demo-history.ts'),
+    PODIUM,
+  ];
   const hash = createHash('sha1');
-  for (const f of readdirSync(dir).sort()) hash.update(f).update(readFileSync(join(dir, f)));
+  for (const f of files) hash.update(basename(f)).update(readFileSync(f));
   return hash.digest('hex').slice(0, 12);
 }
 

@@ -5,8 +5,21 @@
  */
 import type { Scenario } from '../lib/harness.ts';
 import { byId, bySlug, list } from './delivery.ts';
+import { firstStart } from './first-start.ts';
 import { idle } from './idle.ts';
 import { docs, docsSearch, scale } from './others.ts';
 import { go, imp, postbacks } from './tracking.ts';
 
-export const SCENARIOS: Scenario[] = [idle, bySlug, byId, list, go, imp, postbacks, docs, docsSearch, scale];
+export const SCENARIOS: Scenario[] = [
+  firstStart,
+  idle,
+  bySlug,
+  byId,
+  list,
+  go,
+  imp,
+  postbacks,
+  docs,
+  docsSearch,
+  scale,
+];

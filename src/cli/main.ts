@@ -12,6 +12,7 @@ import { parseImportDocument } from '../modules/catalog/import-schema.ts';
 import { ProgramInput } from '../modules/tracking/schemas.ts';
 import { installShutdown, startServer } from '../server.ts';
 import { withCatalog, withServices, withTracking } from './context.ts';
+import { loadDemoApart } from './demo-apart.ts';
 import { demoText, progressBar, readImportFile, startBanner } from './output.ts';
 
 const program = new Command('podium')
@@ -105,11 +106,14 @@ common(
   program.command('start').description('run the server on the embedded database, for a first look'),
 ).action(async (opts: CommonOpts) => {
   const config = configFrom(opts, { demoOnEmpty: true });
-  const server = await startServer(config, { log: err });
+  const loaded = await loadDemoApart(config);
+  const server = await startServer(loaded ? Object.freeze({ ...config, demoOnEmpty: false }) : config, {
+    log: err,
+  });
   installShutdown(server, err);
   const docsOrigin = new URL(server.url);
   if (config.docsPort) docsOrigin.port = String(config.docsPort);
-  out(startBanner(server.url, server.demo, `${docsOrigin.origin}${config.docsBase}/`));
+  out(startBanner(server.url, loaded ?? server.demo, `${docsOrigin.origin}${config.docsBase}/`));
 });
 
 common(program.command('migrate').description('apply pending database migrations')).action(
