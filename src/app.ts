@@ -59,12 +59,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Set once the services exist (below); until then, and for every other request, Fastify answers.
   let fastPath: FastPath | undefined;
   let closing = false;
+  const logStream = deps.logger ? undefined : logDestination();
   const app = Fastify({
     serverFactory: (handler, opts) =>
       httpServer(opts, (req, res) =>
         fastPath ? fastPath(req, res, () => handler(req, res)) : handler(req, res),
       ),
-    logger: deps.logger ?? { ...loggerOptions(config), stream: logDestination() },
+    logger: deps.logger ?? { ...loggerOptions(config), stream: logStream },
     // registerRequestLog writes the one line per request; Fastify's own pair is off.
     logController: new LogController({ disableRequestLogging: true }),
     childLoggerFactory: lazyChildLogger,
@@ -100,6 +101,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { access, catalog, delivery, readiness, metrics, audit } = services;
   const { tracking, adserver, aggregates, backfills, webhooks } = services;
   app.decorate('services', { ...services, docs });
+  if (logStream)
+    metrics.counterFrom(
+      'podium_log_dropped_bytes_total',
+      'Log bytes given up because standard output stayed full past the wait limit (or failed)',
+      () => logStream.droppedBytes,
+    );
   if (deps.fastPath !== false) {
     const counts = fastPathCounts(metrics);
     const isClosing = () => closing;

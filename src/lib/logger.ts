@@ -20,7 +20,7 @@ const isTrusted = (v: unknown): boolean =>
  * of a toplist request's CPU. A graceful close flushes (server.ts), and so does the process's
  * exit, so only a killed process loses the last second of lines.
  */
-export function logDestination(): pino.DestinationStream {
+export function logDestination(): LineSink {
   return new LineSink({ fd: 1 });
 }
 
