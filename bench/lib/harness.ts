@@ -166,6 +166,7 @@ export async function compare(
     goal_ratio: goal ?? null,
     meets_goal: goal === undefined ? null : ratio >= goal,
     rounds_rps: { podium: podium.map((f) => f.rps), bare: bare.map((f) => f.rps) },
+    rounds_p99_ms: { podium: podium.map((f) => f.p99_ms), bare: bare.map((f) => f.p99_ms) },
     /** Every response Podium gave wrk in this scenario, warm-up included (for the nothing-lost checks). */
     podium_answered: warm.requests + p.requests - warm.non_2xx_3xx - p.non_2xx_3xx,
     podium_rss_mb: rssMb(fx.podium.pid).rss_mb,

@@ -21,6 +21,10 @@ export async function readRollups<T>(
   return (await unready()) ? read(true) : out;
 }
 
+/** The zones in use: UTC, and every tracking site's and programme's zone. */
+const USED_ZONES =
+  "SELECT 'UTC' AS zone UNION SELECT timezone FROM tracking_sites UNION SELECT timezone FROM affiliate_programs";
+
 /** SQL of the report zones whose daily rollups are maintained (migration 0082). */
 export class RollupZoneRepository {
   constructor(private readonly db: Db) {}
@@ -31,11 +35,19 @@ export class RollupZoneRepository {
    * drops the unused ones with their daily rows. Returns the zones not ready yet.
    */
   async reconcileZones(): Promise<string[]> {
+    // The usual minute: nothing to add, drop or build. Told by one prepared read instead of the
+    // writing statement, which PGlite plans anew each time inside a transaction (~8 ms a minute).
+    const [settled] = await this.db.query<{ settled: boolean }>(
+      `SELECT NOT EXISTS (SELECT 1 FROM rollup_zones WHERE NOT ready)
+              AND (SELECT array_agg(zone ORDER BY zone) FROM rollup_zones) =
+                  (SELECT array_agg(zone ORDER BY zone) FROM (${USED_ZONES}) u) AS settled`,
+      [],
+      'rollup_zones_settled',
+    );
+    if (settled?.settled) return [];
     return this.db.tx(async (q: Queryable) => {
       await q.query(
-        `WITH used AS (
-           SELECT 'UTC' AS zone UNION SELECT timezone FROM tracking_sites UNION SELECT timezone FROM affiliate_programs
-         ), gone AS (
+        `WITH used AS (${USED_ZONES}), gone AS (
            DELETE FROM rollup_zones z WHERE NOT EXISTS (SELECT 1 FROM used u WHERE u.zone = z.zone) RETURNING zone
          ), clicks AS (
            DELETE FROM click_daily_rollups d USING gone g WHERE d.zone = g.zone
