@@ -43,6 +43,7 @@ const ctx: BenchContext = {
   settings: {
     seconds: Number(process.env.BENCH_SECONDS ?? 3),
     rounds: Number(process.env.BENCH_ROUNDS ?? 3),
+    warmupSeconds: Number(process.env.BENCH_WARMUP_SECONDS ?? 5),
     connections: Number(process.env.BENCH_CONNECTIONS ?? 50),
     dir,
   },
