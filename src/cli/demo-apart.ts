@@ -31,5 +31,11 @@ export async function loadDemoApart(
     child.once('close', resolve);
   });
   if (code !== 0) throw new Error(`loading the demo into ${config.dataDir} failed (exit code ${code})`);
-  return JSON.parse(out) as DemoTokens;
+  // `demo --json` prints its tokens as the one JSON line of its standard output.
+  const line = out.trim().split('\n').pop() ?? '';
+  try {
+    return JSON.parse(line) as DemoTokens;
+  } catch {
+    throw new Error(`loading the demo into ${config.dataDir}: no tokens in its output`);
+  }
 }
