@@ -31,19 +31,19 @@ export const firstStart: Scenario = {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     try {
-      let out = '';
       const banner = await new Promise<string>((resolve, reject) => {
+        let out = '';
         const timer = setTimeout(() => reject(new Error('first-start: no banner')), BANNER_TIMEOUT_MS);
         proc.once('exit', (code) => reject(new Error(`first-start: podium start exited with ${code}`)));
         // Log lines follow the banner on stdout: kept until the banner is whole, then drained.
-        proc.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-          if (out.length > 1_000_000) return;
+        const read = (chunk: string) => {
           out += chunk;
-          if (out.includes('Tokens are shown only now')) {
-            clearTimeout(timer);
-            resolve(out);
-          }
-        });
+          if (!out.includes('Tokens are shown only now')) return;
+          clearTimeout(timer);
+          proc.stdout.off('data', read).resume();
+          resolve(out);
+        };
+        proc.stdout.setEncoding('utf8').on('data', read);
       });
       const seconds = (performance.now() - started) / 1000;
       const url = /Podium is running at (http:\/\/\S+)/.exec(banner)?.[1];
