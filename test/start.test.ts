@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -71,5 +71,29 @@ describe('podium start on an empty data directory', { timeout: 240_000 }, () => 
     child.kill('SIGTERM');
     const [code] = await new Promise<[number | null]>((resolve) => child.once('exit', (c) => resolve([c])));
     expect(code).toBe(0);
+  });
+});
+
+describe('podium start stopped while it loads the demo', { timeout: 240_000 }, () => {
+  const root = mkdtempSync(join(tmpdir(), 'podium-start-stop-'));
+  afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+  it('leaves no data directory and no partial load behind', async () => {
+    const dataDir = join(root, 'data');
+    const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', PODIUM_DATA_DIR: dataDir, LOG_LEVEL: 'warn' };
+    delete env.DATABASE_URL;
+    const child = spawn(process.execPath, [BIN, 'start'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let err = '';
+    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
+      err += chunk;
+      // Stopped half-way: the catalog is being written, the history not yet.
+      if (chunk.includes('brands with offers')) child.kill('SIGINT');
+    });
+    const code = await new Promise((resolve) => child.once('exit', resolve));
+    expect(err).toContain('brands with offers');
+    expect(code).toBe(1);
+    expect(err).toContain(`loading the demo was stopped (SIGINT); nothing was written to ${dataDir}`);
+    expect(existsSync(dataDir)).toBe(false);
+    expect(readdirSync(root)).toEqual([]);
   });
 });
