@@ -1,12 +1,16 @@
 import type { Queryable } from './index.ts';
 
-/** The one column of the first row a query answers, or undefined when it answers no row. */
+/**
+ * The one column of the first row a query answers, or undefined when it answers no row; `name`
+ * prepares the statement once (see `Queryable.query`).
+ */
 export async function firstValue<T>(
   db: Queryable,
   sql: string,
   params: readonly unknown[] = [],
+  name?: string,
 ): Promise<T | undefined> {
-  const [r] = await db.query<Record<string, T>>(sql, params);
+  const [r] = await db.query<Record<string, T>>(sql, params, name);
   return r === undefined ? undefined : Object.values(r)[0];
 }
 

@@ -4,7 +4,11 @@ import type { Queryable } from '../db/index.ts';
 /** Outcome of a job run as stored in `job_runs.status`. */
 export type JobRunStatus = 'succeeded' | 'failed' | 'interrupted';
 
-/** SQL of the scheduler (table job_runs): one row per (job, slot), claimed by one process. */
+/**
+ * SQL of the scheduler (table job_runs): one row per (job, slot), claimed by one process. Each
+ * statement is prepared once: every job's slot runs them, and on PGlite planning them was most of
+ * a minute boundary's work.
+ */
 export class JobRunRepository {
   constructor(private readonly db: Queryable) {}
 
@@ -20,23 +24,26 @@ export class JobRunRepository {
          WHERE job_runs.status = 'interrupted'
        RETURNING id`,
       [job, slot, owner],
+      'job_run_claim',
     );
   }
 
   /** The stored status of a (job, slot) run, if any. */
   async statusOf(job: string, slot: number): Promise<string | undefined> {
-    return firstValue<string>(this.db, 'SELECT status FROM job_runs WHERE job = $1 AND slot = $2', [
-      job,
-      slot,
-    ]);
+    return firstValue<string>(
+      this.db,
+      'SELECT status FROM job_runs WHERE job = $1 AND slot = $2',
+      [job, slot],
+      'job_run_status',
+    );
   }
 
   /** Records how a claimed run ended. */
   async finish(id: number, status: JobRunStatus, error: string | null): Promise<void> {
-    await this.db.query('UPDATE job_runs SET status = $2, finished_at = now(), error = $3 WHERE id = $1', [
-      id,
-      status,
-      error,
-    ]);
+    await this.db.query(
+      'UPDATE job_runs SET status = $2, finished_at = now(), error = $3 WHERE id = $1',
+      [id, status, error],
+      'job_run_finish',
+    );
   }
 }
