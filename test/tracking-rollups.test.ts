@@ -5,7 +5,7 @@ import { AggregateRepository } from '../src/modules/tracking/aggregate-repositor
 import { TrackingPartitions } from '../src/modules/tracking/partitions.ts';
 import { type PostbackJob, TrackingRepository } from '../src/modules/tracking/repository.ts';
 import { RollupZoneRepository, readRollups } from '../src/modules/tracking/rollup-zone-repository.ts';
-import { RollupZones } from '../src/modules/tracking/rollup-zones.ts';
+import { FOLD_GRACE_MS, RollupZones } from '../src/modules/tracking/rollup-zones.ts';
 import { StatsRepository } from '../src/modules/tracking/stats-repository.ts';
 import type { ClickRow, StatsRow, StatsZoneMode } from '../src/modules/tracking/types.ts';
 import { type TestDb, testDb } from './helpers.ts';
@@ -124,6 +124,11 @@ const scenario = fc
       // When the zones in use are synced: never (new ones fall back to the 15-minute buckets), before
       // any row, after the first batch (built from it, then kept), or after every row (built).
       sync: fc.constantFrom('never', 'before', 'between', 'after'),
+      // The clock of those syncs, which fold the ready zones' ended quarter hours into their daily
+      // rows up to a hit's own quarter hour (the hit at this index, modulo); when given, one more
+      // sync after the last row folds up to a second hit's.
+      foldAt: fc.nat(),
+      foldAgainAt: fc.option(fc.nat(), { nil: null }),
       mode: fc.constantFrom<StatsZoneMode>('site', 'program', 'fixed'),
       zone: fc.constantFrom(...ZONES),
       days: fc.integer({ min: 0, max: 4 }),
@@ -151,13 +156,17 @@ function localDay(at: Date, zone: string): string {
 const shiftDay = (day: string, n: number) =>
   new Date(Date.parse(`${day}T00:00:00Z`) + n * 86_400_000).toISOString().slice(0, 10);
 
-/** Every ready zone's daily rollups are the 15-minute rollups summed per local day, row for row. */
+/**
+ * Every ready zone's daily rollups are the 15-minute rollups summed per local day, row for row:
+ * for clicks, those of the buckets before the zone's folded instant.
+ */
 async function expectDailyExact(t: TestDb): Promise<void> {
   const [diff] = await t.db.query<{ clicks: number; conversions: number }>(
     `WITH c15 AS (
        SELECT z.zone, (c.bucket AT TIME ZONE z.zone)::date AS day, c.kind, c.site_id, c.toplist_id, c.position,
               c.brand_id, c.program_id, sum(c.n) AS n
-       FROM click_rollups c, rollup_zones z WHERE z.ready GROUP BY 1, 2, 3, 4, 5, 6, 7, 8
+       FROM click_rollups c, rollup_zones z WHERE z.ready AND c.bucket < z.clicks_folded_to
+       GROUP BY 1, 2, 3, 4, 5, 6, 7, 8
      ), cd AS (
        SELECT d.zone, d.day, d.kind, d.site_id, d.toplist_id, d.position, d.brand_id, d.program_id, sum(d.n)
        FROM click_daily_rollups d JOIN rollup_zones z ON z.zone = d.zone AND z.ready
@@ -177,6 +186,41 @@ async function expectDailyExact(t: TestDb): Promise<void> {
               AS conversions`,
   );
   expect(diff).toEqual({ clicks: 0, conversions: 0 });
+}
+
+/**
+ * Three writers, each committing 15 batches of 40 clicks in its own lane, spread over the three
+ * days after `start` on and off quarter-hour edges; ids start with `prefix`.
+ */
+function writeConcurrently(repo: TrackingRepository, prefix: string, start: number): Promise<void>[] {
+  const writer = async (w: number) => {
+    for (let b = 0; b < 15; b++)
+      await repo.insertClicks(
+        Array.from({ length: 40 }, (_, i): ClickRow => {
+          const n = (w * 15 + b) * 40 + i;
+          return {
+            id: `${prefix}${n}`,
+            kind: 'click',
+            at: new Date(start + ((n * 7919) % 288) * 900_000 + (n % 3) * 450_000),
+            linkId: 1 + (n % 2),
+            trackerId: 1,
+            offerId: null,
+            brandId: 1,
+            siteId: SITES[n % SITES.length] as number,
+            toplistId: 1,
+            position: 1 + (n % 3),
+            programId: PROGRAMS[n % PROGRAMS.length] as number,
+            subId: null,
+            referrer: null,
+            userAgent: null,
+            country: null,
+            flag: null,
+          };
+        }),
+        w,
+      );
+  };
+  return [0, 1, 2].map(writer);
 }
 
 describe('rollup reports equal the raw-row computation', () => {
@@ -202,7 +246,9 @@ describe('rollup reports equal the raw-row computation', () => {
     const repo = new TrackingRepository(t.db);
     const statsRepo = new StatsRepository(t.db);
     const aggregates = new AggregateRepository(t.db);
-    const zones = new RollupZones(new RollupZoneRepository(t.db));
+    let clock = new Date();
+    let splitRuns = 0;
+    const zones = new RollupZones(new RollupZoneRepository(t.db), () => clock);
     let run = 0;
     await fc.assert(
       fc.asyncProperty(scenario, async (s) => {
@@ -211,6 +257,12 @@ describe('rollup reports equal the raw-row computation', () => {
         await t.db.exec(`TRUNCATE clicks, conversions, conversion_keys, click_rollups, conversion_rollups,
                                   click_daily_rollups, conversion_daily_rollups, postback_log, postback_outcomes,
                                   tracking_sites`);
+        // Empty rollups: every zone's daily rows hold all of them, as batches maintained them.
+        await t.db.exec("UPDATE rollup_zones SET clicks_folded_to = 'infinity'");
+        // Folding at a hit's instant plus the grace moves the zones up to that hit's quarter hour.
+        const foldClock = (i: number) =>
+          new Date((s.hits[i % s.hits.length] as Hit).at.getTime() + FOLD_GRACE_MS);
+        clock = foldClock(s.foldAt);
         for (const [i, zone] of s.siteZones.entries())
           if (zone)
             await t.db.query('INSERT INTO tracking_sites (site_id, timezone) VALUES ($1, $2)', [
@@ -271,7 +323,18 @@ describe('rollup reports equal the raw-row computation', () => {
           await t.db.tx((q) => repo.with(q).writePostbacks(batch));
         }
         if (s.sync === 'after') await zones.sync();
+        if (s.sync !== 'never' && s.foldAgainAt) {
+          clock = foldClock(s.foldAgainAt);
+          await zones.sync();
+        }
         await expectDailyExact(t);
+        // Whether the reports below read a ready zone's clicks both folded and not folded yet.
+        const [split] = await t.db.query<{ split: boolean }>(
+          `SELECT EXISTS (SELECT 1 FROM rollup_zones z WHERE z.ready
+                          AND EXISTS (SELECT 1 FROM click_rollups WHERE bucket < z.clicks_folded_to)
+                          AND EXISTS (SELECT 1 FROM click_rollups WHERE bucket >= z.clicks_folded_to)) AS split`,
+        );
+        if (split?.split) splitRuns++;
 
         // The raw computation: every counted hit and every conversion that won its transaction id.
         const zoneOf = (site: number | null, program: number | null) => {
@@ -388,6 +451,21 @@ describe('rollup reports equal the raw-row computation', () => {
             .sort();
         expect(order(got.rows)).toEqual(order([...expected.values()]));
         expect(got.total).toBe(expected.size);
+        // Every counted hit once, whatever the day range and filters above left out: the folded
+        // daily rows and the quarter hours not folded yet meet without a gap or an overlap.
+        const all = await statsRepo.stats({
+          from: shiftDay(s.anchor, -3),
+          to: shiftDay(s.anchor, 3),
+          tz: 'fixed',
+          zone: s.zone,
+          limit: 10_000,
+          offset: 0,
+        });
+        const counted = (kind: string) => s.hits.filter((h) => h.kind === kind && !h.flagged).length;
+        expect({
+          clicks: all.rows.reduce((n, r) => n + r.clicks, 0),
+          impressions: all.rows.reduce((n, r) => n + r.impressions, 0),
+        }).toEqual({ clicks: counted('click'), impressions: counted('impression') });
 
         // Reconciliation of one programme in one zone: our clicks, registrations and FTDs per day.
         const program = s.programFilter ?? 1;
@@ -430,6 +508,7 @@ describe('rollup reports equal the raw-row computation', () => {
       // A counterexample is reported as found: shrinking costs a database round per step.
       { numRuns: Number(process.env.ROLLUP_PROPERTY_RUNS ?? 30), endOnFailure: true },
     );
+    expect(splitRuns).toBeGreaterThan(0);
   }, 300_000);
   it('builds a zone that comes into use while batches commit concurrently, counting every row once', async () => {
     await t.db.exec(`TRUNCATE clicks, click_rollups, click_daily_rollups, tracking_sites;
@@ -438,34 +517,8 @@ describe('rollup reports equal the raw-row computation', () => {
     const repo = new TrackingRepository(t.db);
     const zones = new RollupZones(new RollupZoneRepository(t.db));
     const start = Date.parse('2026-10-24T12:00:00Z');
-    const writer = async (w: number) => {
-      for (let b = 0; b < 15; b++)
-        await repo.insertClicks(
-          Array.from({ length: 40 }, (_, i): ClickRow => {
-            const n = (w * 15 + b) * 40 + i;
-            return {
-              id: `Z${n}`,
-              kind: 'click',
-              // Spread over three days around the EU DST change, on and off quarter-hour edges.
-              at: new Date(start + ((n * 7919) % 288) * 900_000 + (n % 3) * 450_000),
-              linkId: 1 + (n % 2),
-              trackerId: 1,
-              offerId: null,
-              brandId: 1,
-              siteId: SITES[n % SITES.length] as number,
-              toplistId: 1,
-              position: 1 + (n % 3),
-              programId: PROGRAMS[n % PROGRAMS.length] as number,
-              subId: null,
-              referrer: null,
-              userAgent: null,
-              country: null,
-              flag: null,
-            };
-          }),
-        );
-    };
-    const writers = [0, 1, 2].map(writer);
+    // Spread over three days around the EU DST change.
+    const writers = writeConcurrently(repo, 'Z', start);
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect(await zones.sync()).toEqual(['Asia/Kathmandu']);
     await Promise.all(writers);
@@ -480,6 +533,40 @@ describe('rollup reports equal the raw-row computation', () => {
     await zones.sync();
     expect(await t.db.query('SELECT zone FROM rollup_zones ORDER BY zone')).toEqual([{ zone: 'UTC' }]);
     expect(await t.db.query('SELECT 1 FROM click_daily_rollups WHERE zone <> $1', ['UTC'])).toEqual([]);
+  }, 120_000);
+  it('folds ended quarter hours into the daily rows while batches commit concurrently, counting every row once', async () => {
+    await t.db.exec(`TRUNCATE clicks, click_rollups, click_daily_rollups, tracking_sites;
+                     DELETE FROM rollup_zones WHERE zone <> 'UTC'`);
+    await t.db.query("UPDATE affiliate_programs SET timezone = 'America/St_Johns'");
+    await t.db.exec("UPDATE rollup_zones SET clicks_folded_to = 'infinity'");
+    const repo = new TrackingRepository(t.db);
+    const start = Date.parse('2026-10-31T12:00:00Z');
+    let clock = new Date(start);
+    const zones = new RollupZones(new RollupZoneRepository(t.db), () => clock);
+    // Built on empty rollups: both zones open at the quarter hour before `start` (the grace), before any write.
+    await zones.sync();
+    expect(await t.db.query('SELECT zone, clicks_folded_to AS f FROM rollup_zones ORDER BY zone')).toEqual(
+      ['America/St_Johns', 'UTC'].map((zone) => ({ zone, f: new Date(start - 15 * 60_000) })),
+    );
+    const writers = writeConcurrently(repo, 'F', start);
+    // Folds a day and a half, then two days, of quarter hours as the writers add to them.
+    for (const hours of [36, 48]) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      clock = new Date(start + hours * 3_600_000);
+      await zones.sync();
+    }
+    await Promise.all(writers);
+    await expectDailyExact(t);
+    const [sums] = await t.db.query<{ folded: number; unfolded: number; total: number }>(
+      `SELECT (SELECT sum(n) FROM click_daily_rollups WHERE zone = 'America/St_Johns')::int AS folded,
+              (SELECT sum(n) FROM click_rollups c, rollup_zones z
+               WHERE z.zone = 'America/St_Johns' AND c.bucket >= z.clicks_folded_to)::int AS unfolded,
+              (SELECT sum(n) FROM click_rollups)::int AS total`,
+    );
+    expect(sums?.total).toBe(3 * 15 * 40);
+    expect(sums?.folded).toBeGreaterThan(0);
+    expect(sums?.unfolded).toBeGreaterThan(0);
+    expect((sums?.folded ?? 0) + (sums?.unfolded ?? 0)).toBe(3 * 15 * 40);
   }, 120_000);
   it('reads again with the 15-minute rollups when a zone is dropped during a daily read', async () => {
     await t.db.exec(

@@ -96,7 +96,21 @@ describe(`suggested toplist order (${DB_KIND})`, () => {
           [bucket, currency, site.id, toplistId, position, brand[name], cpas, amount],
         );
     };
-    await seed(de, 1, 'C', 5000, 250, '2500');
+    await seed(de, 1, 'C', 4000, 250, '2500');
+    // The other 1000 of C's clicks are not folded into the daily rows yet: the order reads them
+    // from the 15-minute rollups after UTC's folded instant. A bucket before it is in the daily
+    // rows already (here, deliberately, not), so it is not read again.
+    await t.db.query("UPDATE rollup_zones SET clicks_folded_to = '2026-11-19T06:00:00Z' WHERE zone = 'UTC'");
+    for (const [bucket, n] of [
+      ['2026-11-19T06:00:00Z', 600],
+      ['2026-11-19T09:45:00Z', 400],
+      ['2026-11-19T05:45:00Z', 777],
+    ] as const)
+      await t.db.query(
+        `INSERT INTO click_rollups (bucket, kind, site_id, toplist_id, position, brand_id, program_id, link_id, n)
+         VALUES ($1, 'click', $2, $3, 1, $4, 1, 1, $5)`,
+        [bucket, site.id, de, brand.C, n],
+      );
     await seed(de, 2, 'B', 3000, 900, '9000');
     await seed(de, 3, 'A', 3, 1, '10');
     await seed(at, 1, 'D', 6000, 60, '600');

@@ -3,7 +3,12 @@ import type { Db, Queryable } from '../../db/index.ts';
 import type { StoredSecret } from '../../lib/seal.ts';
 import { isoOrNull as iso } from '../../lib/time.ts';
 import type { OperatorRow, ReportMapping } from './report-mapping.ts';
-import { readRollups, zoneReady as ready } from './rollup-zone-repository.ts';
+import {
+  clicksFoldedTo,
+  readRollups,
+  zoneReady as ready,
+  unfoldedClicksFrom,
+} from './rollup-zone-repository.ts';
 import { COMMISSION_EVENTS } from './stats-repository.ts';
 
 /** A programme's report endpoint as stored (the key still sealed). */
@@ -211,16 +216,18 @@ export class AggregateRepository {
 
   /**
    * Per day of [from, to]: our counted clicks, postback registrations/FTDs and commission of the programme
-   * (days cut in `tz`: the daily rollups when `tz` is a ready zone, else the 15-minute ones), the
+   * (days cut in `tz`: the daily rollups and the clicks not folded into them yet when `tz` is a
+   * ready zone, else the 15-minute ones), the
    * operator's totals from the latest ok pull, and the last pull's outcome.
    */
   async reconcile(programId: number, from: string, to: string, tz: string): Promise<ReconcileDbRow[]> {
+    const since = await unfoldedClicksFrom(this.reads);
     return readRollups(
       async () => {
         const [r] = await this.reads.query<{ ready: boolean }>(`SELECT ${ready('$1::text')} AS ready`, [tz]);
         return r?.ready !== true;
       },
-      (withQuarters) => this.reconcileRead(programId, from, to, tz, withQuarters),
+      (withQuarters) => this.reconcileRead(programId, from, to, tz, withQuarters, since),
     );
   }
 
@@ -230,6 +237,7 @@ export class AggregateRepository {
     to: string,
     tz: string,
     withQuarters: boolean,
+    since: string,
   ): Promise<ReconcileDbRow[]> {
     // The zone is either ready (daily rows) or not (15-minute rows): the ready checks pick one branch.
     const quarters = (sql: string) => (withQuarters ? `UNION ALL ${sql}` : '');
@@ -241,6 +249,11 @@ export class AggregateRepository {
        ), clk AS (
          SELECT day, n FROM click_daily_rollups
          WHERE zone = $4 AND ${ready('$4')} AND program_id = $1 AND kind = 'click' AND day BETWEEN $2::date AND $3::date
+         UNION ALL
+         SELECT (c.bucket AT TIME ZONE $4)::date, c.n
+         FROM click_rollups c, bounds b
+         WHERE c.bucket >= $6::timestamptz AND c.bucket >= ${clicksFoldedTo('$4')} AND c.program_id = $1
+           AND c.kind = 'click' AND c.bucket >= b.lo AND c.bucket < b.hi
          ${quarters(`SELECT (c.bucket AT TIME ZONE $4)::date, c.n
            FROM click_rollups c, bounds b
            WHERE NOT ${ready('$4')} AND c.program_id = $1 AND c.kind = 'click' AND c.bucket >= b.lo AND c.bucket < b.hi`)}
@@ -302,7 +315,7 @@ export class AggregateRepository {
        LEFT JOIN last_ok lo ON lo.day = d.day
        JOIN money m ON m.day = d.day
        ORDER BY d.day`,
-      [programId, from, to, tz, COMMISSION_EVENTS],
+      [programId, from, to, tz, COMMISSION_EVENTS, since],
     );
     return rows.map((r) => ({ ...r, pulledAt: iso(r.pulledAt) }));
   }

@@ -230,9 +230,11 @@ export class TrackingRepository {
 
   /**
    * One statement for a whole group-commit batch: the rows, and their counted ones added to the
-   * 15-minute rollups and to the daily rollups of every maintained zone, so reports never see a
-   * batch half-counted. The counts go to `lane`'s row of each rollup key (one lane per batch in
-   * flight, migration 0083), so concurrent batches never wait on each other's row locks.
+   * 15-minute rollups, so reports never see a batch half-counted. Rows older than a zone's folded
+   * instant (late clicks; migration 0084) are added to that zone's daily rollups too; the others
+   * reach them when the rollup-zones job folds their quarter hour. The counts go to `lane`'s row
+   * of each rollup key (one lane per batch in flight, migration 0083), so concurrent batches never
+   * wait on each other's row locks.
    */
   async insertClicks(rows: readonly ClickRow[], lane = 0): Promise<void> {
     await this.db.query(
@@ -255,7 +257,7 @@ export class TrackingRepository {
        INSERT INTO click_daily_rollups (zone, day, kind, site_id, toplist_id, position, brand_id, program_id, n, lane)
        SELECT z.zone, (c.bucket AT TIME ZONE z.zone)::date, kind, site_id, toplist_id, position, brand_id,
               program_id, sum(n), $2::smallint
-       FROM counted c CROSS JOIN rollup_zones z
+       FROM counted c JOIN rollup_zones z ON c.bucket < z.clicks_folded_to
        GROUP BY 1, 2, 3, 4, 5, 6, 7, 8
        ${ROLLUP_ORDER}
        ON CONFLICT ON CONSTRAINT click_daily_rollups_key DO UPDATE SET n = click_daily_rollups.n + EXCLUDED.n`,

@@ -5,6 +5,35 @@ export const zoneReady = (zone: string) =>
   `EXISTS (SELECT 1 FROM rollup_zones rz WHERE rz.zone = ${zone} AND rz.ready)`;
 
 /**
+ * SQL of the instant from which a ready zone's clicks are not in its daily rollups yet, so reports
+ * read them from the 15-minute rollups (migration 0084); NULL when the zone is not ready.
+ */
+export const clicksFoldedTo = (zone: string) =>
+  `(SELECT rz.clicks_folded_to FROM rollup_zones rz WHERE rz.zone = ${zone} AND rz.ready)`;
+
+/**
+ * The earliest 15-minute click bucket a report may read beside the daily rollups of a ready zone,
+ * passed to the report as a constant so the planner bounds its scan of click_rollups' bucket
+ * index (the exact cut, per zone, is `clicksFoldedTo`). Folded instants only move forward, and a
+ * zone leaving 'infinity' opens at or after the others' instant; while one is at 'infinity' (for
+ * the moment between its build and its fold), it may open at its fold's clock, so the bound
+ * reaches a day before the last bucket written.
+ */
+export async function unfoldedClicksFrom(db: Queryable): Promise<string> {
+  // As text: the bound may be an infinity, which no Date holds.
+  const [r] = await db.query<{ since: string }>(
+    `SELECT coalesce(least(
+              (SELECT min(clicks_folded_to) FROM rollup_zones WHERE ready),
+              CASE WHEN EXISTS (SELECT 1 FROM rollup_zones WHERE ready AND clicks_folded_to = 'infinity')
+                   THEN coalesce((SELECT max(bucket) FROM click_rollups) - interval '1 day', '-infinity') END),
+            'infinity')::text AS since`,
+    [],
+    'unfolded_clicks_from',
+  );
+  return r?.since ?? 'infinity';
+}
+
+/**
  * Runs a report read with the 15-minute branches only when `unready` (a zone the report cuts days
  * in has no ready daily rollups): a branch never run still counts in the plan's cost, and that cost
  * alone has PostgreSQL JIT-compile the query (tenths of seconds to seconds) on a large
@@ -61,6 +90,84 @@ export class RollupZoneRepository {
       );
       return rows.map((r) => r.zone);
     });
+  }
+
+  /**
+   * Folds every ready zone's clicks up to `to` (a quarter-hour edge): adds the 15-minute click
+   * rollups from its folded instant to `to` to its daily rows. A zone at 'infinity' (its daily
+   * rows kept by every batch: just built, or from before migration 0084) opens at the later of
+   * `to` and the other zones' instant, its daily rows of that day on recounted from the quarter
+   * hours before it, so folded instants never move back. The SHARE lock waits for the batches
+   * under way and holds new ones until the fold commits: a batch reads the folded instants in its
+   * own snapshot, so none writes into a range while it is folded. Returns whether a zone moved.
+   */
+  async fold(to: Date): Promise<boolean> {
+    const [due] = await this.db.query<{ due: boolean }>(
+      `SELECT EXISTS (SELECT 1 FROM rollup_zones
+                      WHERE ready AND (clicks_folded_to < $1 OR clicks_folded_to = 'infinity')) AS due`,
+      [to],
+      'rollup_zones_fold_due',
+    );
+    if (!due?.due) return false;
+    return this.db.tx(async (q: Queryable) => {
+      await q.exec('LOCK TABLE click_rollups IN SHARE MODE');
+      // FOR UPDATE: a second process folding at once waits here, then sees the zones moved.
+      const opening = (
+        await q.query<{ zone: string }>(
+          "SELECT zone FROM rollup_zones WHERE ready AND clicks_folded_to = 'infinity' ORDER BY zone FOR UPDATE",
+        )
+      ).map((r) => r.zone);
+      if (opening.length) await this.open(q, opening, to);
+      const moved = await q.query(
+        `WITH z AS (
+           SELECT zone, clicks_folded_to AS since FROM rollup_zones
+           WHERE ready AND clicks_folded_to < $1 FOR UPDATE
+         ), added AS (
+           INSERT INTO click_daily_rollups AS d (zone, day, kind, site_id, toplist_id, position, brand_id, program_id, n)
+           SELECT z.zone, (c.bucket AT TIME ZONE z.zone)::date, c.kind, c.site_id, c.toplist_id, c.position,
+                  c.brand_id, c.program_id, sum(c.n)
+           FROM z JOIN click_rollups c ON c.bucket >= z.since AND c.bucket < $1
+           GROUP BY 1, 2, 3, 4, 5, 6, 7, 8
+           ORDER BY 1, 2, 3, 4, 5, 6, 7, 8
+           ON CONFLICT ON CONSTRAINT click_daily_rollups_key DO UPDATE SET n = d.n + EXCLUDED.n
+         )
+         UPDATE rollup_zones r SET clicks_folded_to = $1 FROM z WHERE r.zone = z.zone RETURNING r.zone`,
+        [to],
+      );
+      return opening.length + moved.length > 0;
+    });
+  }
+
+  /**
+   * Gives zones at 'infinity' a folded instant: the later of `to` and the other zones' (instants
+   * only move forward, which reports rely on). Their daily rows of the instant's local day and
+   * after are recounted from the quarter hours before it; earlier days hold every bucket already.
+   */
+  private async open(q: Queryable, zones: readonly string[], to: Date): Promise<void> {
+    const [at] = await q.query<{ f: string }>(
+      `SELECT greatest($1::timestamptz,
+                       (SELECT max(clicks_folded_to) FROM rollup_zones
+                        WHERE ready AND clicks_folded_to <> 'infinity'))::text AS f`,
+      [to],
+    );
+    const f = (at as { f: string }).f;
+    const since = (zone: string) => `(($2::timestamptz AT TIME ZONE ${zone})::date)`;
+    await q.query(
+      `DELETE FROM click_daily_rollups WHERE zone = ANY($1::text[]) AND day >= ${since('zone')}`,
+      [zones, f],
+    );
+    await q.query(
+      `INSERT INTO click_daily_rollups (zone, day, kind, site_id, toplist_id, position, brand_id, program_id, n)
+       SELECT z.zone, (c.bucket AT TIME ZONE z.zone)::date, c.kind, c.site_id, c.toplist_id, c.position,
+              c.brand_id, c.program_id, sum(c.n)
+       FROM unnest($1::text[]) AS z(zone)
+       JOIN click_rollups c ON c.bucket >= $2::timestamptz - interval '2 days' AND c.bucket < $2
+                            AND (c.bucket AT TIME ZONE z.zone)::date >= ${since('z.zone')}
+       GROUP BY 1, 2, 3, 4, 5, 6, 7, 8
+       ORDER BY 1, 2, 3, 4, 5, 6, 7, 8`,
+      [zones, f],
+    );
+    await q.query('UPDATE rollup_zones SET clicks_folded_to = $2 WHERE zone = ANY($1::text[])', [zones, f]);
   }
 
   /**

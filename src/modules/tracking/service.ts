@@ -133,7 +133,7 @@ export class TrackingService {
     this.statsReports = new StatsRepository(reads);
     this.suggestedOrders = new SuggestedOrders(new SuggestedOrderRepository(reads), catalog, now);
     this.partitions = new TrackingPartitions(db, config, now);
-    this.rollupZones = new RollupZones(new RollupZoneRepository(db));
+    this.rollupZones = new RollupZones(new RollupZoneRepository(db), now);
     this.history = new HistoryWriter(db, this.partitions);
     this.stats = new TrackingStats(this.repo, this.statsReports, catalog, () => databaseTimezones(db));
     this.intake = new PostbackIntake(

@@ -1,6 +1,11 @@
 import type { Queryable } from '../../db/index.ts';
 import { type Paged, pagedRows } from '../../db/paged.ts';
-import { readRollups, zoneReady as ready } from './rollup-zone-repository.ts';
+import {
+  clicksFoldedTo,
+  readRollups,
+  zoneReady as ready,
+  unfoldedClicksFrom,
+} from './rollup-zone-repository.ts';
 import type { StatsFilter, StatsRow } from './types.ts';
 
 /**
@@ -30,15 +35,16 @@ export class StatsRepository {
    * Counted clicks, impressions, conversions (per event) and money (per currency) per day and
    * dimension. Each row's day is cut in the zone `f.tz` names: its site's, its programme's (UTC
    * when it has none) or one fixed zone, and read from that zone's daily rollups when it is ready
-   * (else from the 15-minute ones). Rows come pre-paged with the total number of rows.
+   * (with its clicks not folded yet from the 15-minute ones), else from the 15-minute ones. Rows come pre-paged with the total number of rows.
    * With `bySubId` the rows are also split by the click's sub_id, read from the raw clicks and
    * conversions (sub_id is not a rollup key); the service bounds that range.
    */
   async stats(f: StatsFilter): Promise<Paged<StatsRow>> {
-    if (f.bySubId) return this.page(f, false);
+    if (f.bySubId) return this.page(f, false, null);
+    const since = await unfoldedClicksFrom(this.db);
     return readRollups(
       () => this.someZoneUnready(f),
-      (withQuarters) => this.page(f, withQuarters),
+      (withQuarters) => this.page(f, withQuarters, since),
     );
   }
 
@@ -47,8 +53,11 @@ export class StatsRepository {
     return r?.unready === true;
   }
 
-  /** One page of the report; the 15-minute rollups are read only `withQuarters`. */
-  private async page(f: StatsFilter, withQuarters: boolean): Promise<Paged<StatsRow>> {
+  /**
+   * One page of the report; the 15-minute rollups of unready zones are read only `withQuarters`,
+   * those of ready zones' unfolded clicks from `since` (`unfoldedClicksFrom`; null by sub_id).
+   */
+  private async page(f: StatsFilter, withQuarters: boolean, since: string | null): Promise<Paged<StatsRow>> {
     const zone = (site: string, program: string) =>
       `CASE $3 WHEN 'site' THEN coalesce(${site}.timezone, 'UTC') WHEN 'program' THEN coalesce(${program}.timezone, 'UTC') ELSE $4 END`;
     const where = (t: string) =>
@@ -88,10 +97,19 @@ export class StatsRepository {
       : // A row whose zone is ready reads its day's daily rollup; any other cuts the 15-minute buckets
         // (only when the report names such a zone). A row's zone is either, so each branch already
         // holds one row per day, dimension and event.
+        // Clicks of a ready zone also read the quarter hours not folded into its daily rows yet
+        // (lines sum both per day).
         `SELECT c.site_id, c.toplist_id, c.position, c.brand_id, c.program_id, NULL::text AS sub_id, c.kind,
                 NULL::text AS event, NULL::text AS currency, z.tz, c.day, c.n, 0::numeric AS amount
          FROM click_daily_rollups c ${joins('c')}
          WHERE c.zone = z.tz AND ${ready('c.zone')} AND c.day BETWEEN $1::date AND $2::date AND ${where('c')}
+         UNION ALL
+         SELECT c.site_id, c.toplist_id, c.position, c.brand_id, c.program_id, NULL::text, c.kind, NULL::text,
+                NULL::text, z.tz, (c.bucket AT TIME ZONE z.tz)::date, sum(c.n), 0::numeric
+         FROM click_rollups c ${joins('c')}
+         WHERE c.bucket >= $13::timestamptz AND c.bucket >= ${clicksFoldedTo('z.tz')}
+           AND ${during('c.bucket')} AND ${where('c')}
+         ${BY_KEY}
          UNION ALL
          SELECT v.site_id, v.toplist_id, v.position, v.brand_id, v.program_id, NULL::text, 'conversion', v.event,
                 v.currency::text, z.tz, v.day, v.n, v.amount
@@ -152,6 +170,7 @@ export class StatsRepository {
           w.offset,
           REVENUE_EVENTS,
           COMMISSION_EVENTS,
+          ...(since === null ? [] : [since]),
         ],
       ),
     );

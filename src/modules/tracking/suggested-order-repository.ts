@@ -1,4 +1,5 @@
 import type { Queryable } from '../../db/index.ts';
+import { clicksFoldedTo, unfoldedClicksFrom } from './rollup-zone-repository.ts';
 import { COMMISSION_EVENTS } from './stats-repository.ts';
 
 /** The estimate knobs, all in the units the docs give (clicks, conversions, a normal quantile). */
@@ -38,7 +39,8 @@ export interface SuggestedFigures {
 
 /**
  * Reads the UTC daily rollups of a toplist's geo family for the suggested order (UTC is always
- * maintained and ready: migration 0082); all arithmetic in SQL numeric.
+ * maintained and ready: migration 0082), with the clicks not folded into them yet (migration
+ * 0084); all arithmetic in SQL numeric.
  */
 export class SuggestedOrderRepository {
   constructor(private readonly db: Queryable) {}
@@ -54,6 +56,7 @@ export class SuggestedOrderRepository {
     currency: string | null,
     s: Shrinkage,
   ): Promise<SuggestedFigures> {
+    const since = await unfoldedClicksFrom(this.db);
     const rows = await this.db.query<SuggestedRow & Omit<SuggestedFigures, 'items'>>(
       `WITH t AS (
          SELECT id, site_id, template_id FROM toplists WHERE id = $1
@@ -68,10 +71,18 @@ export class SuggestedOrderRepository {
                          (SELECT currency::text FROM affiliate_programs ORDER BY id LIMIT 1),
                          'EUR') AS currency
        ), clk AS (
-         SELECT c.toplist_id, c.brand_id, c.position, sum(c.n) AS clicks
-         FROM click_daily_rollups c
-         WHERE c.zone = 'UTC' AND c.kind = 'click' AND c.toplist_id IN (SELECT id FROM fam)
-           AND c.day BETWEEN $2::date AND $3::date
+         SELECT toplist_id, brand_id, position, sum(n) AS clicks
+         FROM (SELECT c.toplist_id, c.brand_id, c.position, c.n
+               FROM click_daily_rollups c
+               WHERE c.zone = 'UTC' AND c.kind = 'click' AND c.toplist_id IN (SELECT id FROM fam)
+                 AND c.day BETWEEN $2::date AND $3::date
+               UNION ALL
+               SELECT c.toplist_id, c.brand_id, c.position, c.n
+               FROM click_rollups c
+               WHERE c.bucket >= $9::timestamptz AND c.bucket >= ${clicksFoldedTo("'UTC'")}
+                 AND c.kind = 'click' AND c.toplist_id IN (SELECT id FROM fam)
+                 AND c.bucket >= $2::date::timestamp AT TIME ZONE 'UTC'
+                 AND c.bucket < ($3::date + 1)::timestamp AT TIME ZONE 'UTC') x
          GROUP BY 1, 2, 3
        ), cv AS (
          SELECT v.toplist_id, v.brand_id, sum(v.n) AS conversions, sum(v.amount) AS commission
@@ -130,7 +141,7 @@ export class SuggestedOrderRepository {
               round((r.rate + $8::numeric * r.sd) * r.value, 4)::text AS high
        FROM cur, prior p, expected e LEFT JOIN ranked r ON true
        ORDER BY r.suggested`,
-      [toplistId, from, to, currency, COMMISSION_EVENTS, s.priorClicks, s.priorConversions, s.z],
+      [toplistId, from, to, currency, COMMISSION_EVENTS, s.priorClicks, s.priorConversions, s.z, since],
     );
     const first = rows[0] as SuggestedRow & Omit<SuggestedFigures, 'items'>;
     return {
