@@ -4,9 +4,9 @@ import type { StoredSecret } from '../../lib/seal.ts';
 import { isoOrNull as iso } from '../../lib/time.ts';
 import type { OperatorRow, ReportMapping } from './report-mapping.ts';
 import {
-  clicksFoldedTo,
   readRollups,
   zoneReady as ready,
+  unfoldedClicks,
   unfoldedClicksFrom,
 } from './rollup-zone-repository.ts';
 import { COMMISSION_EVENTS } from './stats-repository.ts';
@@ -252,7 +252,7 @@ export class AggregateRepository {
          UNION ALL
          SELECT (c.bucket AT TIME ZONE $4)::date, c.n
          FROM click_rollups c, bounds b
-         WHERE c.bucket >= $6::timestamptz AND c.bucket >= ${clicksFoldedTo('$4')} AND c.program_id = $1
+         WHERE ${unfoldedClicks('c.bucket', '$4', '$6')} AND c.program_id = $1
            AND c.kind = 'click' AND c.bucket >= b.lo AND c.bucket < b.hi
          ${quarters(`SELECT (c.bucket AT TIME ZONE $4)::date, c.n
            FROM click_rollups c, bounds b

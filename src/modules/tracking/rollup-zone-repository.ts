@@ -5,16 +5,19 @@ export const zoneReady = (zone: string) =>
   `EXISTS (SELECT 1 FROM rollup_zones rz WHERE rz.zone = ${zone} AND rz.ready)`;
 
 /**
- * SQL of the instant from which a ready zone's clicks are not in its daily rollups yet, so reports
- * read them from the 15-minute rollups (migration 0084); NULL when the zone is not ready.
+ * SQL that is true when the 15-minute click bucket `bucket` is not folded into the daily rollups of
+ * `zone` yet, so reports read it from the 15-minute rollups (migration 0084); false when the zone
+ * is not ready. `bound` names the parameter holding `unfoldedClicksFrom`, which bounds the scan of
+ * click_rollups' bucket index (all SQL expressions).
  */
-export const clicksFoldedTo = (zone: string) =>
-  `(SELECT rz.clicks_folded_to FROM rollup_zones rz WHERE rz.zone = ${zone} AND rz.ready)`;
+export const unfoldedClicks = (bucket: string, zone: string, bound: string) =>
+  `${bucket} >= ${bound}::timestamptz
+   AND ${bucket} >= (SELECT rz.clicks_folded_to FROM rollup_zones rz WHERE rz.zone = ${zone} AND rz.ready)`;
 
 /**
  * The earliest 15-minute click bucket a report may read beside the daily rollups of a ready zone,
  * passed to the report as a constant so the planner bounds its scan of click_rollups' bucket
- * index (the exact cut, per zone, is `clicksFoldedTo`). Folded instants only move forward, and a
+ * index (the exact cut, per zone, is `unfoldedClicks`). Folded instants only move forward, and a
  * zone leaving 'infinity' opens at or after the others' instant; while one is at 'infinity' (for
  * the moment between its build and its fold), it may open at its fold's clock, so the bound
  * reaches a day before the last bucket written.

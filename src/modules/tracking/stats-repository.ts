@@ -1,9 +1,9 @@
 import type { Queryable } from '../../db/index.ts';
 import { type Paged, pagedRows } from '../../db/paged.ts';
 import {
-  clicksFoldedTo,
   readRollups,
   zoneReady as ready,
+  unfoldedClicks,
   unfoldedClicksFrom,
 } from './rollup-zone-repository.ts';
 import type { StatsFilter, StatsRow } from './types.ts';
@@ -35,7 +35,8 @@ export class StatsRepository {
    * Counted clicks, impressions, conversions (per event) and money (per currency) per day and
    * dimension. Each row's day is cut in the zone `f.tz` names: its site's, its programme's (UTC
    * when it has none) or one fixed zone, and read from that zone's daily rollups when it is ready
-   * (with its clicks not folded yet from the 15-minute ones), else from the 15-minute ones. Rows come pre-paged with the total number of rows.
+   * (with its clicks not folded yet from the 15-minute ones), else from the 15-minute ones. Rows
+   * come pre-paged with the total number of rows.
    * With `bySubId` the rows are also split by the click's sub_id, read from the raw clicks and
    * conversions (sub_id is not a rollup key); the service bounds that range.
    */
@@ -107,8 +108,7 @@ export class StatsRepository {
          SELECT c.site_id, c.toplist_id, c.position, c.brand_id, c.program_id, NULL::text, c.kind, NULL::text,
                 NULL::text, z.tz, (c.bucket AT TIME ZONE z.tz)::date, sum(c.n), 0::numeric
          FROM click_rollups c ${joins('c')}
-         WHERE c.bucket >= $13::timestamptz AND c.bucket >= ${clicksFoldedTo('z.tz')}
-           AND ${during('c.bucket')} AND ${where('c')}
+         WHERE ${unfoldedClicks('c.bucket', 'z.tz', '$13')} AND ${during('c.bucket')} AND ${where('c')}
          ${BY_KEY}
          UNION ALL
          SELECT v.site_id, v.toplist_id, v.position, v.brand_id, v.program_id, NULL::text, 'conversion', v.event,

@@ -1,5 +1,5 @@
 import type { Queryable } from '../../db/index.ts';
-import { clicksFoldedTo, unfoldedClicksFrom } from './rollup-zone-repository.ts';
+import { unfoldedClicks, unfoldedClicksFrom } from './rollup-zone-repository.ts';
 import { COMMISSION_EVENTS } from './stats-repository.ts';
 
 /** The estimate knobs, all in the units the docs give (clicks, conversions, a normal quantile). */
@@ -79,7 +79,7 @@ export class SuggestedOrderRepository {
                UNION ALL
                SELECT c.toplist_id, c.brand_id, c.position, c.n
                FROM click_rollups c
-               WHERE c.bucket >= $9::timestamptz AND c.bucket >= ${clicksFoldedTo("'UTC'")}
+               WHERE ${unfoldedClicks('c.bucket', "'UTC'", '$9')}
                  AND c.kind = 'click' AND c.toplist_id IN (SELECT id FROM fam)
                  AND c.bucket >= $2::date::timestamp AT TIME ZONE 'UTC'
                  AND c.bucket < ($3::date + 1)::timestamp AT TIME ZONE 'UTC') x
