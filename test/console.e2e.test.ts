@@ -511,7 +511,10 @@ describe('operator console in headless Chromium', { timeout: 300_000 }, () => {
     expect(lineItemId).toBeTruthy();
     await page.getByTestId('booking-order').getByText(booking.order_id, { exact: true }).waitFor();
     await page.getByTestId('booking-lines').getByText(lineItemId, { exact: true }).waitFor();
-    const pushRows = await page.getByTestId('booking-pushes').locator('tbody tr').allInnerTexts();
+    // The push history is its own read, reloaded after the push: wait for its row, not the lines'.
+    const pushes = page.getByTestId('booking-pushes').locator('tbody tr');
+    await pushes.filter({ hasText: 'succeeded' }).waitFor();
+    const pushRows = await pushes.allInnerTexts();
     expect(pushRows).toHaveLength(1);
     expect(pushRows[0]).toMatch(/^1\tsucceeded\t20\d\t1\t/);
 
