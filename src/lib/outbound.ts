@@ -1,5 +1,5 @@
 import type { Socket } from 'node:net';
-import { Agent, buildConnector, request } from 'undici';
+import type { Agent, buildConnector, request } from 'undici';
 import type { Config } from '../config.ts';
 import { protectSecret, redact } from './redact.ts';
 import {
@@ -93,7 +93,8 @@ export function endpointUrl(base: URL, path: string, query: Record<string, strin
 }
 
 export class OutboundClient {
-  private readonly agent: Agent;
+  /** Made for the first call: undici adds ~20 MB of RSS to a process that never calls out. */
+  private agent: Promise<{ agent: Agent; request: typeof request }> | undefined;
   private readonly allow: ReadonlySet<string>;
   private readonly connectMs: number;
   private readonly totalMs: number;
@@ -104,35 +105,6 @@ export class OutboundClient {
     this.totalMs = options.totalTimeoutMs ?? 30_000;
     this.maxBytes = options.maxBodyBytes ?? 5 * 1024 * 1024;
     this.allow = allowSet(options.testOnly?.allowAddresses);
-    const base = buildConnector({
-      timeout: this.connectMs,
-      lookup: guardedLookup(options.testOnly?.resolver ?? systemResolver, this.allow),
-    } as buildConnector.BuildOptions);
-    const allow = this.allow;
-    this.agent = new Agent({
-      headersTimeout: this.totalMs,
-      bodyTimeout: this.totalMs,
-      maxResponseSize: this.maxBytes,
-      connect(opts, callback) {
-        // IP literals never reach `lookup`: check them here, before any packet is sent.
-        const literal = normaliseAddress(opts.hostname);
-        if (literal !== undefined) {
-          const verdict = checkAddress(literal, allow);
-          if (!verdict.ok) return callback(new BlockedAddressError(verdict.reason), null);
-        }
-        base(opts, (err, socket) => {
-          if (err || !socket) return callback(err ?? new Error('no socket'), null);
-          // Defence in depth: the address the socket really reached must pass as well.
-          const remote = (socket as Socket).remoteAddress;
-          const verdict = remote ? checkAddress(remote, allow) : { ok: false as const, reason: 'no address' };
-          if (!verdict.ok) {
-            socket.destroy();
-            return callback(new BlockedAddressError(verdict.reason), null);
-          }
-          callback(null, socket);
-        });
-      },
-    });
   }
 
   /** Validates a base URL as the operator entered it; returns the parsed URL or a reason. */
@@ -158,6 +130,41 @@ export class OutboundClient {
         return { ok: false, kind: 'blocked_address', message: `base_url host ${verdict.reason}` };
     }
     return { ok: true, url };
+  }
+
+  /** The SSRF-guarded agent, with undici loaded for it. */
+  private async makeAgent() {
+    const { Agent, buildConnector, request } = await import('undici');
+    const base = buildConnector({
+      timeout: this.connectMs,
+      lookup: guardedLookup(this.options.testOnly?.resolver ?? systemResolver, this.allow),
+    } as buildConnector.BuildOptions);
+    const allow = this.allow;
+    const agent = new Agent({
+      headersTimeout: this.totalMs,
+      bodyTimeout: this.totalMs,
+      maxResponseSize: this.maxBytes,
+      connect(opts, callback) {
+        // IP literals never reach `lookup`: check them here, before any packet is sent.
+        const literal = normaliseAddress(opts.hostname);
+        if (literal !== undefined) {
+          const verdict = checkAddress(literal, allow);
+          if (!verdict.ok) return callback(new BlockedAddressError(verdict.reason), null);
+        }
+        base(opts, (err, socket) => {
+          if (err || !socket) return callback(err ?? new Error('no socket'), null);
+          // Defence in depth: the address the socket really reached must pass as well.
+          const remote = (socket as Socket).remoteAddress;
+          const verdict = remote ? checkAddress(remote, allow) : { ok: false as const, reason: 'no address' };
+          if (!verdict.ok) {
+            socket.destroy();
+            return callback(new BlockedAddressError(verdict.reason), null);
+          }
+          callback(null, socket);
+        });
+      },
+    });
+    return { agent, request };
   }
 
   /** Sends one request; never throws, always an Outcome. */
@@ -186,11 +193,13 @@ export class OutboundClient {
     const signal = req.signal ? AbortSignal.any([timeout, req.signal]) : timeout;
     const where = `${req.method} ${req.path}`;
     try {
+      this.agent ??= this.makeAgent();
+      const { agent, request } = await this.agent;
       const res = await request(url, {
         method: req.method,
         headers,
         body: req.body,
-        dispatcher: this.agent,
+        dispatcher: agent,
         signal,
       });
       const flat: Headers = {};
@@ -273,7 +282,7 @@ export class OutboundClient {
   }
 
   async close(): Promise<void> {
-    await this.agent.close();
+    if (this.agent) await (await this.agent).agent.close();
   }
 }
 

@@ -1,10 +1,12 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import {
   CallToolRequestSchema,
   InitializeRequestSchema,
   ListToolsRequestSchema,
   PingRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { charLength, MAX_QUERY_LENGTH } from './search.ts';
 import type { DocsService } from './service.ts';
@@ -160,4 +162,30 @@ export function checkEnvelope(text: string): { message: unknown } | { error: Rpc
     return { error: rpcError(RPC.invalidParams, `Invalid params for ${m.method}`, id) };
   }
   return { message };
+}
+
+/**
+ * Answers one MCP POST: the envelope checked here (a 400 with a JSON-RPC error), then a fresh
+ * server and stateless transport, which write the raw response themselves.
+ */
+export async function serveMcp(docs: DocsService, version: string, req: FastifyRequest, reply: FastifyReply) {
+  const checked = checkEnvelope(typeof req.body === 'string' ? req.body : '');
+  if ('error' in checked)
+    return reply.status(400).type('application/json; charset=utf-8').send(checked.error);
+  const server = createDocsMcpServer(docs, version);
+  const transport = new StreamableHTTPServerTransport({
+    sessionIdGenerator: undefined,
+    enableJsonResponse: true,
+  });
+  // The SDK writes the raw response; keep the headers Fastify hooks (rate limit) already set.
+  reply.hijack();
+  for (const [name, value] of Object.entries(reply.getHeaders())) {
+    if (value !== undefined) reply.raw.setHeader(name, value as string | number | string[]);
+  }
+  reply.raw.on('close', () => {
+    void transport.close();
+    void server.close();
+  });
+  await server.connect(transport);
+  await transport.handleRequest(req.raw, reply.raw, checked.message);
 }

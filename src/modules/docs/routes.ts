@@ -1,11 +1,9 @@
 import rateLimit from '@fastify/rate-limit';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { AppError, notFound } from '../../lib/errors.ts';
 import { PACKAGE_VERSION as VERSION } from '../../lib/package-root.ts';
 import type { Redis } from '../../lib/redis.ts';
 import { registerDocsCors } from './cors.ts';
-import { checkEnvelope, createDocsMcpServer } from './mcp.ts';
 import { BlockingStore, RedisBlockingStore } from './rate-limit.ts';
 import type { DocsService } from './service.ts';
 
@@ -24,6 +22,16 @@ export interface DocsRouteOptions {
   /** Shared counters for a fleet of processes; without it each process counts on its own. */
   redis?: { client: Redis; prefix: string };
 }
+
+/**
+ * The MCP SDK and its dependencies add ~25 MB of RSS to a process (bench/README.md): loaded on the
+ * first MCP request, not by every server.
+ */
+let mcp: Promise<typeof import('./mcp.ts')> | undefined;
+const loadMcp = () => {
+  mcp ??= import('./mcp.ts');
+  return mcp;
+};
 
 const HTML_HEADERS = {
   'content-type': 'text/html; charset=utf-8',
@@ -124,24 +132,7 @@ export async function registerDocs(app: FastifyInstance, opts: DocsRouteOptions)
   app.route({ method: ['GET', 'DELETE', 'PUT', 'PATCH'], url: `${base}/mcp`, handler: notAllowed });
 
   app.post(`${base}/mcp`, { bodyLimit: DOCS_BODY_LIMIT }, async (req, reply) => {
-    const checked = checkEnvelope(typeof req.body === 'string' ? req.body : '');
-    if ('error' in checked)
-      return reply.status(400).type('application/json; charset=utf-8').send(checked.error);
-    const server = createDocsMcpServer(docs, VERSION);
-    const transport = new StreamableHTTPServerTransport({
-      sessionIdGenerator: undefined,
-      enableJsonResponse: true,
-    });
-    // The SDK writes the raw response; keep the headers Fastify hooks (rate limit) already set.
-    reply.hijack();
-    for (const [name, value] of Object.entries(reply.getHeaders())) {
-      if (value !== undefined) reply.raw.setHeader(name, value as string | number | string[]);
-    }
-    reply.raw.on('close', () => {
-      void transport.close();
-      void server.close();
-    });
-    await server.connect(transport);
-    await transport.handleRequest(req.raw, reply.raw, checked.message);
+    const { serveMcp } = await loadMcp();
+    return serveMcp(docs, VERSION, req, reply);
   });
 }
