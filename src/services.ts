@@ -3,6 +3,7 @@ import type { ChangeBus } from './db/changes.ts';
 import type { Db, Queryable } from './db/index.ts';
 import { pendingMigrations } from './db/migrate.ts';
 import { openReadDb } from './db/read-replica.ts';
+import { registerCheckpointJob } from './db/wal-checkpoint.ts';
 import { Scheduler } from './lib/jobs.ts';
 import { OutboundClient, type OutboundOptions, outboundOptionsFrom } from './lib/outbound.ts';
 import type { Redis } from './lib/redis.ts';
@@ -114,6 +115,7 @@ export async function createServices(deps: ServiceDeps): Promise<Services> {
     metrics.tracking((): number => tracking.pendingHits),
     reads,
   );
+  registerCheckpointJob(scheduler, db);
   registerPartitionJob(scheduler, tracking.partitions);
   registerRollupZoneJob(scheduler, tracking.rollupZones);
   const adserver = new AdserverService(db, sealer, outbound, now, {

@@ -65,8 +65,10 @@ function loadPg(): typeof pg {
  * Embedded PostgreSQL settings. Its shared buffers live in the process's WebAssembly memory and are
  * touched at start, so the server default (128 MB) alone put ~115 MB on an idle server's RSS;
  * 16 MB holds the hot pages of the catalog and the operating system's file cache keeps the rest.
+ * `max_wal_size` starts no checkpoint in a single-user backend (wal-checkpoint.ts does); it bounds
+ * the log segments a checkpoint keeps for reuse.
  */
-const PGLITE_SETTINGS = ['-c', 'shared_buffers=16MB'];
+const PGLITE_SETTINGS = ['-c', 'shared_buffers=16MB', '-c', 'max_wal_size=512MB'];
 
 /**
  * The one gate before PostgreSQL: a bound value holding text the server cannot store (NUL, an
