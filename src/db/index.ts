@@ -6,6 +6,7 @@ import { AppError } from '../lib/errors.ts';
 import { findUnstorable } from '../lib/text.ts';
 import { bindExecute } from './bind-message.ts';
 import { lockDir } from './dir-lock.ts';
+import { CURRENT_SEGMENT_SQL, mayWrite, WalSync } from './wal-sync.ts';
 
 /** Anything that runs SQL: the database itself or an open transaction. */
 export interface Queryable {
@@ -120,31 +121,58 @@ async function openPglite(dataDir: string | undefined): Promise<Db> {
     throw err;
   }
   const named = namedStatements(lite);
+  // Commits reach the disk as PostgreSQL's would (wal-sync.ts); an in-memory database has no disk.
+  const wal =
+    dataDir === undefined
+      ? undefined
+      : new WalSync(
+          dataDir,
+          async () => (await named<{ f: string }>('wal_segment', CURRENT_SEGMENT_SQL, []))[0]!.f,
+        );
+  const flushed = async <T>(result: T): Promise<T> => {
+    await wal?.afterWrite();
+    return result;
+  };
   const wrap = (q: Pick<PGlite, 'query' | 'exec'>, outside: boolean): Queryable => ({
     async query<T>(sql: string, params?: readonly unknown[], name?: string) {
       const values = checkedParams(params);
       // Inside a transaction the statement runs plainly: the named path takes the locks a
       // transaction already holds.
-      if (name && outside) return named<T>(name, sql, values ?? []);
-      const res = await q.query<T>(sql, values);
-      return res.rows;
+      const rows =
+        name && outside ? await named<T>(name, sql, values ?? []) : (await q.query<T>(sql, values)).rows;
+      return outside && mayWrite(sql) ? flushed(rows) : rows;
     },
     async exec(sql: string) {
+      // PostgreSQL flushes the data files a checkpoint wrote before it lets go of the log behind it.
+      const checkpoint = outside && wal !== undefined && /^\s*checkpoint\s*;?\s*$/i.test(sql);
+      if (checkpoint) await wal.dataFiles();
       await q.exec(sql);
+      if (checkpoint) await wal.dataFiles();
+      if (outside && mayWrite(sql)) await flushed(undefined);
     },
   });
   const base = wrap(lite, true);
+  try {
+    // What an earlier run (or the first start's move into place) left only in the page cache.
+    await wal?.dataFiles();
+  } catch (err) {
+    await lite.close().finally(unlock);
+    throw err;
+  }
   return {
     kind: 'pglite',
     ...base,
-    tx: (fn) => lite.transaction((t) => fn(wrap(t, false))),
+    tx: async (fn) => flushed(await lite.transaction((t) => fn(wrap(t, false)))),
     async listen(channel, fn) {
       const unsub = await lite.listen(channel, fn);
       return () => unsub();
     },
     async close() {
       try {
+        await wal?.close();
         await lite.close();
+        // The shutdown checkpoint's data files.
+        await wal?.dataFiles();
       } finally {
         unlock();
       }
