@@ -122,7 +122,9 @@ export async function startFixture(
   env.LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'info';
   const logFile = join(dir, `${dataset}-${db}.log`);
   const built = await buildOnce(dataset, db, env, logFile, log);
-  const podiumProc = pinnedChild(SERVE, [], env, logFile);
+  // Node flags for Podium alone (A/B runs of a runtime setting); bare keeps Node's defaults.
+  const podiumFlags = (process.env.BENCH_PODIUM_NODE_FLAGS ?? '').split(' ').filter(Boolean);
+  const podiumProc = pinnedChild(SERVE, [], env, logFile, podiumFlags);
   const podium = await reply<Side>(podiumProc, 'ready');
   const bareProc = pinnedChild(BARE, [], env, logFile);
   const bare = await reply<Side>(bareProc, 'ready');

@@ -136,14 +136,17 @@ async function openPglite(dataDir: string | undefined): Promise<Db> {
   const wrap = (q: Pick<PGlite, 'query' | 'exec'>, outside: boolean): Queryable => ({
     async query<T>(sql: string, params?: readonly unknown[], name?: string) {
       const values = checkedParams(params);
+      const writes = mayWrite(sql);
+      if (writes) wal?.refuseIfFailed();
       // Inside a transaction the statement runs plainly: the named path takes the locks a
       // transaction already holds.
       const rows =
         name && outside ? await named<T>(name, sql, values ?? []) : (await q.query<T>(sql, values)).rows;
-      return outside && mayWrite(sql) ? flushed(rows) : rows;
+      return outside && writes ? flushed(rows) : rows;
     },
     async exec(sql: string) {
       // PostgreSQL flushes the data files a checkpoint wrote before it lets go of the log behind it.
+      if (mayWrite(sql)) wal?.refuseIfFailed();
       const checkpoint = outside && wal !== undefined && /^\s*checkpoint\s*;?\s*$/i.test(sql);
       if (checkpoint) await wal.dataFiles();
       await q.exec(sql);
@@ -162,7 +165,10 @@ async function openPglite(dataDir: string | undefined): Promise<Db> {
   return {
     kind: 'pglite',
     ...base,
-    tx: async (fn) => flushed(await lite.transaction((t) => fn(wrap(t, false)))),
+    tx: async (fn) => {
+      wal?.refuseIfFailed();
+      return flushed(await lite.transaction((t) => fn(wrap(t, false))));
+    },
     async listen(channel, fn) {
       const unsub = await lite.listen(channel, fn);
       return () => unsub();

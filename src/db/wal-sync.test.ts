@@ -106,6 +106,46 @@ describe('WalSync on a real PGlite data directory', { timeout: 60_000 }, () => {
   });
 });
 
+describe('WalSync when the disk fails a flush', { timeout: 60_000 }, () => {
+  it('refuses every later write, as PostgreSQL stops after a failed fsync', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'podium-walsync-eio-'));
+    const lite = new PGlite(join(dir, 'data'));
+    try {
+      await lite.exec('CREATE TABLE t (id int)');
+      // The disk's answer is the one thing this test makes up: an EIO from fdatasync.
+      let failing = true;
+      const flaky: OpenForSync = async (path) => {
+        const file = await openForSync(path);
+        return (
+          file && {
+            datasync: () =>
+              failing
+                ? Promise.reject(Object.assign(new Error('EIO: i/o error'), { code: 'EIO' }))
+                : file.datasync(),
+            close: () => file.close(),
+          }
+        );
+      };
+      const sync = new WalSync(
+        join(dir, 'data'),
+        async () => (await lite.query<{ f: string }>(CURRENT_SEGMENT_SQL)).rows[0]!.f,
+        16 * 1024 * 1024,
+        flaky,
+      );
+      await lite.query('INSERT INTO t VALUES (1)');
+      await expect(sync.afterWrite()).rejects.toMatchObject({ code: 'service_unavailable', status: 503 });
+      failing = false;
+      await lite.query('INSERT INTO t VALUES (2)');
+      await expect(sync.afterWrite()).rejects.toThrow(/could not flush its log to disk \(EIO: i\/o error\)/);
+      expect(() => sync.refuseIfFailed()).toThrow(/writes are refused until a restart/);
+      await sync.close();
+    } finally {
+      await lite.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('openDb on PGlite with a data directory', { timeout: 60_000 }, () => {
   const dir = mkdtempSync(join(tmpdir(), 'podium-walsync-db-'));
   const calls: number[] = [];

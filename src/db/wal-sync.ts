@@ -1,6 +1,7 @@
 import type { Dirent } from 'node:fs';
 import { open, readdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { AppError } from '../lib/errors.ts';
 
 /**
  * PGlite never flushes a file to disk: its PostgreSQL runs with `fsync=off` (`-F` in its start
@@ -89,6 +90,8 @@ function segmentName(timeline: string, no: bigint, perLogId: bigint): string {
  * shutdown.
  */
 export class WalSync {
+  /** The first failed flush: every later write is refused with it. */
+  private failed: AppError | undefined;
   /** Every segment before this one is complete and flushed. */
   private flushedBefore: bigint | undefined;
   /** The open segment being written: flushed after every write. */
@@ -111,7 +114,28 @@ export class WalSync {
    * it resolves. The current segment is flushed every time (it is still being written); earlier
    * ones once, with the log directory when a new segment was begun (its entry must be on disk too).
    */
+  /** Throws once a flush failed: a write must not even run then (its caller would hear of no row). */
+  refuseIfFailed(): void {
+    if (this.failed) throw this.failed;
+  }
+
   async afterWrite(): Promise<void> {
+    this.refuseIfFailed();
+    try {
+      await this.flushLog();
+    } catch (err) {
+      // A failed fdatasync may have dropped the pages it could not write (Linux marks them clean),
+      // so a later flush that succeeds would not mean the log before it is on disk. PostgreSQL
+      // stops (PANIC) rather than answer another commit; so does every write here from now on.
+      this.failed ??= new AppError(
+        'service_unavailable',
+        `The database could not flush its log to disk (${(err as Error).message}); writes are refused until a restart`,
+      );
+      throw this.failed;
+    }
+  }
+
+  private async flushLog(): Promise<void> {
     const { timeline, no } = parseSegment(await this.currentSegment(), this.perLogId);
     const from = this.flushedBefore === undefined || this.flushedBefore > no ? no : this.flushedBefore;
     const path = (n: bigint) => join(this.walDir, segmentName(timeline, n, this.perLogId));
