@@ -6,7 +6,7 @@ import { AppError } from '../lib/errors.ts';
 import { findUnstorable } from '../lib/text.ts';
 import { bindExecute } from './bind-message.ts';
 import { lockDir } from './dir-lock.ts';
-import { CURRENT_SEGMENT_SQL, mayWrite, WalSync } from './wal-sync.ts';
+import { mayWrite, WalSync, WRITE_POSITION_SQL } from './wal-sync.ts';
 
 /** Anything that runs SQL: the database itself or an open transaction. */
 export interface Queryable {
@@ -127,7 +127,8 @@ async function openPglite(dataDir: string | undefined): Promise<Db> {
       ? undefined
       : new WalSync(
           dataDir,
-          async () => (await named<{ f: string }>('wal_segment', CURRENT_SEGMENT_SQL, []))[0]!.f,
+          async () =>
+            (await named<{ segment: string; lsn: string }>('wal_position', WRITE_POSITION_SQL, []))[0]!,
         );
   const flushed = async <T>(result: T): Promise<T> => {
     await wal?.afterWrite();

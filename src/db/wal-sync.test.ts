@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { openDb } from './index.ts';
-import { CURRENT_SEGMENT_SQL, mayWrite, type OpenForSync, openForSync, WalSync } from './wal-sync.ts';
+import { mayWrite, type OpenForSync, openForSync, WalSync, WRITE_POSITION_SQL } from './wal-sync.ts';
 
 describe('mayWrite', () => {
   it('tells statements that can write from reads', () => {
@@ -47,12 +47,14 @@ describe('WalSync on a real PGlite data directory', { timeout: 60_000 }, () => {
     );
   };
   let sync: WalSync;
-  const segment = async () => (await lite.query<{ f: string }>(CURRENT_SEGMENT_SQL)).rows[0]!.f;
+  const position = async () =>
+    (await lite.query<{ segment: string; lsn: string }>(WRITE_POSITION_SQL)).rows[0]!;
+  const segment = async () => (await position()).segment;
 
   beforeAll(async () => {
     lite = new PGlite(data);
     await lite.exec('CREATE TABLE t (id serial PRIMARY KEY, pad text)');
-    sync = new WalSync(data, segment, 16 * 1024 * 1024, recording);
+    sync = new WalSync(data, position, 16 * 1024 * 1024, recording);
   });
   afterEach(() => {
     flushed.length = 0;
@@ -89,6 +91,10 @@ describe('WalSync on a real PGlite data directory', { timeout: 60_000 }, () => {
     // A new segment's directory entry is flushed with it.
     expect(flushed).toContain(join(data, 'pg_wal'));
     flushed.length = 0;
+    // The log has not moved since: nothing to flush.
+    await sync.afterWrite();
+    expect(flushed).toEqual([]);
+    await lite.query("INSERT INTO t (pad) VALUES ('f')");
     await sync.afterWrite();
     expect(flushed).toEqual([join(data, 'pg_wal', last)]);
   });
@@ -128,7 +134,7 @@ describe('WalSync when the disk fails a flush', { timeout: 60_000 }, () => {
       };
       const sync = new WalSync(
         join(dir, 'data'),
-        async () => (await lite.query<{ f: string }>(CURRENT_SEGMENT_SQL)).rows[0]!.f,
+        async () => (await lite.query<{ segment: string; lsn: string }>(WRITE_POSITION_SQL)).rows[0]!,
         16 * 1024 * 1024,
         flaky,
       );
@@ -187,6 +193,9 @@ describe('openDb on PGlite with a data directory', { timeout: 60_000 }, () => {
       expect(calls.length).toBe(1);
       calls.length = 0;
       expect(await db.query('SELECT count(*)::int AS n FROM t')).toEqual([{ n: 4 }]);
+      expect(calls).toEqual([]);
+      // A write that wrote nothing (no row matched) leaves the log where it was: no flush.
+      await db.query('UPDATE t SET id = id WHERE id < $1', [0]);
       expect(calls).toEqual([]);
       // PostgreSQL's checkpoint flushes the data files it wrote; so does the embedded one's now.
       await db.exec('CHECKPOINT');

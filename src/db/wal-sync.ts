@@ -14,15 +14,16 @@ import { AppError } from '../lib/errors.ts';
  */
 
 /**
- * Names the segment holding the log's write position (`CURRENT_SEGMENT_SQL`). The write position,
- * not the insert position: a commit has been written up to its record when it returns, and every
- * segment before the one written to is written whole, so one flush of it is final; records
- * inserted after a commit but not yet written may still land in an earlier segment than the
- * insert position's.
+ * Reads the log's write position and the segment holding it (`WRITE_POSITION_SQL`). The write
+ * position, not the insert position: a commit has been written up to its record when it returns,
+ * and every segment before the one written to is written whole, so one flush of it is final;
+ * records inserted after a commit but not yet written may still land in an earlier segment than
+ * the insert position's.
  */
-export type CurrentSegment = () => Promise<string>;
+export type WritePosition = () => Promise<{ segment: string; lsn: string }>;
 
-export const CURRENT_SEGMENT_SQL = 'SELECT pg_walfile_name(pg_current_wal_lsn()) AS f';
+export const WRITE_POSITION_SQL =
+  'SELECT pg_walfile_name(l) AS segment, l::text AS lsn FROM pg_current_wal_lsn() AS l';
 
 /**
  * Statements that can write: data changes, DDL, sequences, maintenance. A read needs no flush;
@@ -92,6 +93,8 @@ function segmentName(timeline: string, no: bigint, perLogId: bigint): string {
 export class WalSync {
   /** The first failed flush: every later write is refused with it. */
   private failed: AppError | undefined;
+  /** The write position the last completed flush covered. */
+  private flushedLsn: string | undefined;
   /** Every segment before this one is complete and flushed. */
   private flushedBefore: bigint | undefined;
   /** The open segment being written: flushed after every write. */
@@ -101,7 +104,7 @@ export class WalSync {
 
   constructor(
     private readonly dataDir: string,
-    private readonly currentSegment: CurrentSegment,
+    private readonly writePosition: WritePosition,
     segmentBytes = 16 * 1024 * 1024,
     private readonly openFile: OpenForSync = openForSync,
   ) {
@@ -111,7 +114,7 @@ export class WalSync {
 
   /**
    * Flushes the log up to where it is now: everything committed before the call is on disk when
-   * it resolves. The current segment is flushed every time (it is still being written); earlier
+   * it resolves; nothing is flushed when the log has not moved since the last flush. The current segment is flushed every time (it is still being written); earlier
    * ones once, with the log directory when a new segment was begun (its entry must be on disk too).
    */
   /** Throws once a flush failed: a write must not even run then (its caller would hear of no row). */
@@ -136,7 +139,10 @@ export class WalSync {
   }
 
   private async flushLog(): Promise<void> {
-    const { timeline, no } = parseSegment(await this.currentSegment(), this.perLogId);
+    const position = await this.writePosition();
+    // Nothing written since the last flush (a job's UPDATE that matched no row): nothing to flush.
+    if (position.lsn === this.flushedLsn) return;
+    const { timeline, no } = parseSegment(position.segment, this.perLogId);
     const from = this.flushedBefore === undefined || this.flushedBefore > no ? no : this.flushedBefore;
     const path = (n: bigint) => join(this.walDir, segmentName(timeline, n, this.perLogId));
     const done: Promise<void>[] = [];
@@ -145,6 +151,7 @@ export class WalSync {
     if (from < no || this.flushedBefore === undefined) done.push(syncOnce(this.openFile, this.walDir));
     await Promise.all(done);
     if (this.flushedBefore === undefined || no > this.flushedBefore) this.flushedBefore = no;
+    this.flushedLsn = position.lsn;
   }
 
   private async syncCurrent(no: bigint, path: string): Promise<void> {
