@@ -112,16 +112,17 @@ export class WalSync {
     this.perLogId = 0x1_0000_0000n / BigInt(segmentBytes);
   }
 
-  /**
-   * Flushes the log up to where it is now: everything committed before the call is on disk when
-   * it resolves; nothing is flushed when the log has not moved since the last flush. The current segment is flushed every time (it is still being written); earlier
-   * ones once, with the log directory when a new segment was begun (its entry must be on disk too).
-   */
   /** Throws once a flush failed: a write must not even run then (its caller would hear of no row). */
   refuseIfFailed(): void {
     if (this.failed) throw this.failed;
   }
 
+  /**
+   * Flushes the log up to where it is now: everything committed before the call is on disk when
+   * it resolves; nothing is flushed when the log has not moved since the last flush. The current
+   * segment is flushed every time (it is still being written); earlier ones once, with the log
+   * directory when a new segment was begun (its entry must be on disk too).
+   */
   async afterWrite(): Promise<void> {
     this.refuseIfFailed();
     try {
