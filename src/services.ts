@@ -163,7 +163,7 @@ export async function createServices(deps: ServiceDeps): Promise<Services> {
 
   readiness.register('database', async () => {
     await db.query('SELECT 1');
-    return null;
+    return db.writeProblem();
   });
   readiness.register('click_buffer', async () => tracking.clickBufferProblem());
   readiness.register('migrations', async () => {

@@ -68,6 +68,23 @@ describe(`operations: health, readiness, metrics, request logs (${DB_KIND})`, ()
     expect((await app.inject('/readyz')).statusCode).toBe(200);
   });
 
+  it('/readyz names a database that refuses writes (PGlite after a failed log flush)', async () => {
+    const db = t.db;
+    const healthy = db.writeProblem;
+    expect(healthy()).toBeNull();
+    db.writeProblem = () =>
+      'The database could not flush its log to disk (EIO); writes are refused until a restart';
+    try {
+      const res = await app.inject('/readyz');
+      expect(res.statusCode).toBe(503);
+      expectContract('error', res.json());
+      expect(res.json().details.checks.database).toMatch(/could not flush its log to disk/);
+    } finally {
+      db.writeProblem = healthy;
+    }
+    expect((await app.inject('/readyz')).statusCode).toBe(200);
+  });
+
   it('/metrics needs the configured token and counts requests per route pattern', async () => {
     const site = demo.siteTokens[0]!.token;
     await app.inject({

@@ -25,6 +25,8 @@ export type Listener = (payload: string) => void;
 /** The database handle the app uses, the same on PGlite and on PostgreSQL. */
 export interface Db extends Queryable {
   readonly kind: 'pglite' | 'postgres';
+  /** Why writes are refused, or null: PGlite after its log failed to reach the disk (wal-sync.ts). */
+  writeProblem(): string | null;
   /** Runs `fn` in a transaction; rolls back when it throws. */
   tx<T>(fn: (q: Queryable) => Promise<T>): Promise<T>;
   /** Subscribes to a NOTIFY channel; resolves to an unsubscribe function. */
@@ -166,6 +168,7 @@ async function openPglite(dataDir: string | undefined): Promise<Db> {
   return {
     kind: 'pglite',
     ...base,
+    writeProblem: () => wal?.problem() ?? null,
     tx: async (fn) => {
       wal?.refuseIfFailed();
       return flushed(await lite.transaction((t) => fn(wrap(t, false))));
@@ -326,6 +329,8 @@ async function openPostgres(opts: DbOptions): Promise<Db> {
 
   return {
     kind: 'postgres',
+    // PostgreSQL stops by itself after a failed fsync; its handle then fails every query.
+    writeProblem: () => null,
     ...wrap(pool),
     async tx(fn) {
       const client = await pool.connect();

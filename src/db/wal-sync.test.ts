@@ -139,7 +139,9 @@ describe('WalSync when the disk fails a flush', { timeout: 60_000 }, () => {
         flaky,
       );
       await lite.query('INSERT INTO t VALUES (1)');
+      expect(sync.problem()).toBeNull();
       await expect(sync.afterWrite()).rejects.toMatchObject({ code: 'service_unavailable', status: 503 });
+      expect(sync.problem()).toMatch(/^The database could not flush its log to disk \(EIO/);
       failing = false;
       await lite.query('INSERT INTO t VALUES (2)');
       await expect(sync.afterWrite()).rejects.toThrow(/could not flush its log to disk \(EIO: i\/o error\)/);

@@ -112,6 +112,11 @@ export class WalSync {
     this.perLogId = 0x1_0000_0000n / BigInt(segmentBytes);
   }
 
+  /** Why writes are refused (a flush failed), or null. */
+  problem(): string | null {
+    return this.failed?.message ?? null;
+  }
+
   /** Throws once a flush failed: a write must not even run then (its caller would hear of no row). */
   refuseIfFailed(): void {
     if (this.failed) throw this.failed;
