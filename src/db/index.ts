@@ -6,7 +6,7 @@ import { AppError } from '../lib/errors.ts';
 import { findUnstorable } from '../lib/text.ts';
 import { bindExecute } from './bind-message.ts';
 import { lockDir } from './dir-lock.ts';
-import { mayWrite, WalSync, WRITE_POSITION_SQL } from './wal-sync.ts';
+import { mayWrite, SEGMENT_BYTES_SQL, WalSync, WRITE_POSITION_SQL } from './wal-sync.ts';
 
 /** Anything that runs SQL: the database itself or an open transaction. */
 export interface Queryable {
@@ -124,14 +124,7 @@ async function openPglite(dataDir: string | undefined): Promise<Db> {
   }
   const named = namedStatements(lite);
   // Commits reach the disk as PostgreSQL's would (wal-sync.ts); an in-memory database has no disk.
-  const wal =
-    dataDir === undefined
-      ? undefined
-      : new WalSync(
-          dataDir,
-          async () =>
-            (await named<{ segment: string; lsn: string }>('wal_position', WRITE_POSITION_SQL, []))[0]!,
-        );
+  let wal: WalSync | undefined;
   const flushed = async <T>(result: T): Promise<T> => {
     await wal?.afterWrite();
     return result;
@@ -150,17 +143,28 @@ async function openPglite(dataDir: string | undefined): Promise<Db> {
     async exec(sql: string) {
       // PostgreSQL flushes the data files a checkpoint wrote before it lets go of the log behind it.
       if (mayWrite(sql)) wal?.refuseIfFailed();
-      const checkpoint = outside && wal !== undefined && /^\s*checkpoint\s*;?\s*$/i.test(sql);
-      if (checkpoint) await wal.dataFiles();
+      const checkpoint = outside && /^\s*checkpoint\s*;?\s*$/i.test(sql);
+      if (checkpoint) await wal?.dataFiles();
       await q.exec(sql);
-      if (checkpoint) await wal.dataFiles();
+      if (checkpoint) await wal?.dataFiles();
       if (outside && mayWrite(sql)) await flushed(undefined);
     },
   });
   const base = wrap(lite, true);
   try {
-    // What an earlier run (or the first start's move into place) left only in the page cache.
-    await wal?.dataFiles();
+    if (dataDir !== undefined) {
+      const [size] = (await lite.query<{ bytes: number }>(SEGMENT_BYTES_SQL)).rows;
+      wal = new WalSync(
+        dataDir,
+        async () =>
+          (await named<{ segment: string; lsn: string }>('wal_position', WRITE_POSITION_SQL, []))[0]!,
+        size!.bytes,
+      );
+      // What an earlier run (or the first start's move into place) left only in the page cache;
+      // then where the log stands, so the first write's flush covers every segment after it.
+      await wal.dataFiles();
+      await wal.afterWrite();
+    }
   } catch (err) {
     await lite.close().finally(unlock);
     throw err;

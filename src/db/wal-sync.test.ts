@@ -154,6 +154,53 @@ describe('WalSync when the disk fails a flush', { timeout: 60_000 }, () => {
   });
 });
 
+describe('WalSync when flushing the data files or the current segment fails', { timeout: 60_000 }, () => {
+  const dir = mkdtempSync(join(tmpdir(), 'podium-walsync-fail-'));
+  let lite: PGlite;
+  const position = async () =>
+    (await lite.query<{ segment: string; lsn: string }>(WRITE_POSITION_SQL)).rows[0]!;
+  beforeAll(async () => {
+    lite = new PGlite(join(dir, 'data'));
+    await lite.exec('CREATE TABLE t (id int)');
+  });
+  afterAll(async () => {
+    await lite.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('a data file the disk cannot flush refuses every later write (a checkpoint must not drop the log)', async () => {
+    const eio: OpenForSync = async (path) => {
+      const file = await openForSync(path);
+      return (
+        file && {
+          datasync: () =>
+            path.includes('/base/') ? Promise.reject(new Error('EIO: i/o error')) : file.datasync(),
+          close: () => file.close(),
+        }
+      );
+    };
+    const sync = new WalSync(join(dir, 'data'), position, 16 * 1024 * 1024, eio);
+    await expect(sync.dataFiles()).rejects.toMatchObject({ code: 'service_unavailable' });
+    await lite.query('INSERT INTO t VALUES (1)');
+    await expect(sync.afterWrite()).rejects.toThrow(/writes are refused until a restart/);
+    await sync.close();
+  });
+
+  it('a missing current segment is a failed flush, not a silent one; close still resolves', async () => {
+    const noSegments: OpenForSync = async (path) =>
+      /\/pg_wal\/[0-9A-F]{24}$/.test(path) ? undefined : openForSync(path);
+    const sync = new WalSync(join(dir, 'data'), position, 16 * 1024 * 1024, noSegments);
+    await lite.query('INSERT INTO t VALUES (2)');
+    await expect(sync.afterWrite()).rejects.toThrow(/log segment .* is missing/);
+    const unopenable: OpenForSync = async () => {
+      throw Object.assign(new Error('EMFILE: too many open files'), { code: 'EMFILE' });
+    };
+    const other = new WalSync(join(dir, 'data'), position, 16 * 1024 * 1024, unopenable);
+    await expect(other.afterWrite()).rejects.toThrow(/EMFILE/);
+    await expect(other.close()).resolves.toBeUndefined();
+  });
+});
+
 describe('openDb on PGlite with a data directory', { timeout: 60_000 }, () => {
   const dir = mkdtempSync(join(tmpdir(), 'podium-walsync-db-'));
   const calls: number[] = [];

@@ -22,6 +22,10 @@ import { AppError } from '../lib/errors.ts';
  */
 export type WritePosition = () => Promise<{ segment: string; lsn: string }>;
 
+/** The log's segment size in bytes (16 MB unless initdb was told otherwise). */
+export const SEGMENT_BYTES_SQL =
+  "SELECT setting::int AS bytes FROM pg_settings WHERE name = 'wal_segment_size'";
+
 export const WRITE_POSITION_SQL =
   'SELECT pg_walfile_name(l) AS segment, l::text AS lsn FROM pg_current_wal_lsn() AS l';
 
@@ -129,13 +133,20 @@ export class WalSync {
    * directory when a new segment was begun (its entry must be on disk too).
    */
   async afterWrite(): Promise<void> {
+    await this.guarded(() => this.flushLog());
+  }
+
+  /**
+   * Runs a flush; its failure refuses every later write. A failed fdatasync may have dropped the
+   * pages it could not write (Linux marks them clean), so a later flush that succeeds would not
+   * mean what came before is on disk: PostgreSQL stops (PANIC) rather than answer another commit,
+   * or let a checkpoint drop the log that covered those pages.
+   */
+  private async guarded(flush: () => Promise<void>): Promise<void> {
     this.refuseIfFailed();
     try {
-      await this.flushLog();
+      await flush();
     } catch (err) {
-      // A failed fdatasync may have dropped the pages it could not write (Linux marks them clean),
-      // so a later flush that succeeds would not mean the log before it is on disk. PostgreSQL
-      // stops (PANIC) rather than answer another commit; so does every write here from now on.
       this.failed ??= new AppError(
         'service_unavailable',
         `The database could not flush its log to disk (${(err as Error).message}); writes are refused until a restart`,
@@ -168,8 +179,10 @@ export class WalSync {
       if (before) void before.file.then((f) => f?.close()).catch(() => {});
     }
     const file = await this.current.file;
+    // The segment the write position names exists (a checkpoint recycles only older ones).
+    if (!file) throw new Error(`log segment ${path} is missing`);
     try {
-      await file?.datasync();
+      await file.datasync();
     } catch (err) {
       // Closed under this flush by a newer segment's: flush by name instead.
       if ((err as NodeJS.ErrnoException).code !== 'EBADF') throw err;
@@ -182,6 +195,10 @@ export class WalSync {
    * (~1 400 files, ~70 ms, in the thread pool).
    */
   async dataFiles(): Promise<void> {
+    await this.guarded(() => this.flushDataFiles());
+  }
+
+  private async flushDataFiles(): Promise<void> {
     const paths = [this.dataDir];
     for (let i = 0; i < paths.length; i++) {
       const dir = paths[i] as string;
@@ -202,10 +219,10 @@ export class WalSync {
     await syncOnce(this.openFile, dirname(this.dataDir));
   }
 
-  /** Closes the current segment's descriptor. */
+  /** Closes the current segment's descriptor; never throws (a failed open has nothing to close). */
   async close(): Promise<void> {
-    const f = await this.current?.file;
+    const current = this.current;
     this.current = undefined;
-    await f?.close();
+    await current?.file.then((f) => f?.close()).catch(() => {});
   }
 }
