@@ -162,8 +162,11 @@ export async function createServices(deps: ServiceDeps): Promise<Services> {
   });
 
   readiness.register('database', async () => {
+    // Checked first: such a database refuses every statement, SELECT 1 too.
+    const refused = db.diskProblem();
+    if (refused) return refused;
     await db.query('SELECT 1');
-    return db.writeProblem();
+    return null;
   });
   readiness.register('click_buffer', async () => tracking.clickBufferProblem());
   readiness.register('migrations', async () => {

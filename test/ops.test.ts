@@ -68,19 +68,18 @@ describe(`operations: health, readiness, metrics, request logs (${DB_KIND})`, ()
     expect((await app.inject('/readyz')).statusCode).toBe(200);
   });
 
-  it('/readyz names a database that refuses writes (PGlite after a failed log flush)', async () => {
+  it('/readyz names a database that refuses statements (PGlite after a failed flush)', async () => {
     const db = t.db;
-    const healthy = db.writeProblem;
+    const healthy = db.diskProblem;
     expect(healthy()).toBeNull();
-    db.writeProblem = () =>
-      'The database could not flush its log to disk (EIO); writes are refused until a restart';
+    db.diskProblem = () => 'The database could not flush a file to disk (EIO); it is refused until a restart';
     try {
       const res = await app.inject('/readyz');
       expect(res.statusCode).toBe(503);
       expectContract('error', res.json());
-      expect(res.json().details.checks.database).toMatch(/could not flush its log to disk/);
+      expect(res.json().details.checks.database).toMatch(/could not flush a file to disk/);
     } finally {
-      db.writeProblem = healthy;
+      db.diskProblem = healthy;
     }
     expect((await app.inject('/readyz')).statusCode).toBe(200);
   });

@@ -6,7 +6,7 @@ import { AppError } from '../lib/errors.ts';
 import { findUnstorable } from '../lib/text.ts';
 import { bindExecute } from './bind-message.ts';
 import { lockDir } from './dir-lock.ts';
-import { mayWrite, SEGMENT_BYTES_SQL, WalSync, WRITE_POSITION_SQL } from './wal-sync.ts';
+import { DiskSync, DURABLE_START_PARAMS } from './pglite-fsync.ts';
 
 /** Anything that runs SQL: the database itself or an open transaction. */
 export interface Queryable {
@@ -25,8 +25,8 @@ export type Listener = (payload: string) => void;
 /** The database handle the app uses, the same on PGlite and on PostgreSQL. */
 export interface Db extends Queryable {
   readonly kind: 'pglite' | 'postgres';
-  /** Why writes are refused, or null: PGlite after its log failed to reach the disk (wal-sync.ts). */
-  writeProblem(): string | null;
+  /** Why the database is refused, or null: PGlite after a file failed to reach the disk (pglite-fsync.ts). */
+  diskProblem(): string | null;
   /** Runs `fn` in a transaction; rolls back when it throws. */
   tx<T>(fn: (q: Queryable) => Promise<T>): Promise<T>;
   /** Subscribes to a NOTIFY channel; resolves to an unsubscribe function. */
@@ -109,84 +109,73 @@ export async function openDb(opts: DbOptions): Promise<Db> {
   return opts.url ? openPostgres(opts) : openPglite(opts.dataDir);
 }
 
+const CHECKPOINT = /^\s*checkpoint\s*;?\s*$/i;
+
 async function openPglite(dataDir: string | undefined): Promise<Db> {
   let unlock = () => {};
   if (dataDir) {
     mkdirSync(dataDir, { recursive: true });
     unlock = lockDir(dataDir);
   }
-  const lite = new PGlite(dataDir, { startParams: [...PGlite.defaultStartParams, ...PGLITE_SETTINGS] });
+  // Files on disk are flushed where PostgreSQL flushes them (pglite-fsync.ts); memory has no disk.
+  const disk = dataDir === undefined ? undefined : new DiskSync(dataDir);
+  const lite = new PGlite(dataDir, {
+    startParams: [...(disk ? DURABLE_START_PARAMS : PGlite.defaultStartParams), ...PGLITE_SETTINGS],
+    ...(disk ? { extensions: { podium_disk_sync: disk.extension } } : {}),
+  });
+  disk?.guard(lite);
   try {
     await lite.waitReady;
+    // A flush that failed while it started (PGlite left unclosed: no shutdown checkpoint then).
+    disk?.refuseIfFailed();
   } catch (err) {
     unlock();
     throw err;
   }
   const named = namedStatements(lite);
-  // Commits reach the disk as PostgreSQL's would (wal-sync.ts); an in-memory database has no disk.
-  let wal: WalSync | undefined;
-  const flushed = async <T>(result: T): Promise<T> => {
-    await wal?.afterWrite();
-    return result;
+  /** Runs one call into PGlite unless a flush failed, and fails it when a flush fails during it. */
+  const guarded = async <T>(run: () => Promise<T>): Promise<T> => {
+    disk?.refuseIfFailed();
+    try {
+      return await run();
+    } finally {
+      disk?.refuseIfFailed();
+    }
   };
   const wrap = (q: Pick<PGlite, 'query' | 'exec'>, outside: boolean): Queryable => ({
     async query<T>(sql: string, params?: readonly unknown[], name?: string) {
       const values = checkedParams(params);
-      const writes = mayWrite(sql);
-      if (writes) wal?.refuseIfFailed();
       // Inside a transaction the statement runs plainly: the named path takes the locks a
       // transaction already holds.
-      const rows =
-        name && outside ? await named<T>(name, sql, values ?? []) : (await q.query<T>(sql, values)).rows;
-      return outside && writes ? flushed(rows) : rows;
+      return guarded(async () =>
+        name && outside ? named<T>(name, sql, values ?? []) : (await q.query<T>(sql, values)).rows,
+      );
     },
     async exec(sql: string) {
-      // PostgreSQL flushes the data files a checkpoint wrote before it lets go of the log behind it.
-      if (mayWrite(sql)) wal?.refuseIfFailed();
-      const checkpoint = outside && /^\s*checkpoint\s*;?\s*$/i.test(sql);
-      if (checkpoint) await wal?.dataFiles();
-      await q.exec(sql);
-      if (checkpoint) await wal?.dataFiles();
-      if (outside && mayWrite(sql)) await flushed(undefined);
+      // The data files flushed in the thread pool first, so the checkpoint's own flushes on the
+      // serving thread find little left to write.
+      if (outside && CHECKPOINT.test(sql)) await disk?.flushDataDir();
+      await guarded(() => q.exec(sql));
     },
   });
-  const base = wrap(lite, true);
-  try {
-    if (dataDir !== undefined) {
-      const [size] = (await lite.query<{ bytes: number }>(SEGMENT_BYTES_SQL)).rows;
-      wal = new WalSync(
-        dataDir,
-        async () =>
-          (await named<{ segment: string; lsn: string }>('wal_position', WRITE_POSITION_SQL, []))[0]!,
-        size!.bytes,
-      );
-      // What an earlier run (or the first start's move into place) left only in the page cache;
-      // then where the log stands, so the first write's flush covers every segment after it.
-      await wal.dataFiles();
-      await wal.afterWrite();
-    }
-  } catch (err) {
-    await lite.close().finally(unlock);
-    throw err;
-  }
   return {
     kind: 'pglite',
-    ...base,
-    writeProblem: () => wal?.problem() ?? null,
-    tx: async (fn) => {
-      wal?.refuseIfFailed();
-      return flushed(await lite.transaction((t) => fn(wrap(t, false))));
-    },
+    ...wrap(lite, true),
+    diskProblem: () => disk?.problem() ?? null,
+    tx: (fn) => guarded(() => lite.transaction((t) => fn(wrap(t, false)))),
     async listen(channel, fn) {
       const unsub = await lite.listen(channel, fn);
       return () => unsub();
     },
     async close() {
       try {
-        await wal?.close();
-        await lite.close();
-        // The shutdown checkpoint's data files.
-        await wal?.dataFiles();
+        // After a failed flush no shutdown checkpoint may claim the files are on disk: the next
+        // start recovers from the last good checkpoint, as PostgreSQL does after its PANIC.
+        if (!disk?.problem()) {
+          await lite.close();
+          // PGlite only logs a flush that failed in its shutdown checkpoint.
+          disk?.refuseIfFailed();
+        }
       } finally {
         unlock();
       }
@@ -334,7 +323,7 @@ async function openPostgres(opts: DbOptions): Promise<Db> {
   return {
     kind: 'postgres',
     // PostgreSQL stops by itself after a failed fsync; its handle then fails every query.
-    writeProblem: () => null,
+    diskProblem: () => null,
     ...wrap(pool),
     async tx(fn) {
       const client = await pool.connect();

@@ -1,0 +1,243 @@
+import fs, { mkdtempSync, readlinkSync, rmSync } from 'node:fs';
+import { type FileHandle, open } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { type Db, openDb } from './index.ts';
+import { DURABLE_START_PARAMS } from './pglite-fsync.ts';
+
+/** The real fdatasync and fsync calls, with the path of the file each flushed. */
+async function watchFlushes() {
+  const seen: { call: 'fdatasync' | 'fsync' | 'handle'; path: string }[] = [];
+  const path = (fd: number) => readlinkSync(`/proc/self/fd/${fd}`);
+  const datasync = fs.fdatasyncSync;
+  const fsync = fs.fsyncSync;
+  const spies = [
+    vi.spyOn(fs, 'fdatasyncSync').mockImplementation((fd) => {
+      seen.push({ call: 'fdatasync', path: path(fd) });
+      datasync(fd);
+    }),
+    vi.spyOn(fs, 'fsyncSync').mockImplementation((fd) => {
+      seen.push({ call: 'fsync', path: path(fd) });
+      fsync(fd);
+    }),
+  ];
+  // The data directory flushed at open goes through file handles, in the thread pool.
+  const probe = await open(__filename, 'r');
+  const proto = Object.getPrototypeOf(probe) as { datasync(this: FileHandle): Promise<void> };
+  await probe.close();
+  const handle = proto.datasync;
+  proto.datasync = function (this: FileHandle) {
+    seen.push({ call: 'handle', path: path(this.fd) });
+    return handle.call(this);
+  };
+  return {
+    seen,
+    restore: () => {
+      for (const s of spies) s.mockRestore();
+      proto.datasync = handle;
+    },
+  };
+}
+
+describe('PGlite on disk flushes where PostgreSQL flushes', { timeout: 60_000 }, () => {
+  const dir = mkdtempSync(join(tmpdir(), 'podium-fsync-'));
+  const data = join(dir, 'data');
+  let flushes: Awaited<ReturnType<typeof watchFlushes>>;
+  beforeAll(async () => {
+    flushes = await watchFlushes();
+  });
+  afterEach(() => {
+    flushes.seen.length = 0;
+  });
+  afterAll(() => {
+    flushes.restore();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('starts PostgreSQL with fsync on', () => {
+    expect(DURABLE_START_PARAMS).not.toContain('-F');
+    expect(DURABLE_START_PARAMS.join(' ')).toContain('-c fsync=on');
+  });
+
+  it('flushes the log at each commit, not for reads, and every file a checkpoint wrote', async () => {
+    const db = await openDb({ dataDir: data });
+    try {
+      expect(await db.query('SHOW fsync')).toEqual([{ fsync: 'on' }]);
+      expect(await db.query('SHOW wal_sync_method')).toEqual([{ wal_sync_method: 'fdatasync' }]);
+      expect(await db.query('SHOW synchronous_commit')).toEqual([{ synchronous_commit: 'on' }]);
+      await db.exec('CREATE TABLE t (id int)');
+      flushes.seen.length = 0;
+
+      await db.query('INSERT INTO t VALUES ($1)', [1]);
+      expect(flushes.seen).toEqual([
+        { call: 'fdatasync', path: expect.stringMatching(/\/pg_wal\/[0-9A-F]{24}$/) },
+      ]);
+      flushes.seen.length = 0;
+      await db.query('INSERT INTO t VALUES ($1)', [2], 'insert_t');
+      expect(flushes.seen.map((f) => f.call)).toEqual(['fdatasync']);
+      flushes.seen.length = 0;
+      await db.tx(async (q) => {
+        await q.query('INSERT INTO t VALUES ($1)', [3]);
+        await q.query('INSERT INTO t VALUES ($1)', [4]);
+      });
+      expect(flushes.seen.map((f) => f.call)).toEqual(['fdatasync']);
+      flushes.seen.length = 0;
+
+      expect(await db.query('SELECT count(*)::int AS n FROM t')).toEqual([{ n: 4 }]);
+      expect(flushes.seen).toEqual([]);
+
+      const [rel] = await db.query<{ p: string }>("SELECT pg_relation_filepath('t') AS p");
+      await db.exec('CHECKPOINT');
+      // First the whole directory in the thread pool, then PostgreSQL's own flushes.
+      const own = flushes.seen.findIndex((f) => f.call !== 'handle');
+      expect(flushes.seen.slice(0, own).map((f) => f.path)).toContain(join(data, rel!.p));
+      const paths = flushes.seen.slice(own).map((f) => f.path);
+      expect(paths).toContain(join(data, rel!.p));
+      // pg_control after the table's file: the checkpoint is recorded once what it wrote is on disk.
+      expect(paths.indexOf(join(data, rel!.p))).toBeLessThan(
+        paths.lastIndexOf(join(data, 'global', 'pg_control')),
+      );
+      flushes.seen.length = 0;
+    } finally {
+      await db.close();
+    }
+    // The shutdown checkpoint.
+    expect(flushes.seen.map((f) => f.path)).toContain(join(data, 'global', 'pg_control'));
+  });
+
+  it('flushes the whole data directory and its parent once at open', async () => {
+    const db = await openDb({ dataDir: data });
+    try {
+      const paths = flushes.seen.map((f) => f.path);
+      expect(paths).toContain(join(data, 'global', 'pg_control'));
+      expect(paths).toContain(join(data, 'base'));
+      expect(paths).toContain(dir);
+    } finally {
+      await db.close();
+    }
+  });
+});
+
+describe('PGlite on disk when the disk fails a flush', { timeout: 60_000 }, () => {
+  const root = mkdtempSync(join(tmpdir(), 'podium-fsync-eio-'));
+  /** Which flush fails (the call and the file's path); the disk's EIO is the one thing made up. */
+  let fails: ((call: string, path: string) => boolean) | undefined;
+  const spies: { mockRestore(): void }[] = [];
+  beforeAll(() => {
+    const eio = () => Object.assign(new Error('EIO: i/o error, fsync'), { code: 'EIO' });
+    const path = (fd: number) => readlinkSync(`/proc/self/fd/${fd}`);
+    const datasync = fs.fdatasyncSync;
+    const fsync = fs.fsyncSync;
+    spies.push(
+      vi.spyOn(fs, 'fdatasyncSync').mockImplementation((fd) => {
+        if (fails?.('fdatasync', path(fd))) throw eio();
+        datasync(fd);
+      }),
+      vi.spyOn(fs, 'fsyncSync').mockImplementation((fd) => {
+        if (fails?.('fsync', path(fd))) throw eio();
+        fsync(fd);
+      }),
+    );
+  });
+  afterEach(() => {
+    fails = undefined;
+  });
+  afterAll(() => {
+    for (const s of spies) s.mockRestore();
+    rmSync(root, { recursive: true, force: true });
+  });
+  /** A database with rows 1 to 3 committed, in a directory of its own. */
+  async function seeded(name: string): Promise<{ db: Db; data: string }> {
+    const data = join(root, name);
+    const db = await openDb({ dataDir: data });
+    await db.exec('CREATE TABLE t (id int)');
+    for (const id of [1, 2, 3]) await db.query('INSERT INTO t VALUES ($1)', [id]);
+    return { db, data };
+  }
+  /** The rows the next start finds (after recovery from the last checkpoint). */
+  async function afterRestart(data: string): Promise<number[]> {
+    const db = await openDb({ dataDir: data });
+    try {
+      expect(db.diskProblem()).toBeNull();
+      const ids = (await db.query<{ id: number }>('SELECT id FROM t ORDER BY id')).map((r) => r.id);
+      await db.query('INSERT INTO t VALUES ($1)', [99]);
+      return ids;
+    } finally {
+      await db.close();
+    }
+  }
+  const once = () => {
+    let fired = false;
+    return (call: string) => {
+      if (call !== 'fdatasync' || fired) return false;
+      fired = true;
+      return true;
+    };
+  };
+
+  it('fails the write whose commit it was, and every statement after it until a restart', async () => {
+    const { db, data } = await seeded('commit');
+    try {
+      expect(db.diskProblem()).toBeNull();
+      fails = once();
+      await expect(db.query('INSERT INTO t VALUES ($1)', [4], 'insert_t')).rejects.toMatchObject({
+        code: 'service_unavailable',
+        status: 503,
+      });
+      expect(db.diskProblem()).toMatch(/^The database could not flush a file to disk \(EIO: i\/o error/);
+      await expect(db.query('SELECT 1')).rejects.toThrow(/refused until a restart/);
+      await expect(db.exec('SELECT 1')).rejects.toThrow(/refused until a restart/);
+      await expect(db.tx(async (q) => q.query('INSERT INTO t VALUES (5)'))).rejects.toThrow(/refused/);
+    } finally {
+      await db.close();
+    }
+    // Row 4's commit reached the page cache before its flush failed: it may or may not be there.
+    const ids = await afterRestart(data);
+    expect(ids.filter((id) => id !== 4)).toEqual([1, 2, 3]);
+  });
+
+  it('refuses a statement already waiting behind the one whose flush failed', async () => {
+    const { db, data } = await seeded('queued');
+    try {
+      fails = once();
+      const first = db.query('INSERT INTO t VALUES ($1)', [4]);
+      const queued = db.query('INSERT INTO t VALUES ($1)', [5]);
+      await expect(first).rejects.toMatchObject({ code: 'service_unavailable' });
+      await expect(queued).rejects.toMatchObject({ code: 'service_unavailable' });
+    } finally {
+      await db.close();
+    }
+    expect(await afterRestart(data)).not.toContain(5);
+  });
+
+  it('fails a transaction whose commit it was', async () => {
+    const { db, data } = await seeded('tx');
+    try {
+      fails = once();
+      await expect(
+        db.tx(async (q) => {
+          await q.query('INSERT INTO t VALUES ($1)', [4]);
+          await q.query('INSERT INTO t VALUES ($1)', [5]);
+        }),
+      ).rejects.toMatchObject({ code: 'service_unavailable' });
+    } finally {
+      await db.close();
+    }
+    const ids = await afterRestart(data);
+    expect(ids.filter((id) => id !== 4 && id !== 5)).toEqual([1, 2, 3]);
+  });
+
+  it('fails a checkpoint whose data file it was, and the next start recovers every commit', async () => {
+    const { db, data } = await seeded('checkpoint');
+    try {
+      fails = (call, path) => call === 'fsync' && path.startsWith(join(data, 'base'));
+      await expect(db.exec('CHECKPOINT')).rejects.toMatchObject({ code: 'service_unavailable' });
+      await expect(db.query('SELECT 1')).rejects.toThrow(/refused until a restart/);
+    } finally {
+      await db.close();
+    }
+    fails = undefined;
+    expect(await afterRestart(data)).toEqual([1, 2, 3]);
+  });
+});
