@@ -69,9 +69,12 @@ function loadPg(): typeof pg {
  * touched at start, so the server default (128 MB) alone put ~115 MB on an idle server's RSS;
  * 16 MB holds the hot pages of the catalog and the operating system's file cache keeps the rest.
  * `max_wal_size` starts no checkpoint in a single-user backend (wal-checkpoint.ts does); it bounds
- * the log segments a checkpoint keeps for reuse.
+ * the log segments a checkpoint keeps for reuse. `wal_init_zero=off`: a new 16 MB log segment is
+ * not filled with zeros (and flushed) on the serving thread before its first commit; `/go` on PGlite
+ * spent 15–20 % more CPU per click with the zeros (bench/README.md, session 16). Segments recycled
+ * after a checkpoint are whole files either way.
  */
-const PGLITE_SETTINGS = ['-c', 'shared_buffers=16MB', '-c', 'max_wal_size=512MB'];
+const PGLITE_SETTINGS = ['-c', 'shared_buffers=16MB', '-c', 'max_wal_size=512MB', '-c', 'wal_init_zero=off'];
 
 /**
  * The one gate before PostgreSQL: a bound value holding text the server cannot store (NUL, an

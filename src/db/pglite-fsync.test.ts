@@ -66,6 +66,7 @@ describe('PGlite on disk flushes where PostgreSQL flushes', { timeout: 60_000 },
       expect(await db.query('SHOW fsync')).toEqual([{ fsync: 'on' }]);
       expect(await db.query('SHOW wal_sync_method')).toEqual([{ wal_sync_method: 'fdatasync' }]);
       expect(await db.query('SHOW synchronous_commit')).toEqual([{ synchronous_commit: 'on' }]);
+      expect(await db.query('SHOW wal_init_zero')).toEqual([{ wal_init_zero: 'off' }]);
       await db.exec('CREATE TABLE t (id int)');
       flushes.seen.length = 0;
 
