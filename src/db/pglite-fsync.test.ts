@@ -130,7 +130,13 @@ describe('PGlite on disk when the disk fails a flush', { timeout: 60_000 }, () =
     const path = (fd: number) => readlinkSync(`/proc/self/fd/${fd}`);
     const datasync = fs.fdatasyncSync;
     const fsync = fs.fsyncSync;
+    const write = fs.writeSync as (...a: unknown[]) => number;
     spies.push(
+      vi.spyOn(fs, 'writeSync').mockImplementation(((fd: number, ...rest: unknown[]) => {
+        if (fails?.('write', path(fd)))
+          throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+        return write(fd, ...rest);
+      }) as typeof fs.writeSync),
       vi.spyOn(fs, 'fdatasyncSync').mockImplementation((fd) => {
         if (fails?.('fdatasync', path(fd))) throw eio();
         datasync(fd);
@@ -227,6 +233,27 @@ describe('PGlite on disk when the disk fails a flush', { timeout: 60_000 }, () =
     }
     const ids = await afterRestart(data);
     expect(ids.filter((id) => id !== 4 && id !== 5)).toEqual([1, 2, 3]);
+  });
+
+  it('stops answering, without spinning, when PostgreSQL aborts on a full disk', async () => {
+    const { db, data } = await seeded('full');
+    try {
+      fails = (call, path) => call === 'write' && path.includes('/pg_wal/');
+      const big = 'INSERT INTO t SELECT g FROM generate_series(10, 200000) g';
+      await expect(db.query(big)).rejects.toMatchObject({
+        code: 'service_unavailable',
+        message: expect.stringMatching(
+          /^The embedded database stopped \(PostgreSQL aborted: .*No space left on device/,
+        ),
+      });
+      fails = undefined;
+      expect(db.diskProblem()).toMatch(/No space left on device/);
+      // Refused at once: before this guard, the next message spun the serving thread forever.
+      await expect(db.query('SELECT 1')).rejects.toThrow(/stopped .*refused until a restart/);
+    } finally {
+      await db.close();
+    }
+    expect(await afterRestart(data)).toEqual([1, 2, 3]);
   });
 
   it('fails a checkpoint whose data file it was, and the next start recovers every commit', async () => {

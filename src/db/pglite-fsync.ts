@@ -23,8 +23,8 @@ export const DURABLE_START_PARAMS: readonly string[] = [
   ...['-c', 'fsync=on', '-c', 'wal_sync_method=fdatasync', '-c', 'synchronous_commit=on'],
 ];
 
-/** Emscripten's system call table: the two calls replaced, by their import names. */
-type SyscallImports = Record<string, ((fd: number) => number) | undefined>;
+/** Emscripten's imports of the wasm module, by name: the calls replaced or watched. */
+type SyscallImports = Record<string, ((...args: number[]) => number) | undefined>;
 
 /** The parts of Emscripten's module this reads. */
 interface EmscriptenModule {
@@ -40,11 +40,14 @@ interface EmscriptenModule {
 
 /**
  * The flushes of one PGlite data directory: `extension` (passed to PGlite) replaces Emscripten's
- * `fdatasync` and `fsync` with the real calls on the file's descriptor; `guard` makes the PGlite
- * instance refuse every call after the first flush that failed, until a restart.
+ * `fdatasync` and `fsync` with the real calls on the file's descriptor and watches for PostgreSQL
+ * stopping; `guard` makes the PGlite instance refuse every call after the first flush that failed
+ * or after PostgreSQL stopped, until a restart.
  */
 export class DiskSync {
   private failed: AppError | undefined;
+  /** The message of PostgreSQL's last PANIC or FATAL line on its standard error. */
+  private lastWord: string | undefined;
   private module: EmscriptenModule | undefined;
   /** Whether the whole directory was flushed, before PostgreSQL's first flush of this run. */
   private treeFlushed = false;
@@ -90,8 +93,15 @@ export class DiskSync {
       done: unknown,
     ) => unknown;
     const preRun = (opts.preRun as unknown[] | undefined) ?? [];
+    const printErr = opts.printErr as ((line: string) => void) | undefined;
     return {
       ...opts,
+      printErr: (line: string) => {
+        // PostgreSQL's last word before it stops, for the reason given from then on.
+        const last = /\b(?:PANIC|FATAL):\s+(.*)$/.exec(line);
+        if (last) this.lastWord = last[1];
+        printErr?.(line);
+      },
       preRun: [
         ...preRun,
         (mod: EmscriptenModule) => {
@@ -111,9 +121,41 @@ export class DiskSync {
         env.fd_sync = (fd) => this.flush(fd, false, fsync);
         const wasi = imports.wasi_snapshot_preview1;
         if (wasi?.fd_sync) wasi.fd_sync = env.fd_sync;
+        this.watchForStop(env, wasi);
         return instantiate(imports, done);
       },
     };
+  }
+
+  /**
+   * PostgreSQL stopping inside PGlite (a PANIC aborts, a FATAL exits): PGlite swallows it and the
+   * next message spins the serving thread at full CPU forever (seen after the disk filled up), so
+   * it is marked as a failure and `guard` refuses every later call.
+   */
+  private watchForStop(env: SyscallImports, wasi: SyscallImports | undefined): void {
+    const stopping = (name: string, stopsWith: (code: number) => boolean) => {
+      const original = env[name];
+      if (!original) return;
+      const hooked = (...args: number[]) => {
+        if (stopsWith(args[0] as number)) this.stopped();
+        return original(...args);
+      };
+      env[name] = hooked;
+      if (wasi?.[name]) wasi[name] = hooked;
+    };
+    stopping('_abort_js', () => true);
+    stopping('__assert_fail', () => true);
+    // 0: PGlite's close; 99: PostgreSQL's main returning once started (PGlite's PGLITE_EXIT_ALIVE).
+    const failure = (code: number) => code !== 0 && code !== 99;
+    stopping('exit', failure);
+    stopping('proc_exit', failure);
+  }
+
+  private stopped(): void {
+    this.failed ??= new AppError(
+      'service_unavailable',
+      `The embedded database stopped (PostgreSQL aborted${this.lastWord ? `: ${this.lastWord}` : ''}); it is refused until a restart`,
+    );
   }
 
   /**
