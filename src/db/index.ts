@@ -25,7 +25,7 @@ export type Listener = (payload: string) => void;
 /** The database handle the app uses, the same on PGlite and on PostgreSQL. */
 export interface Db extends Queryable {
   readonly kind: 'pglite' | 'postgres';
-  /** Why the database is refused, or null: PGlite after a file failed to reach the disk (pglite-fsync.ts). */
+  /** Why the database is refused, or null: PGlite after a file failed to reach the disk or PostgreSQL stopped inside it (pglite-fsync.ts). */
   diskProblem(): string | null;
   /** Runs `fn` in a transaction; rolls back when it throws. */
   tx<T>(fn: (q: Queryable) => Promise<T>): Promise<T>;
