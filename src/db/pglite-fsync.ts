@@ -152,10 +152,15 @@ export class DiskSync {
   }
 
   private stopped(): void {
-    this.failed ??= new AppError(
-      'service_unavailable',
-      `The embedded database stopped (PostgreSQL aborted${this.lastWord ? `: ${this.lastWord}` : ''}); it is refused until a restart`,
+    this.refuse(
+      `The embedded database stopped (PostgreSQL aborted${this.lastWord ? `: ${this.lastWord}` : ''})`,
     );
+  }
+
+  /** Records the first reason the database is refused (a later one does not replace it). */
+  private refuse(reason: string): AppError {
+    this.failed ??= new AppError('service_unavailable', `${reason}; it is refused until a restart`);
+    return this.failed;
   }
 
   /**
@@ -190,11 +195,7 @@ export class DiskSync {
   }
 
   private fail(err: unknown): never {
-    this.failed ??= new AppError(
-      'service_unavailable',
-      `The database could not flush a file to disk (${(err as Error).message}); it is refused until a restart`,
-    );
-    throw this.failed;
+    throw this.refuse(`The database could not flush a file to disk (${(err as Error).message})`);
   }
 
   /**
