@@ -62,7 +62,13 @@ export interface Figures {
   requests: number;
   errors: number;
   non_2xx_3xx: number;
+  /** With a background load: its req/s and p99 over the same run. */
+  background_rps?: number;
+  background_p99_ms?: number;
 }
+
+/** Connections of a background load (`compare`'s `background`), beside the measured ones. */
+const BACKGROUND_CONNECTIONS = 20;
 
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -71,8 +77,26 @@ const median = (xs: number[]) => {
 };
 const round = (x: number, digits = 2) => Math.round(x * 10 ** digits) / 10 ** digits;
 
-/** One wrk run against `side`, with the server's CPU time over the run. */
-export async function measure(side: Side, spec: LoadSpec, settings: Settings, seconds = settings.seconds) {
+/**
+ * One wrk run against `side`, with the server's CPU time over the run; with `background`, a second
+ * wrk sends that load to the same server from a second before the run to a second after it (its
+ * CPU is in the run's CPU time).
+ */
+export async function measure(
+  side: Side,
+  spec: LoadSpec,
+  settings: Settings,
+  seconds = settings.seconds,
+  background?: LoadSpec,
+) {
+  const behind = background
+    ? runWrk(side.url, background, {
+        seconds: seconds + 2,
+        connections: BACKGROUND_CONNECTIONS,
+        dir: settings.dir,
+      })
+    : undefined;
+  if (behind) await new Promise((resolve) => setTimeout(resolve, 1000));
   const cpu0 = cpuMicros(side.pid);
   const w: WrkResult = await runWrk(side.url, spec, {
     seconds,
@@ -80,6 +104,7 @@ export async function measure(side: Side, spec: LoadSpec, settings: Settings, se
     dir: settings.dir,
   });
   const cpu = cpuMicros(side.pid) - cpu0;
+  const b = behind ? await behind : undefined;
   const figures: Figures = {
     rps: w.rps,
     p50_ms: w.p50_ms,
@@ -88,12 +113,13 @@ export async function measure(side: Side, spec: LoadSpec, settings: Settings, se
     requests: w.requests,
     errors: w.errors,
     non_2xx_3xx: w.non_2xx_3xx,
+    ...(b ? { background_rps: b.rps, background_p99_ms: b.p99_ms } : {}),
   };
   return figures;
 }
 
 function medianOf(runs: Figures[]): Figures {
-  const pick = (k: keyof Figures) => median(runs.map((r) => r[k]));
+  const pick = (k: keyof Figures) => median(runs.map((r) => r[k] ?? 0));
   return {
     rps: Math.round(pick('rps')),
     p50_ms: round(pick('p50_ms')),
@@ -102,6 +128,12 @@ function medianOf(runs: Figures[]): Figures {
     requests: runs.reduce((n, r) => n + r.requests, 0),
     errors: runs.reduce((n, r) => n + r.errors, 0),
     non_2xx_3xx: runs.reduce((n, r) => n + r.non_2xx_3xx, 0),
+    ...(runs[0]?.background_rps === undefined
+      ? {}
+      : {
+          background_rps: Math.round(median(runs.map((r) => r.background_rps ?? 0))),
+          background_p99_ms: round(median(runs.map((r) => r.background_p99_ms ?? 0))),
+        }),
   };
 }
 
@@ -109,7 +141,8 @@ let runSeq = 0;
 
 /**
  * Podium against bare on `spec`: a short warm-up of each, then `rounds` rounds (the order of the
- * two alternates), reporting the medians, the ratios and the machine's load.
+ * two alternates), reporting the medians, the ratios and the machine's load. With `background`,
+ * each measured run of either server has that load sent to it at the same time.
  */
 export async function compare(
   ctx: BenchContext,
@@ -117,9 +150,11 @@ export async function compare(
   fx: Fixture,
   spec: LoadSpec,
   goal: number | undefined,
+  background?: LoadSpec,
 ): Promise<Record<string, unknown>> {
   const { settings } = ctx;
   await fx.can(spec);
+  if (background) await fx.can(background);
   // A postback run sends ids no earlier run sent, so every run does the same work.
   const fresh = (): LoadSpec =>
     spec.transactionIds
@@ -138,12 +173,13 @@ export async function compare(
     await measure(fx.bare, fresh(), settings, settings.warmupSeconds);
     writeProfile = profDir ? await fx.profile() : undefined;
     for (let r = 0; r < settings.rounds; r++) {
+      const run = (side: Side) => measure(side, fresh(), settings, settings.seconds, background);
       if (r % 2 === 0) {
-        bare.push(await measure(fx.bare, fresh(), settings));
-        podium.push(await measure(fx.podium, fresh(), settings));
+        bare.push(await run(fx.bare));
+        podium.push(await run(fx.podium));
       } else {
-        podium.push(await measure(fx.podium, fresh(), settings));
-        bare.push(await measure(fx.bare, fresh(), settings));
+        podium.push(await run(fx.podium));
+        bare.push(await run(fx.bare));
       }
     }
   } finally {
@@ -178,8 +214,12 @@ export async function compare(
     podium_rss_mb: rssMb(fx.podium.pid).rss_mb,
     load1: [loadBefore, load1()],
   };
+  const behind = (f: Figures) =>
+    f.background_rps === undefined
+      ? ''
+      : ` (+ ${f.background_rps} req/s behind, p99 ${f.background_p99_ms} ms)`;
   ctx.log(
-    `bench: ${name} ${fx.dataset}/${fx.db}: podium ${p.rps} req/s ${p.cpu_us_per_resp} µs/resp p99 ${p.p99_ms} ms | bare ${b.rps} req/s ${b.cpu_us_per_resp} µs/resp | ratio ${ratio} (load ${line.load1.join(' → ')})`,
+    `bench: ${name} ${fx.dataset}/${fx.db}: podium ${p.rps} req/s ${p.cpu_us_per_resp} µs/resp p99 ${p.p99_ms} ms${behind(p)} | bare ${b.rps} req/s ${b.cpu_us_per_resp} µs/resp${behind(b)} | ratio ${ratio} (load ${line.load1.join(' → ')})`,
   );
   return line;
 }

@@ -8,7 +8,7 @@ import { byId, bySlug, list } from './delivery.ts';
 import { firstStart } from './first-start.ts';
 import { idle } from './idle.ts';
 import { docs, docsSearch, scale } from './others.ts';
-import { go, imp, postbacks } from './tracking.ts';
+import { go, imp, postbacks, readsWithClicks } from './tracking.ts';
 
 export const SCENARIOS: Scenario[] = [
   firstStart,
@@ -19,6 +19,7 @@ export const SCENARIOS: Scenario[] = [
   go,
   imp,
   postbacks,
+  readsWithClicks,
   docs,
   docsSearch,
   scale,

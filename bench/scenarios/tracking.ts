@@ -33,6 +33,28 @@ function hits(name: 'go' | 'imp', column: 'clicks' | 'impressions'): Scenario {
 export const go = hits('go', 'clicks');
 export const imp = hits('imp', 'impressions');
 
+/**
+ * A publisher's site as it runs: toplists read (by slug, measured) while visitors click (`/go`,
+ * 20 connections in the background on both servers; its req/s and p99 are in the line).
+ */
+export const readsWithClicks: Scenario = {
+  name: 'reads-with-clicks',
+  about: 'GET by-slug on the demo toplists while /go clicks are sent at the same time',
+  async run(ctx) {
+    const out = [];
+    for (const db of ctx.writeDbs) {
+      const fx = await ctx.fixture('demo', db);
+      const reads = {
+        paths: fx.info.slugs.map((s) => `/api/v1/toplists/by-slug/${s}`),
+        headers: { authorization: `Bearer ${fx.info.siteToken}` },
+      };
+      const clicks = { paths: fx.info.goSlugs.map((s) => `/go/${s}`), headers };
+      out.push(await compare(ctx, 'reads-with-clicks', fx, reads, undefined, clicks));
+    }
+    return out;
+  },
+};
+
 /** `GET /api/postback/{program}/{token}?transaction_id=…`: every id twice, exactly one conversion each. */
 export const postbacks: Scenario = {
   name: 'postbacks',

@@ -142,6 +142,8 @@ async function openPglite(dataDir: string | undefined): Promise<Db> {
     try {
       return await run();
     } finally {
+      // The commit's log on disk before the caller is answered (pglite-fsync.ts).
+      await disk?.settle();
       disk?.refuseIfFailed();
     }
   };
@@ -176,10 +178,12 @@ async function openPglite(dataDir: string | undefined): Promise<Db> {
         // start recovers from the last good checkpoint, as PostgreSQL does after its PANIC.
         if (!disk?.problem()) {
           await lite.close();
+          await disk?.settle();
           // PGlite only logs a flush that failed in its shutdown checkpoint.
           disk?.refuseIfFailed();
         }
       } finally {
+        disk?.release();
         unlock();
       }
     },

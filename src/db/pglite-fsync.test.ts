@@ -6,12 +6,19 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { type Db, openDb } from './index.ts';
 import { DURABLE_START_PARAMS } from './pglite-fsync.ts';
 
-/** The real fdatasync and fsync calls, with the path of the file each flushed. */
+/**
+ * The real fdatasync and fsync calls, with the path of the file each flushed: on the serving
+ * thread (`fdatasync`, `fsync`), in the thread pool (`pool`, once done; `handle`), and, while
+ * `writes.on`, every write to a file that is not a log segment.
+ */
 async function watchFlushes() {
-  const seen: { call: 'fdatasync' | 'fsync' | 'handle'; path: string }[] = [];
+  const seen: { call: 'fdatasync' | 'fsync' | 'handle' | 'pool' | 'write'; path: string }[] = [];
+  const writes = { on: false };
   const path = (fd: number) => readlinkSync(`/proc/self/fd/${fd}`);
   const datasync = fs.fdatasyncSync;
   const fsync = fs.fsyncSync;
+  const pool = fs.fdatasync;
+  const write = fs.writeSync as (...a: unknown[]) => number;
   const spies = [
     vi.spyOn(fs, 'fdatasyncSync').mockImplementation((fd) => {
       seen.push({ call: 'fdatasync', path: path(fd) });
@@ -21,6 +28,17 @@ async function watchFlushes() {
       seen.push({ call: 'fsync', path: path(fd) });
       fsync(fd);
     }),
+    vi.spyOn(fs, 'fdatasync').mockImplementation(((fd: number, done: (err: Error | null) => void) => {
+      const p = path(fd);
+      pool(fd, (err) => {
+        seen.push({ call: 'pool', path: p });
+        done(err);
+      });
+    }) as typeof fs.fdatasync),
+    vi.spyOn(fs, 'writeSync').mockImplementation(((fd: number, ...rest: unknown[]) => {
+      if (writes.on && !/\/pg_wal\//.test(path(fd))) seen.push({ call: 'write', path: path(fd) });
+      return write(fd, ...rest);
+    }) as typeof fs.writeSync),
   ];
   // The data directory flushed at open goes through file handles, in the thread pool.
   const probe = await open(__filename, 'r');
@@ -33,6 +51,7 @@ async function watchFlushes() {
   };
   return {
     seen,
+    writes,
     restore: () => {
       for (const s of spies) s.mockRestore();
       proto.datasync = handle;
@@ -70,19 +89,20 @@ describe('PGlite on disk flushes where PostgreSQL flushes', { timeout: 60_000 },
       await db.exec('CREATE TABLE t (id int)');
       flushes.seen.length = 0;
 
+      // In the thread pool, done before the statement is answered.
       await db.query('INSERT INTO t VALUES ($1)', [1]);
       expect(flushes.seen).toEqual([
-        { call: 'fdatasync', path: expect.stringMatching(/\/pg_wal\/[0-9A-F]{24}$/) },
+        { call: 'pool', path: expect.stringMatching(/\/pg_wal\/[0-9A-F]{24}$/) },
       ]);
       flushes.seen.length = 0;
       await db.query('INSERT INTO t VALUES ($1)', [2], 'insert_t');
-      expect(flushes.seen.map((f) => f.call)).toEqual(['fdatasync']);
+      expect(flushes.seen.map((f) => f.call)).toEqual(['pool']);
       flushes.seen.length = 0;
       await db.tx(async (q) => {
         await q.query('INSERT INTO t VALUES ($1)', [3]);
         await q.query('INSERT INTO t VALUES ($1)', [4]);
       });
-      expect(flushes.seen.map((f) => f.call)).toEqual(['fdatasync']);
+      expect(flushes.seen.map((f) => f.call)).toEqual(['pool']);
       flushes.seen.length = 0;
 
       expect(await db.query('SELECT count(*)::int AS n FROM t')).toEqual([{ n: 4 }]);
@@ -105,6 +125,41 @@ describe('PGlite on disk flushes where PostgreSQL flushes', { timeout: 60_000 },
     }
     // The shutdown checkpoint.
     expect(flushes.seen.map((f) => f.path)).toContain(join(data, 'global', 'pg_control'));
+  });
+
+  it("flushes a commit's log before anything reads it or is written after it", async () => {
+    const db = await openDb({ dataDir: data });
+    try {
+      await db.exec('CREATE TABLE IF NOT EXISTS u (id int)');
+      flushes.seen.length = 0;
+      // A statement that got in before the commit's flush in the thread pool finished flushes it
+      // at once, before it runs.
+      const [written, read] = await Promise.all([
+        db.query('INSERT INTO u VALUES ($1)', [1]),
+        db.query<{ n: number }>('SELECT count(*)::int AS n FROM u'),
+      ]);
+      expect(written).toEqual([]);
+      expect(read).toEqual([{ n: 1 }]);
+      expect(flushes.seen[0]).toEqual({ call: 'fdatasync', path: expect.stringMatching(/\/pg_wal\//) });
+      flushes.seen.length = 0;
+
+      // A checkpoint: its record's flush is owed like a commit's, and is paid on this thread
+      // before `pg_control`, which points at the record, is written.
+      flushes.writes.on = true;
+      await db.exec('CHECKPOINT');
+      flushes.writes.on = false;
+      const control = flushes.seen.findLastIndex(
+        (f) => f.call === 'write' && f.path === join(data, 'global', 'pg_control'),
+      );
+      expect(control).toBeGreaterThan(0);
+      expect(flushes.seen[control - 1]).toEqual({
+        call: 'fdatasync',
+        path: expect.stringMatching(/\/pg_wal\/[0-9A-F]{24}$/),
+      });
+    } finally {
+      flushes.writes.on = false;
+      await db.close();
+    }
   });
 
   it('flushes the whole data directory and its parent once at open', async () => {
@@ -130,6 +185,7 @@ describe('PGlite on disk when the disk fails a flush', { timeout: 60_000 }, () =
     const path = (fd: number) => readlinkSync(`/proc/self/fd/${fd}`);
     const datasync = fs.fdatasyncSync;
     const fsync = fs.fsyncSync;
+    const pool = fs.fdatasync;
     const write = fs.writeSync as (...a: unknown[]) => number;
     spies.push(
       vi.spyOn(fs, 'writeSync').mockImplementation(((fd: number, ...rest: unknown[]) => {
@@ -145,6 +201,10 @@ describe('PGlite on disk when the disk fails a flush', { timeout: 60_000 }, () =
         if (fails?.('fsync', path(fd))) throw eio();
         fsync(fd);
       }),
+      vi.spyOn(fs, 'fdatasync').mockImplementation(((fd: number, done: (err: Error | null) => void) => {
+        if (fails?.('fdatasync', path(fd))) setImmediate(() => done(eio()));
+        else pool(fd, done);
+      }) as typeof fs.fdatasync),
     );
   });
   afterEach(() => {
