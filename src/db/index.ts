@@ -183,8 +183,11 @@ async function openPglite(dataDir: string | undefined): Promise<Db> {
           disk?.refuseIfFailed();
         }
       } finally {
-        disk?.release();
-        unlock();
+        try {
+          await disk?.release();
+        } finally {
+          unlock();
+        }
       }
     },
   };

@@ -12,13 +12,14 @@ import { DURABLE_START_PARAMS } from './pglite-fsync.ts';
  * `writes.on`, every write to a file that is not a log segment.
  */
 async function watchFlushes() {
-  const seen: { call: 'fdatasync' | 'fsync' | 'handle' | 'pool' | 'write'; path: string }[] = [];
+  const seen: { call: 'fdatasync' | 'fsync' | 'handle' | 'pool' | 'write' | 'truncate'; path: string }[] = [];
   const writes = { on: false };
   const path = (fd: number) => readlinkSync(`/proc/self/fd/${fd}`);
   const datasync = fs.fdatasyncSync;
   const fsync = fs.fsyncSync;
   const pool = fs.fdatasync;
   const write = fs.writeSync as (...a: unknown[]) => number;
+  const truncate = fs.truncateSync;
   const spies = [
     vi.spyOn(fs, 'fdatasyncSync').mockImplementation((fd) => {
       seen.push({ call: 'fdatasync', path: path(fd) });
@@ -39,6 +40,10 @@ async function watchFlushes() {
       if (writes.on && !/\/pg_wal\//.test(path(fd))) seen.push({ call: 'write', path: path(fd) });
       return write(fd, ...rest);
     }) as typeof fs.writeSync),
+    vi.spyOn(fs, 'truncateSync').mockImplementation((file, len) => {
+      if (writes.on) seen.push({ call: 'truncate', path: String(file) });
+      truncate(file, len);
+    }),
   ];
   // The data directory flushed at open goes through file handles, in the thread pool.
   const probe = await open(__filename, 'r');
@@ -156,6 +161,19 @@ describe('PGlite on disk flushes where PostgreSQL flushes', { timeout: 60_000 },
         call: 'fdatasync',
         path: expect.stringMatching(/\/pg_wal\/[0-9A-F]{24}$/),
       });
+
+      // A TRUNCATE empties the table's old files right after its commit.
+      await db.query('INSERT INTO u SELECT generate_series(1, 1000)');
+      flushes.seen.length = 0;
+      flushes.writes.on = true;
+      await db.query('TRUNCATE u');
+      flushes.writes.on = false;
+      const emptied = flushes.seen.findIndex((f) => f.call === 'truncate' && f.path.includes('/base/'));
+      expect(emptied).toBeGreaterThan(0);
+      expect(flushes.seen.slice(0, emptied)).toContainEqual({
+        call: 'fdatasync',
+        path: expect.stringMatching(/\/pg_wal\/[0-9A-F]{24}$/),
+      });
     } finally {
       flushes.writes.on = false;
       await db.close();
@@ -267,7 +285,9 @@ describe('PGlite on disk when the disk fails a flush', { timeout: 60_000 }, () =
   it('refuses a statement already waiting behind the one whose flush failed', async () => {
     const { db, data } = await seeded('queued');
     try {
-      fails = once();
+      // A disk that failed a log flush fails the next ones too, whichever of the two (the
+      // first commit's in the thread pool, the queued statement's on this thread) comes first.
+      fails = (call, path) => call === 'fdatasync' && path.includes('/pg_wal/');
       const first = db.query('INSERT INTO t VALUES ($1)', [4]);
       const queued = db.query('INSERT INTO t VALUES ($1)', [5]);
       await expect(first).rejects.toMatchObject({ code: 'service_unavailable' });
@@ -275,6 +295,7 @@ describe('PGlite on disk when the disk fails a flush', { timeout: 60_000 }, () =
     } finally {
       await db.close();
     }
+    fails = undefined;
     expect(await afterRestart(data)).not.toContain(5);
   });
 

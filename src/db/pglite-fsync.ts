@@ -44,6 +44,12 @@ interface EmscriptenModule {
   NODEFS: { realPath(node: EmscriptenNode): string };
 }
 
+interface LogFds {
+  here: number;
+  pool: number;
+  flushing: number;
+}
+
 interface EmscriptenNode {
   mode: number;
   mount?: { type: unknown };
@@ -55,6 +61,25 @@ interface EmscriptenStream {
   path?: string;
   node?: EmscriptenNode;
 }
+
+/** Emscripten's file-system imports (`logFirst` looks at every one). */
+const CHANGES_FILES = /^(__syscall_|fd_|_munmap_js$|_msync_js$)/;
+
+/**
+ * The file-system imports that change no file, or are handled on their own (the two flushes, the
+ * two writes): every other one flushes an owed log first.
+ */
+const UNCHANGING = new Set([
+  ...['__syscall_fdatasync', 'fd_sync', 'fd_write', 'fd_pwrite'],
+  ...['fd_close', 'fd_fdstat_get', 'fd_pread', 'fd_read', 'fd_seek'],
+  ...['__syscall_accept4', '__syscall_bind', '__syscall_chdir', '__syscall_connect', '__syscall_dup'],
+  ...['__syscall_dup3', '__syscall_faccessat', '__syscall_fadvise64', '__syscall_fcntl64'],
+  ...['__syscall_fstat64', '__syscall_getcwd', '__syscall_getdents64', '__syscall_getegid32'],
+  ...['__syscall_geteuid32', '__syscall_getgid32', '__syscall_getuid32', '__syscall_ioctl'],
+  ...['__syscall_listen', '__syscall_lstat64', '__syscall_newfstatat', '__syscall_pipe2', '__syscall_poll'],
+  ...['__syscall_readlinkat', '__syscall_recvfrom', '__syscall_sendto', '__syscall_socket'],
+  ...['__syscall_stat64', '__syscall_statfs64', '__syscall_umask'],
+]);
 
 /** A log segment's path inside Emscripten's file system. */
 const LOG_SEGMENT = /\/pg_wal\/[0-9A-F]{24}$/;
@@ -80,9 +105,11 @@ export class DiskSync {
   private asks = 0;
   /**
    * Descriptors of log segments opened here, by real path (flushed without PostgreSQL's own, which
-   * it may close meanwhile), with the number of flushes running on each in the thread pool.
+   * it may close meanwhile): one for flushes on this thread, one for the thread pool, so a failed
+   * write-back is reported to both (Linux reports it once per open file), and the number of
+   * flushes running in the thread pool.
    */
-  private readonly logFds = new Map<string, { fd: number; flushing: number }>();
+  private readonly logFds = new Map<string, LogFds>();
   private settling: Promise<void> | undefined;
 
   constructor(private readonly dataDir: string) {}
@@ -141,9 +168,10 @@ export class DiskSync {
     }
   }
 
-  /** Closes the log descriptors opened here (once PGlite is closed and nothing is owed). */
-  release(): void {
-    for (const { fd } of this.logFds.values()) fs.closeSync(fd);
+  /** Closes the log descriptors opened here, once no flush in the thread pool uses them (at close). */
+  async release(): Promise<void> {
+    await this.settling?.catch(() => {});
+    for (const e of this.logFds.values()) closeLogFds(e);
     this.logFds.clear();
   }
 
@@ -214,12 +242,14 @@ export class DiskSync {
 
   /**
    * PostgreSQL's rule that a change's log is on disk before the change itself, kept while a
-   * commit's flush is owed: any write to a file other than a log segment, and any rename, unlink
-   * or truncation, first flushes the owed log at once (a page written out of the buffers, a
-   * checkpoint's `pg_control`, a recycled segment).
+   * commit's flush is owed: every call that could change a file (a write to a file other than a
+   * log segment, a truncation, rename, unlink, open, a directory made or removed…) first flushes
+   * the owed log at once. A page written out of the buffers, a checkpoint's `pg_control`, a
+   * TRUNCATE or DROP emptying the old files after its commit. Every file-system import is covered
+   * but those known to change nothing, so a call a later PGlite adds is covered too.
    */
   private logFirst(env: SyscallImports): void {
-    const byStream = (name: string) => {
+    for (const name of ['fd_write', 'fd_pwrite']) {
       const original = env[name];
       if (!original) throw new Error(`PGlite no longer imports ${name}: the log could be flushed late`);
       env[name] = (fd: number, ...rest: number[]) => {
@@ -229,18 +259,14 @@ export class DiskSync {
         }
         return original(fd, ...rest);
       };
-    };
-    const always = (name: string) => {
-      const original = env[name];
-      if (!original) throw new Error(`PGlite no longer imports ${name}: the log could be flushed late`);
+    }
+    for (const [name, original] of Object.entries(env)) {
+      if (!original || !CHANGES_FILES.test(name) || UNCHANGING.has(name)) continue;
       env[name] = (...args: number[]) => {
         if (this.owed.size) this.payLog();
         return original(...args);
       };
-    };
-    byStream('fd_write');
-    byStream('fd_pwrite');
-    for (const name of ['__syscall_ftruncate64', '__syscall_renameat', '__syscall_unlinkat']) always(name);
+    }
   }
 
   /** Whether `stream` is a file on disk (a NODEFS stream, with a real descriptor). */
@@ -286,7 +312,10 @@ export class DiskSync {
       // A commit's log flush is owed rather than waited for on the serving thread: the caller is
       // answered only after `settle`, and everything PostgreSQL writes meanwhile waits for it.
       if (data && this.isLogSegment(stream) && stream.node) {
-        this.owed.set(mod.NODEFS.realPath(stream.node), ++this.asks);
+        const path = mod.NODEFS.realPath(stream.node);
+        // Opened now, before the disk could fail this write-back, so both hear of it.
+        this.logFd(path);
+        this.owed.set(path, ++this.asks);
         return 0;
       }
       if (data) fs.fdatasyncSync(stream.nfd);
@@ -303,17 +332,23 @@ export class DiskSync {
     return 0;
   }
 
-  /** A segment's descriptor opened here (read-only: enough to flush it), kept while it is written. */
-  private logFd(path: string): { fd: number; flushing: number } {
+  /** A segment's descriptors opened here (read-only: enough to flush it), kept while it is written. */
+  private logFd(path: string): LogFds {
     let entry = this.logFds.get(path);
     if (entry === undefined) {
       // Segments neither owed nor being flushed are done with: PostgreSQL writes one at a time.
       for (const [old, e] of this.logFds)
         if (!this.owed.has(old) && e.flushing === 0) {
-          fs.closeSync(e.fd);
+          closeLogFds(e);
           this.logFds.delete(old);
         }
-      entry = { fd: fs.openSync(path, 'r'), flushing: 0 };
+      const here = fs.openSync(path, 'r');
+      try {
+        entry = { here, pool: fs.openSync(path, 'r'), flushing: 0 };
+      } catch (err) {
+        fs.closeSync(here);
+        throw err;
+      }
       this.logFds.set(path, entry);
     }
     return entry;
@@ -329,7 +364,7 @@ export class DiskSync {
   }
 
   private payLogSync(): void {
-    for (const path of this.owed.keys()) fs.fdatasyncSync(this.logFd(path).fd);
+    for (const path of this.owed.keys()) fs.fdatasyncSync(this.logFd(path).here);
     this.owed.clear();
   }
 
@@ -341,7 +376,7 @@ export class DiskSync {
           const entry = this.logFd(path);
           entry.flushing += 1;
           return new Promise<void>((resolve, reject) =>
-            fs.fdatasync(entry.fd, (err) => {
+            fs.fdatasync(entry.pool, (err) => {
               entry.flushing -= 1;
               if (err) reject(err);
               else resolve();
@@ -375,6 +410,11 @@ export class DiskSync {
       this.fail(err);
     }
   }
+}
+
+function closeLogFds(e: LogFds): void {
+  fs.closeSync(e.here);
+  fs.closeSync(e.pool);
 }
 
 /** Whether `message` is the protocol's Sync alone ('S', length 4). */
