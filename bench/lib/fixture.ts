@@ -24,6 +24,14 @@ export interface FixtureInfo {
   postbackPath: string;
 }
 
+/** What held Podium's event loop over a run (servers/stalls.mjs). */
+export interface Stalls {
+  loop_delay_p99_ms: number;
+  loop_delay_max_ms: number;
+  gc_ms_per_s: number;
+  gc_max_ms: number;
+}
+
 /** A server under load: where to send requests, which process to read CPU time from. */
 export interface Side {
   url: string;
@@ -45,6 +53,10 @@ export interface Fixture {
   profile(): Promise<(file: string) => Promise<void>>;
   /** Row counts of clicks, impressions and postbacks (for the nothing-lost checks). */
   count(): Promise<Record<string, number>>;
+  /** Restarts Podium's event-loop and collection figures (servers/stalls.mjs). */
+  resetStalls(): Promise<void>;
+  /** Podium's event-loop delay and collection pauses since `resetStalls`. */
+  stalls(): Promise<Stalls>;
   close(): Promise<void>;
 }
 
@@ -158,6 +170,12 @@ export async function startFixture(
     async count() {
       return (await reply<{ counted: Record<string, number> }>(podiumProc, 'counted', { cmd: 'count' }))
         .counted;
+    },
+    async resetStalls() {
+      await reply(podiumProc, 'stallsReset', { cmd: 'stalls-reset' });
+    },
+    async stalls() {
+      return (await reply<{ stalls: Stalls }>(podiumProc, 'stalls', { cmd: 'stalls' })).stalls;
     },
     async close() {
       await Promise.all(procs.map(stop));

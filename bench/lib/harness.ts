@@ -6,7 +6,7 @@
 
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Dataset, DbKind, Fixture, Side } from './fixture.ts';
+import type { Dataset, DbKind, Fixture, Side, Stalls } from './fixture.ts';
 import { cpuMicros, load1, rssMb } from './proc.ts';
 import { type LoadSpec, runWrk, type WrkResult } from './wrk.ts';
 
@@ -163,6 +163,7 @@ export async function compare(
   const loadBefore = load1();
   const podium: Figures[] = [];
   const bare: Figures[] = [];
+  const stalls: Stalls[] = [];
   // BENCH_CPU_PROF=<dir>: a V8 CPU profile of Podium over the measured rounds (`npm run bench:top`).
   const profDir = process.env.BENCH_CPU_PROF;
   let writeProfile: ((file: string) => Promise<void>) | undefined;
@@ -174,11 +175,16 @@ export async function compare(
     writeProfile = profDir ? await fx.profile() : undefined;
     for (let r = 0; r < settings.rounds; r++) {
       const run = (side: Side) => measure(side, fresh(), settings, settings.seconds, background);
+      const runPodium = async () => {
+        await fx.resetStalls();
+        podium.push(await run(fx.podium));
+        stalls.push(await fx.stalls());
+      };
       if (r % 2 === 0) {
         bare.push(await run(fx.bare));
-        podium.push(await run(fx.podium));
+        await runPodium();
       } else {
-        podium.push(await run(fx.podium));
+        await runPodium();
         bare.push(await run(fx.bare));
       }
     }
@@ -212,14 +218,22 @@ export async function compare(
     /** Every response Podium gave wrk in this scenario, warm-up included (for the nothing-lost checks). */
     podium_answered: warm.requests + p.requests - warm.non_2xx_3xx - p.non_2xx_3xx,
     podium_rss_mb: rssMb(fx.podium.pid).rss_mb,
+    /** Podium's event-loop delay and collection pauses: the median of the rounds, the max of maxima. */
+    podium_event_loop: {
+      loop_delay_p99_ms: median(stalls.map((s) => s.loop_delay_p99_ms)),
+      loop_delay_max_ms: Math.max(...stalls.map((s) => s.loop_delay_max_ms)),
+      gc_ms_per_s: median(stalls.map((s) => s.gc_ms_per_s)),
+      gc_max_ms: Math.max(...stalls.map((s) => s.gc_max_ms)),
+    },
     load1: [loadBefore, load1()],
   };
   const behind = (f: Figures) =>
     f.background_rps === undefined
       ? ''
       : ` (+ ${f.background_rps} req/s behind, p99 ${f.background_p99_ms} ms)`;
+  const loop = line.podium_event_loop;
   ctx.log(
-    `bench: ${name} ${fx.dataset}/${fx.db}: podium ${p.rps} req/s ${p.cpu_us_per_resp} µs/resp p99 ${p.p99_ms} ms${behind(p)} | bare ${b.rps} req/s ${b.cpu_us_per_resp} µs/resp${behind(b)} | ratio ${ratio} (load ${line.load1.join(' → ')})`,
+    `bench: ${name} ${fx.dataset}/${fx.db}: podium ${p.rps} req/s ${p.cpu_us_per_resp} µs/resp p99 ${p.p99_ms} ms${behind(p)} (loop p99 ${loop.loop_delay_p99_ms} max ${loop.loop_delay_max_ms} ms, gc ${loop.gc_ms_per_s} ms/s) | bare ${b.rps} req/s ${b.cpu_us_per_resp} µs/resp${behind(b)} | ratio ${ratio} (load ${line.load1.join(' → ')})`,
   );
   return line;
 }

@@ -3,10 +3,12 @@
  * `npm run build`) on plain node, no TypeScript loader in the process (tsx adds ~100 MB of RSS and
  * its own hooks). Runs `startServer` (log lines at info to stdout, metrics, scheduler, change bus)
  * on the dataset `podium.ts build` wrote: PGlite in BENCH_DATA_DIR or the schema BENCH_SCHEMA on
- * DATABASE_URL. Driven over IPC: `count`, `stop`, and `profile-start` / `profile-stop` (profiler.mjs).
+ * DATABASE_URL. Driven over IPC: `count`, `stop`, `profile-start` / `profile-stop` (profiler.mjs),
+ * and `stalls-reset` / `stalls` (stalls.mjs).
  */
 import { join } from 'node:path';
 import './profiler.mjs';
+import './stalls.mjs';
 
 const root = process.env.BENCH_PODIUM_DIST ?? join(import.meta.dirname, '..', '..', 'dist', 'src');
 const { loadConfig } = await import(join(root, 'config.js'));
