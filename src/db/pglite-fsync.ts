@@ -16,10 +16,10 @@ import { AppError } from '../lib/errors.ts';
  * A commit's flush of the log runs in the thread pool, not on the serving thread: PostgreSQL is
  * told it is done and the flush is owed; the handle answers the statement (and any statement
  * that finished after it) only once `settle` has it on disk, and until then anything that could
- * depend on it flushes it first, on this thread: the next message into PostgreSQL, any write to a
- * file other than the log, any flush, rename, unlink or truncation. With clicks and toplist reads
- * together, reads went from 3 600–4 100/s at p99 23–32 ms to 6 300–8 700/s at p99 11–12 ms
- * (bench/README.md, session 17).
+ * depend on it flushes it first, on this thread: the next message into PostgreSQL, any write to
+ * a file other than the log, any other flush, any other change to a file (`logFirst`). With
+ * clicks and toplist reads together, reads went from 3 600–4 100/s at p99 23–32 ms to
+ * 6 300–8 700/s at p99 11–12 ms (bench/README.md, session 17).
  */
 
 /**
