@@ -131,8 +131,8 @@ function medianOf(runs: Figures[]): Figures {
     ...(runs[0]?.background_rps === undefined
       ? {}
       : {
-          background_rps: Math.round(median(runs.map((r) => r.background_rps ?? 0))),
-          background_p99_ms: round(median(runs.map((r) => r.background_p99_ms ?? 0))),
+          background_rps: Math.round(pick('background_rps')),
+          background_p99_ms: round(pick('background_p99_ms')),
         }),
   };
 }

@@ -385,7 +385,7 @@ export class DiskSync {
         }),
       );
     } catch (err) {
-      throw this.refuse(`The database could not flush a file to disk (${(err as Error).message})`);
+      this.fail(err);
     }
     // An ask made while this ran is still owed.
     for (const [path, ask] of asked) if (this.owed.get(path) === ask) this.owed.delete(path);
