@@ -254,6 +254,8 @@ export class PublishingRepository extends CatalogSql {
        FROM tracking_links l JOIN trackers t ON t.id = l.tracker_id JOIN offers o ON o.id = t.offer_id
        WHERE l.slug = $1`,
       [slug],
+      // Read for every link a click meets (then cached): planned once, not per read.
+      'resolve_tracking_link',
     );
     return (
       r && {

@@ -40,7 +40,7 @@ export class BannerRepository {
   }
 
   async byCode(code: string): Promise<BannerLink | undefined> {
-    const [row] = await this.db.query<BannerLink>(`${SELECT} WHERE code = $1`, [code]);
+    const [row] = await this.db.query<BannerLink>(`${SELECT} WHERE code = $1`, [code], 'banner_by_code');
     return row;
   }
 }

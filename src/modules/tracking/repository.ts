@@ -209,6 +209,7 @@ export class TrackingRepository {
     const [r] = await this.db.query<ProgramDbRow>(
       `${PROGRAM_SELECT} JOIN program_trackers pt ON pt.program_id = p.id WHERE pt.tracker_id = $1`,
       [trackerId],
+      'program_of_tracker',
     );
     return r && toProgram(r);
   }
