@@ -54,7 +54,7 @@ export interface Fixture {
   /** Row counts of clicks, impressions and postbacks (for the nothing-lost checks). */
   count(): Promise<Record<string, number>>;
   /** Restarts Podium's event-loop and collection figures (servers/stalls.mjs). */
-  resetStalls(): Promise<void>;
+  resetStalls(label?: string): Promise<void>;
   /** Podium's event-loop delay and collection pauses since `resetStalls`. */
   stalls(): Promise<Stalls>;
   close(): Promise<void>;
@@ -171,8 +171,8 @@ export async function startFixture(
       return (await reply<{ counted: Record<string, number> }>(podiumProc, 'counted', { cmd: 'count' }))
         .counted;
     },
-    async resetStalls() {
-      await reply(podiumProc, 'stallsReset', { cmd: 'stalls-reset' });
+    async resetStalls(label?: string) {
+      await reply(podiumProc, 'stallsReset', { cmd: 'stalls-reset', label });
     },
     async stalls() {
       return (await reply<{ stalls: Stalls }>(podiumProc, 'stalls', { cmd: 'stalls' })).stalls;

@@ -176,7 +176,7 @@ export async function compare(
     for (let r = 0; r < settings.rounds; r++) {
       const run = (side: Side) => measure(side, fresh(), settings, settings.seconds, background);
       const runPodium = async () => {
-        await fx.resetStalls();
+        await fx.resetStalls(`${name} ${fx.dataset}/${fx.db} round ${r + 1}`);
         podium.push(await run(fx.podium));
         stalls.push(await fx.stalls());
       };

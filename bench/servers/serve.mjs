@@ -4,11 +4,14 @@
  * its own hooks). Runs `startServer` (log lines at info to stdout, metrics, scheduler, change bus)
  * on the dataset `podium.ts build` wrote: PGlite in BENCH_DATA_DIR or the schema BENCH_SCHEMA on
  * DATABASE_URL. Driven over IPC: `count`, `stop`, `profile-start` / `profile-stop` (profiler.mjs),
- * and `stalls-reset` / `stalls` (stalls.mjs).
+ * and `stalls-reset` / `stalls` (stalls.mjs, and stall-log.mjs when BENCH_STALL_LOG names a file).
  */
 import { join } from 'node:path';
 import './profiler.mjs';
 import './stalls.mjs';
+
+// BENCH_STALL_LOG=<file>: what filled each long event-loop turn (stall-log.mjs).
+if (process.env.BENCH_STALL_LOG) await import('./stall-log.mjs');
 
 const root = process.env.BENCH_PODIUM_DIST ?? join(import.meta.dirname, '..', '..', 'dist', 'src');
 const { loadConfig } = await import(join(root, 'config.js'));
