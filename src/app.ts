@@ -90,6 +90,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     done();
   });
 
+  deps.db.watchSlow(config.slowStatementMs, (s) =>
+    app.log.warn({ statement: s.statement, ms: s.ms, times: s.times }, 'slow database statement'),
+  );
   const services = await createServices({
     ...deps,
     log: {

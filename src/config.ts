@@ -29,6 +29,7 @@ export interface Config {
   readonly pseudonymKey: string | undefined;
   /** Clicks and impressions waiting for their group commit beyond which /go answers 503 and /readyz fails. */
   readonly clickBufferMax: number;
+  readonly slowStatementMs: number;
   /** Days before today that every operator aggregate pull fetches again (operators revise recent days). */
   readonly aggregateWindowDays: number;
   /** Minutes between scheduled operator aggregate pulls. */
@@ -285,6 +286,14 @@ export const SETTINGS = [
     default: () => 20_000,
     parse: int(100, 1_000_000),
   } satisfies Setting<'clickBufferMax'>,
+  {
+    key: 'slowStatementMs',
+    env: 'PODIUM_SLOW_STATEMENT_MS',
+    description:
+      'Database statements taking this many milliseconds or more are logged at warn, by name, at most once a minute each (0: never).',
+    default: () => 500,
+    parse: int(0, 600_000),
+  } satisfies Setting<'slowStatementMs'>,
   {
     key: 'aggregateWindowDays',
     env: 'PODIUM_AGGREGATE_WINDOW_DAYS',

@@ -7,6 +7,7 @@ import { findUnstorable } from '../lib/text.ts';
 import { bindExecute } from './bind-message.ts';
 import { lockDir } from './dir-lock.ts';
 import { DiskSync, DURABLE_START_PARAMS } from './pglite-fsync.ts';
+import { type SlowStatement, SlowStatements } from './slow-statements.ts';
 
 /** Anything that runs SQL: the database itself or an open transaction. */
 export interface Queryable {
@@ -31,6 +32,8 @@ export interface Db extends Queryable {
   tx<T>(fn: (q: Queryable) => Promise<T>): Promise<T>;
   /** Subscribes to a NOTIFY channel; resolves to an unsubscribe function. */
   listen(channel: string, fn: Listener): Promise<() => Promise<void>>;
+  /** Reports statements that take `thresholdMs` or more (0: none), a few lines a minute at most (slow-statements.ts). */
+  watchSlow(thresholdMs: number, report: (s: SlowStatement) => void): void;
   close(): Promise<void>;
 }
 
@@ -136,6 +139,7 @@ async function openPglite(dataDir: string | undefined): Promise<Db> {
     throw err;
   }
   const named = namedStatements(lite);
+  const slow = new SlowStatements();
   /** Runs one call into PGlite unless a flush failed, and fails it when a flush fails during it. */
   const guarded = async <T>(run: () => Promise<T>): Promise<T> => {
     disk?.refuseIfFailed();
@@ -152,20 +156,23 @@ async function openPglite(dataDir: string | undefined): Promise<Db> {
       const values = checkedParams(params);
       // Inside a transaction the statement runs plainly: the named path takes the locks a
       // transaction already holds.
-      return guarded(async () =>
-        name && outside ? named<T>(name, sql, values ?? []) : (await q.query<T>(sql, values)).rows,
+      return slow.time(sql, name, () =>
+        guarded(async () =>
+          name && outside ? named<T>(name, sql, values ?? []) : (await q.query<T>(sql, values)).rows,
+        ),
       );
     },
     async exec(sql: string) {
       // The data files flushed in the thread pool first, so the checkpoint's own flushes on the
       // serving thread find little left to write.
       if (outside && CHECKPOINT.test(sql)) await disk?.flushDataDir();
-      await guarded(() => q.exec(sql));
+      await slow.time(sql, undefined, () => guarded(() => q.exec(sql)));
     },
   });
   return {
     kind: 'pglite',
     ...wrap(lite, true),
+    watchSlow: (ms, report) => slow.watch(ms, report),
     diskProblem: () => disk?.problem() ?? null,
     tx: (fn) => guarded(() => lite.transaction((t) => fn(wrap(t, false)))),
     async listen(channel, fn) {
@@ -270,19 +277,22 @@ async function openPostgres(opts: DbOptions): Promise<Db> {
   pool.on('error', () => {});
   if (!opts.replica) await pool.query('SELECT 1');
 
+  const slow = new SlowStatements();
   const wrap = (q: pg.Pool | pg.PoolClient): Queryable => ({
     async query<T>(sql: string, params?: readonly unknown[], name?: string) {
       const values = checkedParams(params);
       // node-postgres prepares a named statement once per connection and reuses it by name.
-      const res = await q.query({
-        text: sql,
-        values,
-        ...(name ? { name } : {}),
-      });
+      const res = await slow.time(sql, name, () =>
+        q.query({
+          text: sql,
+          values,
+          ...(name ? { name } : {}),
+        }),
+      );
       return res.rows as T[];
     },
     async exec(sql: string) {
-      await q.query(sql);
+      await slow.time(sql, undefined, () => q.query(sql));
     },
   });
 
@@ -335,6 +345,7 @@ async function openPostgres(opts: DbOptions): Promise<Db> {
     // PostgreSQL stops by itself after a failed fsync; its handle then fails every query.
     diskProblem: () => null,
     ...wrap(pool),
+    watchSlow: (ms, report) => slow.watch(ms, report),
     async tx(fn) {
       const client = await pool.connect();
       try {
