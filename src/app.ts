@@ -90,11 +90,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     done();
   });
 
-  deps.db.watchSlow(config.slowStatementMs, (s) =>
-    app.log.warn({ statement: s.statement, ms: s.ms, times: s.times }, 'slow database statement'),
-  );
   const services = await createServices({
     ...deps,
+    slowStatement: (s, database) =>
+      app.log.warn({ statement: s.statement, ms: s.ms, times: s.times, database }, 'slow database statement'),
     log: {
       warn: (msg, err) => (err === undefined ? app.log.warn(msg) : app.log.warn({ err }, msg)),
       error: (msg, err) => (err === undefined ? app.log.error(msg) : app.log.error({ err }, msg)),

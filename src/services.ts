@@ -3,6 +3,7 @@ import type { ChangeBus } from './db/changes.ts';
 import type { Db, Queryable } from './db/index.ts';
 import { pendingMigrations } from './db/migrate.ts';
 import { openReadDb } from './db/read-replica.ts';
+import type { SlowStatement } from './db/slow-statements.ts';
 import { registerCheckpointJob } from './db/wal-checkpoint.ts';
 import { Scheduler } from './lib/jobs.ts';
 import { OutboundClient, type OutboundOptions, outboundOptionsFrom } from './lib/outbound.ts';
@@ -51,6 +52,8 @@ export interface ServiceDeps {
   redis?: Redis;
   /** Test-only outbound switches (loopback fixtures); never set by the server. */
   outboundTestOnly?: OutboundOptions['testOnly'];
+  /** Where statements over `slowStatementMs` on the database or its replica are reported (slow-statements.ts). */
+  slowStatement?: (s: SlowStatement, database: 'primary' | 'replica') => void;
 }
 
 /** The service graph: one instance of each module's service, wired once. */
@@ -86,6 +89,11 @@ export interface KeyRotation extends ResealReport {
 export async function createServices(deps: ServiceDeps): Promise<Services> {
   const { config, db, bus, log } = deps;
   const replica = deps.readDb ? undefined : await openReadDb(db, config.databaseReadUrl);
+  const { slowStatement } = deps;
+  if (slowStatement) {
+    db.watchSlow(config.slowStatementMs, (s) => slowStatement(s, 'primary'));
+    replica?.watchSlow(config.slowStatementMs, (s) => slowStatement(s, 'replica'));
+  }
   const reads = deps.readDb ?? replica!;
   const now = deps.now ?? (() => new Date());
   const metrics = new Metrics();

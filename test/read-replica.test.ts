@@ -54,6 +54,19 @@ describe.runIf(process.env.DATABASE_URL)('report queries with DATABASE_READ_URL'
     }
   });
 
+  it("report the replica's slow statements, not the primary's", async () => {
+    const reads = await openReadDb(t.db, process.env.DATABASE_URL as string, { schema });
+    const seen: string[] = [];
+    try {
+      reads.watchSlow(40, (s) => seen.push(s.statement));
+      await reads.query('SELECT pg_sleep(0.06) AS on_replica');
+      await t.db.query('SELECT pg_sleep(0.06) AS on_primary');
+      expect(seen).toEqual(['SELECT pg_sleep(0.06) AS on_replica']);
+    } finally {
+      await reads.close();
+    }
+  });
+
   it('fall back to the primary while the replica is down, and try it again later', async () => {
     // Nothing listens on port 1 of loopback: every connection is refused at once.
     const down = new URL(process.env.DATABASE_URL as string);

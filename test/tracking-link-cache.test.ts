@@ -12,6 +12,8 @@ describe(`tracking links cache (${DB_KIND})`, () => {
   let fx: TrackingFixture;
   /** Reads of a link by slug since the counter was last reset. */
   let linkReads = 0;
+  /** When set, the next link read waits for it (a connection that stopped answering). */
+  let stallNextRead: Promise<void> | undefined;
 
   const click = async (slug: string) => {
     const res = await t.app.inject({ method: 'GET', url: `/go/${slug}`, headers: BROWSER });
@@ -32,8 +34,13 @@ describe(`tracking links cache (${DB_KIND})`, () => {
     t = await testApp();
     fx = await trackingFixture(t.app.services, t.db);
     const query = t.db.query.bind(t.db);
-    t.db.query = (sql, params, name) => {
-      if (name === 'resolve_tracking_link') linkReads++;
+    t.db.query = async (sql, params, name) => {
+      if (name === 'resolve_tracking_link') {
+        linkReads++;
+        const stall = stallNextRead;
+        stallNextRead = undefined;
+        await stall;
+      }
       return query(sql, params, name);
     };
   });
@@ -69,7 +76,28 @@ describe(`tracking links cache (${DB_KIND})`, () => {
     expect(linkReads).toBe(1);
   });
 
-  it('waits for the read when the entry is long past its time, and forgets a link that is gone', async () => {
+  it('does not keep later clicks waiting on a read that hangs', async () => {
+    const slug = fx.slugs[1] as string;
+    let release = () => {};
+    stallNextRead = new Promise<void>((r) => {
+      release = r;
+    });
+    later(120_000);
+    let first: { status: number } | undefined;
+    const hung = click(slug).then((a) => {
+      first = a;
+    });
+    await new Promise((r) => setTimeout(r, 50));
+    expect(first).toBeUndefined();
+    later(4_000);
+    expect((await click(slug)).status).toBe(302);
+    expect(first).toBeUndefined();
+    release();
+    await hung;
+    expect(first?.status).toBe(302);
+  });
+
+  it('waits for the read when the entry is long past its time, and drops a link that is gone', async () => {
     const slug = fx.slugs[0] as string;
     await setLanding('https://operator.example/again');
     later(120_000);
@@ -77,7 +105,9 @@ describe(`tracking links cache (${DB_KIND})`, () => {
 
     const [link] = await t.db.query<{ id: number }>('SELECT id FROM tracking_links WHERE slug = $1', [slug]);
     await t.db.query('DELETE FROM tracking_links WHERE id = $1', [link?.id]);
-    later(120_000);
-    expect((await click(slug)).status).toBe(404);
+    // Just past its time: answered once more from the entry, then gone once the refresh has read it.
+    later(7_000);
+    expect((await click(slug)).status).toBe(302);
+    expect(await eventually(async () => (await click(slug)).status === 404)).toBe(true);
   });
 });

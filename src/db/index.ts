@@ -180,6 +180,7 @@ async function openPglite(dataDir: string | undefined): Promise<Db> {
       return () => unsub();
     },
     async close() {
+      slow.stop();
       try {
         // After a failed flush no shutdown checkpoint may claim the files are on disk: the next
         // start recovers from the last good checkpoint, as PostgreSQL does after its PANIC.
@@ -375,6 +376,7 @@ async function openPostgres(opts: DbOptions): Promise<Db> {
     },
     async close() {
       closed = true;
+      slow.stop();
       await listenClient?.then((c) => c.end()).catch(() => {});
       await pool.end();
     },

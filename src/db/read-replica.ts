@@ -8,6 +8,8 @@ const RETRY_AFTER_MS = 10_000;
 export interface ReadDb extends Queryable {
   /** Whether the last replica attempt failed (queries are on the primary meanwhile). */
   readonly replicaDown: boolean;
+  /** Reports the replica's slow statements (the primary's own are watched on the primary). */
+  watchSlow: Db['watchSlow'];
   close(): Promise<void>;
 }
 
@@ -26,6 +28,7 @@ export async function openReadDb(
       replicaDown: false,
       query: (sql, params) => primary.query(sql, params),
       exec: (sql) => primary.exec(sql),
+      watchSlow: () => {},
       close: async () => {},
     };
   const replica = await openDb({ url, schema: opts.schema, poolSize: opts.poolSize ?? 4, replica: true });
@@ -49,6 +52,7 @@ export async function openReadDb(
     },
     query: (sql, params) => run((q) => q.query(sql, params)),
     exec: (sql) => run((q) => q.exec(sql)),
+    watchSlow: (ms, report) => replica.watchSlow(ms, report),
     close: () => replica.close(),
   };
 }

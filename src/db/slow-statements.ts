@@ -4,7 +4,7 @@ export interface SlowStatement {
   statement: string;
   /** The slowest of the `times` calls, from call to answer: queueing for the database included. */
   ms: number;
-  /** Calls over the threshold since this statement was last reported (one report a minute at most). */
+  /** Calls over the threshold since this statement was last reported (one line a minute at most). */
   times: number;
 }
 
@@ -28,22 +28,44 @@ export function statementLabel(sql: string, name?: string): string {
 
 /**
  * Times database calls and reports those over a threshold: at once the first time a statement is
- * slow, then at most once a minute per statement with how many times it was slow meanwhile, so a
- * saturated database yields a few lines a minute, not one per request. On the embedded database a
- * slow statement holds every request of the process (one thread), so these lines name what to
- * prepare, index or batch.
+ * slow, then at most once a minute per statement with how many times it was slow meanwhile (held
+ * counts go out when the minute is over, slow again or not), so a saturated database yields a few
+ * lines a minute, not one per request. On the embedded database a slow statement holds every
+ * request of the process (one thread), so these lines name what to prepare, index or batch.
  */
 export class SlowStatements {
   private thresholdMs = 0;
   private report: (s: SlowStatement) => void = () => {};
   private readonly pending = new Map<string, Pending>();
+  private timer: NodeJS.Timeout | undefined;
 
   constructor(private readonly clock: () => number = () => performance.now()) {}
 
   /** Reports calls of `thresholdMs` or more to `report`; 0 turns reporting off. */
   watch(thresholdMs: number, report: (s: SlowStatement) => void): void {
+    this.stop();
     this.thresholdMs = thresholdMs;
     this.report = report;
+    if (thresholdMs > 0) this.timer = setInterval(() => this.flush(), REPORT_EVERY_MS).unref();
+  }
+
+  /** Reports the counts held for a minute or more, and forgets statements quiet that long. */
+  flush(): void {
+    const now = this.clock();
+    for (const [statement, held] of this.pending) {
+      if (now - held.reportedAt < REPORT_EVERY_MS) continue;
+      if (held.times > 0) this.emit(statement, held.times, held.ms);
+      this.pending.delete(statement);
+    }
+  }
+
+  /** Reports every held count now and stops (the database is closing). */
+  stop(): void {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    for (const [statement, held] of this.pending)
+      if (held.times > 0) this.emit(statement, held.times, held.ms);
+    this.pending.clear();
   }
 
   /** Runs one database call and notes it when it was slow. */
@@ -79,6 +101,9 @@ export class SlowStatements {
   }
 
   private emit(statement: string, times: number, ms: number): void {
-    this.report({ statement, ms: Math.round(ms), times });
+    // A failing reporter must not turn the statement's own answer into an error.
+    try {
+      this.report({ statement, ms: Math.round(ms), times });
+    } catch {}
   }
 }

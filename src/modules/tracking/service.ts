@@ -32,16 +32,19 @@ import type { ClickRow, HitFlag, Program } from './types.ts';
 
 /**
  * A resolved link is reused for about this long (±20 %, so links cached together are not read
- * again together): a change made in another process, or to a tracker, reaches clicks this late.
+ * again together): a change made in another process, or to a tracker, reaches a link clicked
+ * steadily this late, and one clicked rarely at most LINK_STALE_MS later (one click).
  */
 const LINK_TTL_MS = 5_000;
 /**
- * How long past its time an entry still answers while one read refreshes it. Clicks on a known
- * link then never wait for the database, and a popular link is read once per refresh rather than
- * once per click that arrives during the read (those reads, ~1 ms each on PGlite, held the event
- * loop 40–80 ms every 5 s under load: bench/README.md, session 18).
+ * How long past its time an entry still answers while one read refreshes it. A popular link's
+ * clicks then never wait for the database, and it is read once per refresh rather than once per
+ * click that arrives during the read (those reads, ~1 ms each on PGlite, held the event loop
+ * 40–80 ms every 5 s under load: bench/README.md, session 18).
  */
-const LINK_STALE_MS = 60_000;
+const LINK_STALE_MS = 5_000;
+/** A read in flight this long is no longer waited for by new clicks: they start their own. */
+const LINK_READ_SHARED_MS = 3_000;
 const LINK_CACHE_MAX = 10_000;
 const BOT_CACHE_MAX = 5_000;
 
@@ -115,7 +118,7 @@ export class TrackingService {
   private readonly hits: GroupCommit<ClickRow>;
   private readonly links = new Map<string, CachedLink>();
   /** Reads of links in flight, one per slug, shared by every click that waits for it. */
-  private readonly reading = new Map<string, Promise<CachedLink | undefined>>();
+  private readonly reading = new Map<string, { read: Promise<CachedLink | undefined>; started: number }>();
   /** Bumped by `forget()`, so a read that started before a change does not cache what it read. */
   private linkGeneration = 0;
   private readonly botAnswers = new Map<string, boolean>();
@@ -273,10 +276,20 @@ export class TrackingService {
 
   /** Cached links and programmes are read again after a programme changes. */
   private forget(): void {
-    this.links.clear();
-    this.reading.clear();
-    this.linkGeneration++;
+    this.forgetLinks();
     this.intake.forget();
+  }
+
+  /** Drops the cached links (or one): reads in flight then neither answer later clicks nor are kept. */
+  private forgetLinks(slug?: string): void {
+    if (slug === undefined) {
+      this.links.clear();
+      this.reading.clear();
+    } else {
+      this.links.delete(slug);
+      this.reading.delete(slug);
+    }
+    this.linkGeneration++;
   }
 
   /** Replaces the postback token; the old one stops working at once in this process, within a second in others. */
@@ -309,13 +322,19 @@ export class TrackingService {
     const now = this.now().getTime();
     const hit = this.links.get(slug);
     if (hit && hit.expires > now) return hit;
-    let read = this.reading.get(slug);
-    if (!read) {
-      read = this.readLink(slug).finally(() => {
-        if (this.reading.get(slug) === read) this.reading.delete(slug);
-      });
-      this.reading.set(slug, read);
+    let shared = this.reading.get(slug);
+    // A read that hangs (a lost connection) must not hold every later click on this link.
+    if (!shared || now - shared.started > LINK_READ_SHARED_MS) {
+      const entry = {
+        read: this.readLink(slug).finally(() => {
+          if (this.reading.get(slug) === entry) this.reading.delete(slug);
+        }),
+        started: now,
+      };
+      this.reading.set(slug, entry);
+      shared = entry;
     }
+    const { read } = shared;
     if (hit && hit.expires + LINK_STALE_MS > now) {
       // A failed refresh leaves the entry as it was; the clicks after LINK_STALE_MS meet the error.
       read.catch(() => undefined);
@@ -462,7 +481,7 @@ export class TrackingService {
     }
     // 24 characters: toplist slugs have 12, so a code can never name a toplist link.
     const link = await this.banners.upsert(input, randomBytes(18).toString('base64url'));
-    this.links.delete(link.code);
+    this.forgetLinks(link.code);
     return { code: link.code, frameUrl: `${this.config.publicUrl}/ad/${link.code}` };
   }
 
