@@ -119,7 +119,7 @@ export class TrackingService {
   private readonly links = new Map<string, CachedLink>();
   /** Reads of links in flight, one per slug, shared by every click that waits for it. */
   private readonly reading = new Map<string, { read: Promise<CachedLink | undefined>; started: number }>();
-  /** Bumped by `forget()`, so a read that started before a change does not cache what it read. */
+  /** Bumped whenever links are dropped, so a read that started before a change does not cache what it read. */
   private linkGeneration = 0;
   private readonly botAnswers = new Map<string, boolean>();
   private readonly intake: PostbackIntake;
