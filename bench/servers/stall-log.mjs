@@ -59,13 +59,14 @@ new PerformanceObserver((list) => {
   if (recording) for (const e of list.getEntries()) gap.gcMs += e.duration;
 }).observe({ entryTypes: ['gc'] });
 
-let last = performance.now();
+let last = 0;
 let lastCpu = process.cpuUsage();
-setInterval(() => {
+/** One tick: writes the gap since the last one when it was long, then starts the next gap. */
+function tick() {
   const now = performance.now();
   const cpu = process.cpuUsage(lastCpu);
   const gapMs = now - last - TICK_MS;
-  if (recording && gapMs > threshold) {
+  if (gapMs > threshold) {
     const line = {
       gap_ms: Math.round(gapMs * 10) / 10,
       user_ms: Math.round(cpu.user / 100) / 10,
@@ -81,12 +82,22 @@ setInterval(() => {
   gap = fresh();
   last = now;
   lastCpu = process.cpuUsage();
-}, TICK_MS).unref();
+}
 
+// The timer runs only while a round is measured (as stalls.mjs's): between rounds the server is
+// not woken every millisecond.
+let timer;
 process.on('message', (m) => {
   if (m.cmd === 'stalls-reset') {
-    recording = true;
     writeSync(out, `${JSON.stringify({ run: m.label ?? null })}\n`);
+    recording = true;
+    gap = fresh();
+    last = performance.now();
+    lastCpu = process.cpuUsage();
+    timer = setInterval(tick, TICK_MS).unref();
   }
-  if (m.cmd === 'stalls') recording = false;
+  if (m.cmd === 'stalls') {
+    recording = false;
+    clearInterval(timer);
+  }
 });
