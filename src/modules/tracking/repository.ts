@@ -75,26 +75,30 @@ export const BUCKET = (column: string) =>
 // lock them in the same order and never wait on each other crosswise.
 const ROLLUP_ORDER = 'ORDER BY 1, 2, 3, 4, 5, 6, 7, 8';
 
+/** A bound integer as JSON text: the database reads a JSON number as `numeric` before the cast. */
+const intText = (n: number | null) => (n === null ? null : String(n));
+
 /**
  * A batch of clicks as one JSON array of rows, each the `clicks` columns in table order, read by
  * `clickRows`: one parameter cost both databases less than 16 column arrays (bench/README.md).
- * The time goes as epoch milliseconds: a Date made JSON.stringify call its toJSON per row and the
- * database parse ISO text, ~3 µs a click together on PGlite.
+ * Numbers go as JSON strings (the time as epoch milliseconds): PostgreSQL stores a JSON number as
+ * `numeric` and each `::int` then turns it into text and parses that, where a string is parsed once;
+ * a Date made JSON.stringify call its toJSON per row and the database parse ISO text.
  */
 export function clickRowsParam(rows: readonly ClickRow[]): JsonParam {
   return new JsonParam(
     rows.map((r) => [
       r.id,
       r.kind,
-      r.at.getTime(),
-      r.linkId,
-      r.trackerId,
-      r.offerId,
-      r.brandId,
-      r.siteId,
-      r.toplistId,
-      r.position,
-      r.programId,
+      String(r.at.getTime()),
+      String(r.linkId),
+      intText(r.trackerId),
+      intText(r.offerId),
+      intText(r.brandId),
+      intText(r.siteId),
+      intText(r.toplistId),
+      intText(r.position),
+      intText(r.programId),
       r.subId,
       r.referrer,
       r.userAgent,
@@ -109,6 +113,40 @@ export const clickRows = (n: number) =>
   `SELECT e->>0, e->>1, timestamptz 'epoch' + (e->>2)::bigint * interval '1 millisecond', (e->>3)::int, (e->>4)::int, (e->>5)::int, (e->>6)::int,
           (e->>7)::int, (e->>8)::int, (e->>9)::int, (e->>10)::int, e->>11, e->>12, e->>13, e->>14, e->>15
    FROM jsonb_array_elements($${n}::jsonb) AS e`;
+
+/** A 15-minute bucket (`BUCKET`: its origin, 2000-01-01 UTC, is a whole number of buckets after the epoch). */
+const QUARTER_MS = 15 * 60_000;
+
+/**
+ * The counted clicks of a batch (those without a flag) per rollup key, as `countedRows` reads them:
+ * counted here rather than by a GROUP BY over the inserted rows, which cost PGlite ~3 µs a click
+ * more (the RETURNING rows kept, sorted and grouped in WebAssembly; bench/README.md, session 19).
+ */
+export function clickCountsParam(rows: readonly ClickRow[]): JsonParam {
+  const counts = new Map<string, { key: (string | null)[]; n: number }>();
+  for (const r of rows) {
+    if (r.flag != null) continue;
+    const bucket = Math.floor(r.at.getTime() / QUARTER_MS) * QUARTER_MS;
+    const name = [bucket, r.kind, r.siteId, r.toplistId, r.position, r.brandId, r.programId, r.linkId].join(
+      '|',
+    );
+    const known = counts.get(name);
+    if (known) known.n += 1;
+    else {
+      const key = [String(bucket), r.kind, intText(r.siteId), intText(r.toplistId), intText(r.position)];
+      key.push(intText(r.brandId), intText(r.programId), String(r.linkId));
+      counts.set(name, { key, n: 1 });
+    }
+  }
+  return new JsonParam([...counts.values()].map((c) => [...c.key, String(c.n)]));
+}
+
+/** The counts of a `clickCountsParam` bound as `$n`, as the rollup key columns and `n`. */
+const countedRows = (n: number) =>
+  `SELECT timestamptz 'epoch' + (g->>0)::bigint * interval '1 millisecond' AS bucket, g->>1 AS kind,
+          (g->>2)::int AS site_id, (g->>3)::int AS toplist_id, (g->>4)::int AS position, (g->>5)::int AS brand_id,
+          (g->>6)::int AS program_id, (g->>7)::int AS link_id, (g->>8)::bigint AS n
+   FROM jsonb_array_elements($${n}::jsonb) AS g`;
 
 /** Tracking SQL of programmes, clicks and postbacks (stats read through `StatsRepository`). */
 export class TrackingRepository {
@@ -230,8 +268,8 @@ export class TrackingRepository {
   /* Clicks and impressions */
 
   /**
-   * One statement for a whole group-commit batch: the rows, and their counted ones added to the
-   * 15-minute rollups, so reports never see a batch half-counted. Rows older than a zone's folded
+   * One statement for a whole group-commit batch: the rows, and their counted ones (per key:
+   * `clickCountsParam`) added to the 15-minute rollups, so reports never see a batch half-counted. Rows older than a zone's folded
    * instant (late clicks; migration 0084) are added to that zone's daily rollups too; the others
    * reach them when the rollup-zones job folds their quarter hour. The counts go to `lane`'s row
    * of each rollup key (one lane per batch in flight, migration 0083), so concurrent batches never
@@ -243,12 +281,8 @@ export class TrackingRepository {
          INSERT INTO clicks (id, kind, at, link_id, tracker_id, offer_id, brand_id, site_id, toplist_id, position,
                              program_id, sub_id, referrer, user_agent, country, flag)
          ${clickRows(1)}
-         RETURNING kind, at, site_id, toplist_id, position, brand_id, program_id, link_id, flag
        ), counted AS (
-         SELECT ${BUCKET('at')} AS bucket, kind, site_id, toplist_id, position, brand_id, program_id, link_id,
-                count(*) AS n
-         FROM ins WHERE flag IS NULL
-         GROUP BY 1, 2, 3, 4, 5, 6, 7, 8
+         ${countedRows(3)}
        ), quarters AS (
          INSERT INTO click_rollups (bucket, kind, site_id, toplist_id, position, brand_id, program_id, link_id, n, lane)
          SELECT *, $2::smallint FROM counted
@@ -262,7 +296,7 @@ export class TrackingRepository {
        GROUP BY 1, 2, 3, 4, 5, 6, 7, 8
        ${ROLLUP_ORDER}
        ON CONFLICT ON CONSTRAINT click_daily_rollups_key DO UPDATE SET n = click_daily_rollups.n + EXCLUDED.n`,
-      [clickRowsParam(rows), lane],
+      [clickRowsParam(rows), lane, clickCountsParam(rows)],
       'insert_clicks',
     );
   }
