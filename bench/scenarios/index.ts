@@ -7,7 +7,7 @@ import type { Scenario } from '../lib/harness.ts';
 import { byId, bySlug, list } from './delivery.ts';
 import { firstStart } from './first-start.ts';
 import { idle } from './idle.ts';
-import { docs, docsSearch, scale } from './others.ts';
+import { clickBatch, docs, docsSearch, scale } from './others.ts';
 import { go, imp, postbacks, readsWithClicks } from './tracking.ts';
 
 export const SCENARIOS: Scenario[] = [
@@ -23,4 +23,5 @@ export const SCENARIOS: Scenario[] = [
   docs,
   docsSearch,
   scale,
+  clickBatch,
 ];

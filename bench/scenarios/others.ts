@@ -3,6 +3,7 @@
  * scale, not a Podium/bare comparison): each is one scenario here, printed as one JSON line.
  */
 
+import * as clickBatchBench from '../click-batch.ts';
 import * as docsBench from '../docs.ts';
 import * as docsSearchBench from '../docs-search.ts';
 import type { Scenario } from '../lib/harness.ts';
@@ -33,5 +34,16 @@ export const scale: Scenario = {
   byNameOnly: true,
   async run(ctx) {
     return [{ scenario: 'scale', ...(await scaleBench.run(ctx.log)) }];
+  },
+};
+
+/** The click batch's statement alone on PGlite (bench/click-batch.ts): CPU per click by batch size. */
+export const clickBatch: Scenario = {
+  name: 'click-batch',
+  about:
+    "the click batch's statement alone on PGlite at 1-200 clicks, CPU per click (bench/click-batch.ts); only when named",
+  byNameOnly: true,
+  async run(ctx) {
+    return [await clickBatchBench.run(ctx.settings.dir, ctx.log)];
   },
 };
