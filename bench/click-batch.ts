@@ -1,11 +1,14 @@
 /**
  * The click batch's statement alone, on PGlite in a data directory on disk (as `podium start` runs
  * it): `TrackingRepository.insertClicks` at several batch sizes, in a child pinned to the server
- * core, with no HTTP around it. Prints the CPU per click at each size and a straight-line fit of
- * the CPU per statement, `fixed_us_per_statement + us_per_row × rows`: what a batch costs whatever
- * its size (protocol, commit, flush) and what each click adds (JSON, heap, indexes, rollups).
- * `/go` through HTTP moves ±10 % between runs on this machine; this moves ~±3 %, so it can tell a
- * change to the statement worth 2–3 µs a click (bench/README.md, session 19).
+ * core, with no HTTP around it. Every batch holds the `/go` scenario's 20 links, so every size
+ * upserts the same 20 rollup keys (`BENCH_CLICK_BATCH_LINKS=1`: one key; the difference is what
+ * each key's upsert costs) and the line through the CPU per statement,
+ * `fixed_us_per_statement + us_per_row × rows`, splits what a batch costs whatever its size
+ * (protocol, commit, flush, the 20 upserts) from what each click adds (JSON, heap row, indexes,
+ * log). A single click's statement is measured beside it (`one_click_us`). Run it alone (other
+ * scenarios' servers would share the core) and alternate builds, several runs each
+ * (bench/README.md, session 19).
  *
  * Run: npm run bench -- click-batch   (BENCH_CLICK_BATCH_ROWS: clicks per size and pass, default 20 000)
  */
@@ -22,17 +25,23 @@ import { RollupZones } from '../src/modules/tracking/rollup-zones.ts';
 import type { ClickRow } from '../src/modules/tracking/types.ts';
 import { pinnedChild, reply, stop } from './lib/children.ts';
 
-const SIZES = [1, 10, 50, 200];
-/** The `/go` scenario's links: 20, so a batch of 50 holds 20 rollup keys. */
-const LINKS = 20;
+/**
+ * Links a batch's clicks go to in turn, each its own rollup key: the `/go` scenario's 20 by
+ * default, so each batch of the sizes below holds all of them (`BENCH_CLICK_BATCH_LINKS`, at most
+ * 20: 1 measures the statement with a single key).
+ */
+const LINKS = Math.min(20, Math.max(1, Number(process.env.BENCH_CLICK_BATCH_LINKS ?? 20) || 20));
+const SIZES = [20, 50, 100, 200];
+const ONE_CLICK_STATEMENTS = 2_000;
 const WARM_STATEMENTS = 20;
 
 /** One batch size's figures, summed over both passes. */
 export interface SizeFigures {
   rows: number;
   statements: number;
-  cpu_us_per_row: number;
-  wall_us_per_row: number;
+  /** CPU µs of all statements of this size (both passes), unrounded: what the line is fit to. */
+  cpuUs: number;
+  wallUs: number;
 }
 
 /** Runs the measurement in a pinned child and returns its JSON line. */
@@ -83,7 +92,7 @@ function batch(size: number): ClickRow[] {
 /** Least-squares line through (rows, CPU µs per statement). */
 export function lineThrough(sizes: readonly SizeFigures[]): { fixed: number; perRow: number } {
   const xs = sizes.map((s) => s.rows);
-  const ys = sizes.map((s) => s.cpu_us_per_row * s.rows);
+  const ys = sizes.map((s) => s.cpuUs / s.statements);
   const mx = xs.reduce((a, b) => a + b, 0) / xs.length;
   const my = ys.reduce((a, b) => a + b, 0) / ys.length;
   let num = 0;
@@ -96,6 +105,18 @@ export function lineThrough(sizes: readonly SizeFigures[]): { fixed: number; per
   return { fixed: my - perRow * mx, perRow };
 }
 
+const round1 = (x: number) => Math.round(x * 10) / 10;
+
+/** CPU and wall µs of `statements` inserts of `rows` clicks each, the batches built beforehand. */
+async function timed(repo: TrackingRepository, rows: number, statements: number) {
+  const batches = Array.from({ length: statements }, () => batch(rows));
+  const cpu = process.cpuUsage();
+  const wall = performance.now();
+  for (const b of batches) await repo.insertClicks(b);
+  const used = process.cpuUsage(cpu);
+  return { cpu: used.user + used.system, wall: (performance.now() - wall) * 1000 };
+}
+
 async function measure(): Promise<Record<string, unknown>> {
   const rowsPerSize = Number(process.env.BENCH_CLICK_BATCH_ROWS ?? 20_000);
   const dataDir = mkdtempSync(join(tmpdir(), 'podium-click-batch-'));
@@ -106,40 +127,39 @@ async function measure(): Promise<Record<string, unknown>> {
     // batch adds to the 15-minute rollups only (late clicks aside).
     await new RollupZones(new RollupZoneRepository(db)).sync();
     const repo = new TrackingRepository(db);
-    const totals = new Map(SIZES.map((rows) => [rows, { statements: 0, cpu: 0, wall: 0 }]));
+    const totals = new Map(SIZES.map((rows) => [rows, { rows, statements: 0, cpuUs: 0, wallUs: 0 }]));
     // Sizes forward, then backward: the table grows as it is measured, and each size sees both ends.
     for (const order of [SIZES, [...SIZES].reverse()]) {
       for (const rows of order) {
-        for (let i = 0; i < WARM_STATEMENTS; i++) await repo.insertClicks(batch(rows));
+        await timed(repo, rows, WARM_STATEMENTS);
         const statements = Math.ceil(rowsPerSize / rows);
-        const cpu = process.cpuUsage();
-        const wall = performance.now();
-        for (let i = 0; i < statements; i++) await repo.insertClicks(batch(rows));
-        const used = process.cpuUsage(cpu);
-        const t = totals.get(rows)!;
-        t.statements += statements;
-        t.cpu += used.user + used.system;
-        t.wall += (performance.now() - wall) * 1000;
+        const t = await timed(repo, rows, statements);
+        const sum = totals.get(rows)!;
+        sum.statements += statements;
+        sum.cpuUs += t.cpu;
+        sum.wallUs += t.wall;
       }
     }
-    const sizes: SizeFigures[] = SIZES.map((rows) => {
-      const t = totals.get(rows)!;
-      const n = t.statements * rows;
-      return {
-        rows,
-        statements: t.statements,
-        cpu_us_per_row: Math.round((t.cpu / n) * 10) / 10,
-        wall_us_per_row: Math.round((t.wall / n) * 10) / 10,
-      };
-    });
+    await timed(repo, 1, WARM_STATEMENTS);
+    const one = await timed(repo, 1, ONE_CLICK_STATEMENTS);
+    const sizes = [...totals.values()];
     const line = lineThrough(sizes);
+    const perStatement = (s: SizeFigures) => s.cpuUs / s.statements;
     return {
       scenario: 'click-batch',
       db: 'pglite',
       links: LINKS,
-      sizes,
+      sizes: sizes.map((s) => ({
+        rows: s.rows,
+        statements: s.statements,
+        cpu_us_per_row: round1(s.cpuUs / (s.statements * s.rows)),
+        wall_us_per_row: round1(s.wallUs / (s.statements * s.rows)),
+        // How far this size's statement is from the line (a bend means the split is not linear).
+        residual_us: Math.round(perStatement(s) - (line.fixed + line.perRow * s.rows)),
+      })),
       fixed_us_per_statement: Math.round(line.fixed),
-      us_per_row: Math.round(line.perRow * 10) / 10,
+      us_per_row: round1(line.perRow),
+      one_click_us: Math.round(one.cpu / ONE_CLICK_STATEMENTS),
     };
   } finally {
     await db.close();

@@ -41,7 +41,7 @@ export const scale: Scenario = {
 export const clickBatch: Scenario = {
   name: 'click-batch',
   about:
-    "the click batch's statement alone on PGlite at 1-200 clicks, CPU per click (bench/click-batch.ts); only when named",
+    "the click batch's statement alone on PGlite at 20-200 clicks and one, CPU per click (bench/click-batch.ts); by name, alone",
   byNameOnly: true,
   async run(ctx) {
     return [await clickBatchBench.run(ctx.settings.dir, ctx.log)];

@@ -76,7 +76,7 @@ export const BUCKET = (column: string) =>
 const ROLLUP_ORDER = 'ORDER BY 1, 2, 3, 4, 5, 6, 7, 8';
 
 /** A bound integer as JSON text: the database reads a JSON number as `numeric` before the cast. */
-const intText = (n: number | null) => (n === null ? null : String(n));
+const intText = (n: number | null) => (n == null ? null : String(n));
 
 /**
  * A batch of clicks as one JSON array of rows, each the `clicks` columns in table order, read by
@@ -269,11 +269,11 @@ export class TrackingRepository {
 
   /**
    * One statement for a whole group-commit batch: the rows, and their counted ones (per key:
-   * `clickCountsParam`) added to the 15-minute rollups, so reports never see a batch half-counted. Rows older than a zone's folded
-   * instant (late clicks; migration 0084) are added to that zone's daily rollups too; the others
-   * reach them when the rollup-zones job folds their quarter hour. The counts go to `lane`'s row
-   * of each rollup key (one lane per batch in flight, migration 0083), so concurrent batches never
-   * wait on each other's row locks.
+   * `clickCountsParam`) added to the 15-minute rollups, so reports never see a batch half-counted.
+   * Rows older than a zone's folded instant (late clicks; migration 0084) are added to that zone's
+   * daily rollups too; the others reach them when the rollup-zones job folds their quarter hour.
+   * The counts go to `lane`'s row of each rollup key (one lane per batch in flight, migration
+   * 0083), so concurrent batches never wait on each other's row locks.
    */
   async insertClicks(rows: readonly ClickRow[], lane = 0): Promise<void> {
     await this.db.query(
