@@ -114,27 +114,40 @@ export const clickRows = (n: number) =>
           (e->>7)::int, (e->>8)::int, (e->>9)::int, (e->>10)::int, e->>11, e->>12, e->>13, e->>14, e->>15
    FROM jsonb_array_elements($${n}::jsonb) AS e`;
 
-/** A 15-minute bucket (`BUCKET`: its origin, 2000-01-01 UTC, is a whole number of buckets after the epoch). */
 const QUARTER_MS = 15 * 60_000;
 
 /**
+ * The start, in epoch milliseconds, of the 15-minute bucket holding `ms`, as `BUCKET` cuts them:
+ * its origin, 2000-01-01 UTC, is a whole number of buckets after the epoch.
+ */
+export const quarterStart = (ms: number) => Math.floor(ms / QUARTER_MS) * QUARTER_MS;
+
+/**
  * The counted clicks of a batch (those without a flag) per rollup key, as `countedRows` reads them:
- * counted here rather than by a GROUP BY over the inserted rows, which cost PGlite ~3 µs a click
+ * counted here rather than by a GROUP BY over the inserted rows, which cost PGlite 3–9 µs a click
  * more (the RETURNING rows kept, sorted and grouped in WebAssembly; bench/README.md, session 19).
  */
 export function clickCountsParam(rows: readonly ClickRow[]): JsonParam {
   const counts = new Map<string, { key: (string | null)[]; n: number }>();
   for (const r of rows) {
     if (r.flag != null) continue;
-    const bucket = Math.floor(r.at.getTime() / QUARTER_MS) * QUARTER_MS;
+    const bucket = quarterStart(r.at.getTime());
     const name = [bucket, r.kind, r.siteId, r.toplistId, r.position, r.brandId, r.programId, r.linkId].join(
       '|',
     );
     const known = counts.get(name);
     if (known) known.n += 1;
     else {
-      const key = [String(bucket), r.kind, intText(r.siteId), intText(r.toplistId), intText(r.position)];
-      key.push(intText(r.brandId), intText(r.programId), String(r.linkId));
+      const key = [
+        String(bucket),
+        r.kind,
+        intText(r.siteId),
+        intText(r.toplistId),
+        intText(r.position),
+        intText(r.brandId),
+        intText(r.programId),
+        String(r.linkId),
+      ];
       counts.set(name, { key, n: 1 });
     }
   }

@@ -1,15 +1,15 @@
 import type { Scheduler } from '../../lib/jobs.ts';
+import { quarterStart } from './repository.ts';
 import type { RollupZoneRepository } from './rollup-zone-repository.ts';
 
 export const ROLLUP_ZONE_JOB = 'tracking-rollup-zones';
 
-const QUARTER_MS = 900_000;
 /** How long after a quarter hour ends its clicks are folded: batches in flight still write to it. */
 export const FOLD_GRACE_MS = 120_000;
 
 /** The quarter-hour edge a fold at `now` moves the zones to: the last one `FOLD_GRACE_MS` ago. */
 export function foldTarget(now: Date): Date {
-  return new Date(Math.floor((now.getTime() - FOLD_GRACE_MS) / QUARTER_MS) * QUARTER_MS);
+  return new Date(quarterStart(now.getTime() - FOLD_GRACE_MS));
 }
 
 /**
