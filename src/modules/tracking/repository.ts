@@ -131,25 +131,21 @@ export function clickCountsParam(rows: readonly ClickRow[]): JsonParam {
   const counts = new Map<string, { key: (string | null)[]; n: number }>();
   for (const r of rows) {
     if (r.flag != null) continue;
-    const bucket = quarterStart(r.at.getTime());
-    const name = [bucket, r.kind, r.siteId, r.toplistId, r.position, r.brandId, r.programId, r.linkId].join(
-      '|',
-    );
+    const key = [
+      String(quarterStart(r.at.getTime())),
+      r.kind,
+      intText(r.siteId),
+      intText(r.toplistId),
+      intText(r.position),
+      intText(r.brandId),
+      intText(r.programId),
+      String(r.linkId),
+    ];
+    // A null joins as '', which no number or kind is: null and 0 stay apart, as in the rollup key.
+    const name = key.join('|');
     const known = counts.get(name);
     if (known) known.n += 1;
-    else {
-      const key = [
-        String(bucket),
-        r.kind,
-        intText(r.siteId),
-        intText(r.toplistId),
-        intText(r.position),
-        intText(r.brandId),
-        intText(r.programId),
-        String(r.linkId),
-      ];
-      counts.set(name, { key, n: 1 });
-    }
+    else counts.set(name, { key, n: 1 });
   }
   return new JsonParam([...counts.values()].map((c) => [...c.key, String(c.n)]));
 }
