@@ -21,6 +21,7 @@ import { type Db, openDb } from '../src/db/index.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { ulid } from '../src/lib/ids.ts';
 import { AggregateRepository } from '../src/modules/tracking/aggregate-repository.ts';
+import { ClickDeltaRepository } from '../src/modules/tracking/click-delta-repository.ts';
 import { clickRows, clickRowsParam, TrackingRepository } from '../src/modules/tracking/repository.ts';
 import { RollupZoneRepository } from '../src/modules/tracking/rollup-zone-repository.ts';
 import { RollupZones } from '../src/modules/tracking/rollup-zones.ts';
@@ -141,7 +142,7 @@ async function fill(
   );
   log(`scale: conversions (${Math.round((performance.now() - t0) / 1000)} s); rollups…`);
   await db.query(
-    `INSERT INTO click_rollups (bucket, kind, site_id, toplist_id, position, brand_id, program_id, link_id, n)
+    `INSERT INTO click_rollups_base (bucket, kind, site_id, toplist_id, position, brand_id, program_id, link_id, n)
      SELECT date_bin('15 minutes', at, timestamptz '2000-01-01 00:00:00+00'), kind, site_id, toplist_id, position,
             brand_id, program_id, link_id, count(*)
      FROM clicks WHERE flag IS NULL GROUP BY 1, 2, 3, 4, 5, 6, 7, 8`,
@@ -176,7 +177,14 @@ async function timed(runs: number, q: (i: number) => Promise<unknown>) {
 const day = (d: Date) => d.toISOString().slice(0, 10);
 
 /** Rows per second that 4 writers of 500-row batches get through `write`. */
-async function writeRate(write: (rows: ClickRow[]) => Promise<void>): Promise<number> {
+/**
+ * Click rows written a second by four concurrent writers (each its own lane, as the group commit
+ * writes), `after` (moving the batches' rollup deltas) included in the time.
+ */
+async function writeRate(
+  write: (rows: ClickRow[], lane: number) => Promise<void>,
+  after: () => Promise<unknown> = async () => {},
+): Promise<number> {
   const batch = () =>
     Array.from({ length: 500 }, (_, i): ClickRow => {
       const combo = i % (SITES * TOPLISTS * POSITIONS);
@@ -202,10 +210,11 @@ async function writeRate(write: (rows: ClickRow[]) => Promise<void>): Promise<nu
   const perWriter = Math.ceil(WRITE_ROWS / 2000);
   const t = performance.now();
   await Promise.all(
-    Array.from({ length: 4 }, async () => {
-      for (let i = 0; i < perWriter; i++) await write(batch());
+    Array.from({ length: 4 }, async (_, lane) => {
+      for (let i = 0; i < perWriter; i++) await write(batch(), lane);
     }),
   );
+  await after();
   return Math.round((perWriter * 2000) / ((performance.now() - t) / 1000));
 }
 
@@ -250,7 +259,8 @@ export async function run(log: (m: string) => void = () => {}): Promise<Record<s
     }>(
       `SELECT (SELECT sum(pg_total_relation_size(inhrelid)) FROM pg_inherits WHERE inhparent = 'clicks'::regclass)::bigint AS clicks,
               (SELECT sum(pg_total_relation_size(inhrelid)) FROM pg_inherits WHERE inhparent = 'conversions'::regclass)::bigint AS conversions,
-              (pg_total_relation_size('click_rollups') + pg_total_relation_size('conversion_rollups'))::bigint AS rollups,
+              (pg_total_relation_size('click_rollups_base') + pg_total_relation_size('click_rollup_deltas')
+                + pg_total_relation_size('conversion_rollups'))::bigint AS rollups,
               (SELECT count(*) FROM click_rollups)::bigint AS rollup_rows,
               (pg_total_relation_size('click_daily_rollups') + pg_total_relation_size('conversion_daily_rollups'))::bigint
                 AS daily,
@@ -318,7 +328,10 @@ export async function run(log: (m: string) => void = () => {}): Promise<Record<s
     const plainRate = await writeRate(async (rows) => {
       await db.query(`INSERT INTO clicks_before ${clickRows(1)}`, [clickRowsParam(rows)]);
     });
-    const partitionedRate = await writeRate((rows) => new TrackingRepository(db).insertClicks(rows));
+    const partitionedRate = await writeRate(
+      async (rows, lane) => void (await new TrackingRepository(db).insertClicks(rows, lane)),
+      () => new ClickDeltaRepository(db).move(),
+    );
     const mb = (b: number) => Math.round(b / 1e6);
     return {
       load_before: load,

@@ -122,6 +122,7 @@ export async function createServices(deps: ServiceDeps): Promise<Services> {
     now,
     metrics.tracking((): number => tracking.pendingHits),
     reads,
+    (msg, err) => log.error(msg, err),
   );
   registerCheckpointJob(scheduler, db);
   registerPartitionJob(scheduler, tracking.partitions);

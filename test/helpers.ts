@@ -5,8 +5,9 @@ import { type AppDeps, buildApp } from '../src/app.ts';
 import { type Config, loadConfig } from '../src/config.ts';
 import { ChangeBus } from '../src/db/changes.ts';
 import { type Db, openDb } from '../src/db/index.ts';
-import { migrate } from '../src/db/migrate.ts';
+import { listMigrations, migrate } from '../src/db/migrate.ts';
 import { loggerOptions } from '../src/lib/logger.ts';
+import type { ClickRow } from '../src/modules/tracking/types.ts';
 import { createServices, type Services } from '../src/services.ts';
 import { suiteLogStream } from './log-capture.ts';
 
@@ -33,6 +34,52 @@ export async function testDb(): Promise<TestDb> {
       if (schema) await db.exec(`DROP SCHEMA "${schema}" CASCADE`);
       await db.close();
     },
+  };
+}
+
+/** A database migrated only up to (not including) `version`, as an installation from before it. */
+export async function dbBefore(version: string): Promise<TestDb> {
+  const url = process.env.DATABASE_URL;
+  const schema = url ? `t_${randomBytes(6).toString('hex')}` : undefined;
+  const db = await openDb({ url, schema, poolSize: 4 });
+  await db.exec(
+    'CREATE TABLE schema_migrations (version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())',
+  );
+  for (const m of listMigrations().filter((m) => m.version < version)) {
+    await db.tx(async (q) => {
+      await q.exec(m.sql);
+      await q.query('INSERT INTO schema_migrations (version) VALUES ($1)', [m.version]);
+    });
+  }
+  return {
+    db,
+    async close() {
+      if (schema) await db.exec(`DROP SCHEMA "${schema}" CASCADE`);
+      await db.close();
+    },
+  };
+}
+
+/** A click row on link 1 at `at` (ISO), with `extra` fields. */
+export function click(id: string, at: string, extra: Partial<ClickRow> = {}): ClickRow {
+  return {
+    id,
+    kind: 'click',
+    at: new Date(at),
+    linkId: 1,
+    trackerId: 1,
+    offerId: 1,
+    brandId: 1,
+    siteId: null,
+    toplistId: null,
+    position: 1,
+    programId: null,
+    subId: null,
+    referrer: null,
+    userAgent: null,
+    country: null,
+    flag: null,
+    ...extra,
   };
 }
 

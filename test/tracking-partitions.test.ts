@@ -1,12 +1,12 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.ts';
-import { type Db, openDb } from '../src/db/index.ts';
-import { listMigrations, migrate } from '../src/db/migrate.ts';
+import type { Db } from '../src/db/index.ts';
+import { migrate } from '../src/db/migrate.ts';
 import { Scheduler } from '../src/lib/jobs.ts';
 import { PartitionRepository } from '../src/modules/tracking/partition-repository.ts';
 import {
@@ -17,52 +17,7 @@ import {
 } from '../src/modules/tracking/partitions.ts';
 import { type PostbackJob, TrackingRepository } from '../src/modules/tracking/repository.ts';
 import type { ClickRow } from '../src/modules/tracking/types.ts';
-import { type TestDb, testDb } from './helpers.ts';
-
-/** A database migrated only up to (not including) `version`, as an installation from before it. */
-async function dbBefore(version: string): Promise<{ db: Db; close(): Promise<void> }> {
-  const url = process.env.DATABASE_URL;
-  const schema = url ? `t_${randomBytes(6).toString('hex')}` : undefined;
-  const db = await openDb({ url, schema, poolSize: 4 });
-  await db.exec(
-    'CREATE TABLE schema_migrations (version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())',
-  );
-  for (const m of listMigrations().filter((m) => m.version < version)) {
-    await db.tx(async (q) => {
-      await q.exec(m.sql);
-      await q.query('INSERT INTO schema_migrations (version) VALUES ($1)', [m.version]);
-    });
-  }
-  return {
-    db,
-    async close() {
-      if (schema) await db.exec(`DROP SCHEMA "${schema}" CASCADE`);
-      await db.close();
-    },
-  };
-}
-
-function click(id: string, at: string, extra: Partial<ClickRow> = {}): ClickRow {
-  return {
-    id,
-    kind: 'click',
-    at: new Date(at),
-    linkId: 1,
-    trackerId: 1,
-    offerId: 1,
-    brandId: 1,
-    siteId: null,
-    toplistId: null,
-    position: 1,
-    programId: null,
-    subId: null,
-    referrer: null,
-    userAgent: null,
-    country: null,
-    flag: null,
-    ...extra,
-  };
-}
+import { click, dbBefore, type TestDb, testDb } from './helpers.ts';
 
 const dump = (db: Db, table: string, key: string) =>
   db.query<{ row: Record<string, unknown> }>(`SELECT to_jsonb(t) AS row FROM ${table} t ORDER BY ${key}`);

@@ -254,7 +254,7 @@ describe('rollup reports equal the raw-row computation', () => {
       fc.asyncProperty(scenario, async (s) => {
         run++;
         // rollup_zones is kept: each run changes the sites' and programmes' zones from the last one's.
-        await t.db.exec(`TRUNCATE clicks, conversions, conversion_keys, click_rollups, conversion_rollups,
+        await t.db.exec(`TRUNCATE clicks, conversions, conversion_keys, click_rollups_base, click_rollup_deltas, conversion_rollups,
                                   click_daily_rollups, conversion_daily_rollups, postback_log, postback_outcomes,
                                   tracking_sites`);
         // Empty rollups: every zone's daily rows hold all of them, as batches maintained them.
@@ -511,7 +511,7 @@ describe('rollup reports equal the raw-row computation', () => {
     expect(splitRuns).toBeGreaterThan(0);
   }, 300_000);
   it('builds a zone that comes into use while batches commit concurrently, counting every row once', async () => {
-    await t.db.exec(`TRUNCATE clicks, click_rollups, click_daily_rollups, tracking_sites;
+    await t.db.exec(`TRUNCATE clicks, click_rollups_base, click_rollup_deltas, click_daily_rollups, tracking_sites;
                      DELETE FROM rollup_zones WHERE zone <> 'UTC'`);
     await t.db.query("UPDATE affiliate_programs SET timezone = 'Asia/Kathmandu'");
     const repo = new TrackingRepository(t.db);
@@ -535,7 +535,7 @@ describe('rollup reports equal the raw-row computation', () => {
     expect(await t.db.query('SELECT 1 FROM click_daily_rollups WHERE zone <> $1', ['UTC'])).toEqual([]);
   }, 120_000);
   it('folds ended quarter hours into the daily rows while batches commit concurrently, counting every row once', async () => {
-    await t.db.exec(`TRUNCATE clicks, click_rollups, click_daily_rollups, tracking_sites;
+    await t.db.exec(`TRUNCATE clicks, click_rollups_base, click_rollup_deltas, click_daily_rollups, tracking_sites;
                      DELETE FROM rollup_zones WHERE zone <> 'UTC'`);
     await t.db.query("UPDATE affiliate_programs SET timezone = 'America/St_Johns'");
     await t.db.exec("UPDATE rollup_zones SET clicks_folded_to = 'infinity'");

@@ -107,7 +107,7 @@ describe(`suggested toplist order (${DB_KIND})`, () => {
       ['2026-11-19T05:45:00Z', 777],
     ] as const)
       await t.db.query(
-        `INSERT INTO click_rollups (bucket, kind, site_id, toplist_id, position, brand_id, program_id, link_id, n)
+        `INSERT INTO click_rollups_base (bucket, kind, site_id, toplist_id, position, brand_id, program_id, link_id, n)
          VALUES ($1, 'click', $2, $3, 1, $4, 1, 1, $5)`,
         [bucket, site.id, de, brand.C, n],
       );

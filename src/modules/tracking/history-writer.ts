@@ -1,4 +1,5 @@
 import type { Db, Queryable } from '../../db/index.ts';
+import { ClickDeltaRepository } from './click-delta-repository.ts';
 import type { TrackingPartitions } from './partitions.ts';
 import { type PostbackJob, TrackingRepository } from './repository.ts';
 import type { ClickRow } from './types.ts';
@@ -17,7 +18,8 @@ export interface PositionLink {
 
 /**
  * Writes a past history of clicks, impressions and postbacks in bulk (the demo dataset): the
- * same set-based statements as the group commit, so the rollups are filled with the rows.
+ * same set-based statements as the group commit, so the rollups are filled with the rows (their
+ * deltas moved into the rollup rows at the end).
  */
 export class HistoryWriter {
   constructor(
@@ -53,5 +55,7 @@ export class HistoryWriter {
       for (let i = 0; i < postbacks.length; i += batch)
         await repo.writePostbacks(postbacks.slice(i, i + batch));
     });
+    // Reports read the deltas unindexed: a history's worth is moved into the rollup rows at once.
+    await new ClickDeltaRepository(this.db).move();
   }
 }

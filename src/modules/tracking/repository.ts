@@ -73,7 +73,7 @@ export const BUCKET = (column: string) =>
   `date_bin('15 minutes', ${column}, timestamptz '2000-01-01 00:00:00+00')`;
 // Rollup rows are upserted in key order, each table's as one sorted set, so concurrent batches
 // lock them in the same order and never wait on each other crosswise.
-const ROLLUP_ORDER = 'ORDER BY 1, 2, 3, 4, 5, 6, 7, 8';
+export const ROLLUP_ORDER = 'ORDER BY 1, 2, 3, 4, 5, 6, 7, 8';
 
 /** A bound integer as JSON text: the database reads a JSON number as `numeric` before the cast. */
 const intText = (n: number | null) => (n == null ? null : String(n));
@@ -278,13 +278,15 @@ export class TrackingRepository {
 
   /**
    * One statement for a whole group-commit batch: the rows, and their counted ones (per key:
-   * `clickCountsParam`) added to the 15-minute rollups, so reports never see a batch half-counted.
-   * Rows older than a zone's folded instant (late clicks; migration 0084) are added to that zone's
-   * daily rollups too; the others reach them when the rollup-zones job folds their quarter hour.
-   * The counts go to `lane`'s row of each rollup key (one lane per batch in flight, migration
-   * 0083), so concurrent batches never wait on each other's row locks.
+   * `clickCountsParam`) appended to the 15-minute rollups' deltas (migration 0085; read through
+   * the click_rollups view at once, moved into the rollup rows by `moveClickDeltas`), so reports
+   * never see a batch half-counted. Rows older than a zone's folded instant (late clicks;
+   * migration 0084) are added to that zone's daily rollups too, to `lane`'s row of each key (one
+   * lane per batch in flight, migration 0083); the others reach them when the rollup-zones job
+   * folds their quarter hour. Returns how many deltas it appended.
    */
-  async insertClicks(rows: readonly ClickRow[], lane = 0): Promise<void> {
+  async insertClicks(rows: readonly ClickRow[], lane = 0): Promise<number> {
+    const counts = clickCountsParam(rows);
     await this.db.query(
       `WITH ins AS (
          INSERT INTO clicks (id, kind, at, link_id, tracker_id, offer_id, brand_id, site_id, toplist_id, position,
@@ -292,11 +294,9 @@ export class TrackingRepository {
          ${clickRows(1)}
        ), counted AS (
          ${countedRows(3)}
-       ), quarters AS (
-         INSERT INTO click_rollups (bucket, kind, site_id, toplist_id, position, brand_id, program_id, link_id, n, lane)
-         SELECT *, $2::smallint FROM counted
-         ${ROLLUP_ORDER}
-         ON CONFLICT ON CONSTRAINT click_rollups_key DO UPDATE SET n = click_rollups.n + EXCLUDED.n
+       ), deltas AS (
+         INSERT INTO click_rollup_deltas (bucket, kind, site_id, toplist_id, position, brand_id, program_id, link_id, n)
+         SELECT * FROM counted
        )
        INSERT INTO click_daily_rollups (zone, day, kind, site_id, toplist_id, position, brand_id, program_id, n, lane)
        SELECT z.zone, (c.bucket AT TIME ZONE z.zone)::date, kind, site_id, toplist_id, position, brand_id,
@@ -305,9 +305,10 @@ export class TrackingRepository {
        GROUP BY 1, 2, 3, 4, 5, 6, 7, 8
        ${ROLLUP_ORDER}
        ON CONFLICT ON CONSTRAINT click_daily_rollups_key DO UPDATE SET n = click_daily_rollups.n + EXCLUDED.n`,
-      [clickRowsParam(rows), lane, clickCountsParam(rows)],
+      [clickRowsParam(rows), lane, counts],
       'insert_clicks',
     );
+    return (counts.value as unknown[]).length;
   }
 
   /* Postbacks */

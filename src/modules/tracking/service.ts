@@ -13,6 +13,8 @@ import type { CatalogService } from '../catalog/service.ts';
 import type { ResolvedTrackingLink } from '../catalog/types.ts';
 import type { TrackingMetrics } from '../ops/metrics.ts';
 import { type BannerLink, type BannerLinkInput, BannerRepository } from './banner-repository.ts';
+import { ClickDeltaRepository } from './click-delta-repository.ts';
+import { ClickDeltaMover } from './click-deltas.ts';
 import { GroupCommit } from './group-commit.ts';
 import { HistoryWriter } from './history-writer.ts';
 import { LandingTemplate, MACROS, unknownMacros } from './landing.ts';
@@ -116,6 +118,8 @@ export class TrackingService {
   /** Stats report queries (rollups, money, sub_id), on the same connection as `reports`. */
   private readonly statsReports: StatsRepository;
   private readonly hits: GroupCommit<ClickRow>;
+  /** Moves the deltas click batches append into the 15-minute rollups (migration 0085). */
+  private readonly deltas: ClickDeltaMover;
   private readonly links = new Map<string, CachedLink>();
   /** Reads of links in flight, one per slug, shared by every click that waits for it. */
   private readonly reading = new Map<string, { read: Promise<CachedLink | undefined>; started: number }>();
@@ -143,6 +147,8 @@ export class TrackingService {
     private readonly now: () => Date,
     private readonly metrics?: TrackingMetrics,
     reads: Queryable = db,
+    /** Where failures of background work (moving click deltas) are reported. */
+    warn: (msg: string, err: unknown) => void = (msg, err) => process.emitWarning(`${msg}: ${String(err)}`),
   ) {
     this.repo = new TrackingRepository(db);
     this.banners = new BannerRepository(db);
@@ -167,11 +173,20 @@ export class TrackingService {
       (entry) => this.intake.replay(entry),
       now,
     );
+    this.deltas = new ClickDeltaMover(
+      new ClickDeltaRepository(db),
+      // Reports scan the deltas unindexed: a few thousand cost them well under a millisecond, and
+      // a move on PGlite empties the table by TRUNCATE (a new file each time): rarely when quiet.
+      { everyMs: 60_000, maxDeltas: 2_000 },
+      (err) => warn('moving click rollup deltas failed', err),
+    );
     this.hits = new GroupCommit(
-      (rows, lane) =>
-        this.partitions.writing(
-          () => rows.map((r) => r.at),
-          () => this.repo.insertClicks(rows, lane),
+      async (rows, lane) =>
+        this.deltas.appended(
+          await this.partitions.writing(
+            () => rows.map((r) => r.at),
+            () => this.repo.insertClicks(rows, lane),
+          ),
         ),
       {
         // The longest a row waits for answered callers to come back (GroupCommit). PostgreSQL: a
@@ -454,6 +469,7 @@ export class TrackingService {
   /** Writes every pending click and postback batch; called on shutdown. */
   async drain(): Promise<void> {
     await Promise.all([this.hits.drain(), this.intake.drain()]);
+    await this.deltas.stop();
   }
 
   /* Postbacks */
