@@ -3,7 +3,9 @@ import { migrate } from '../src/db/migrate.ts';
 import { ulid } from '../src/lib/ids.ts';
 import { ClickDeltaRepository } from '../src/modules/tracking/click-delta-repository.ts';
 import { ClickDeltaMover } from '../src/modules/tracking/click-deltas.ts';
-import { TrackingRepository } from '../src/modules/tracking/repository.ts';
+import { quarterStart, TrackingRepository } from '../src/modules/tracking/repository.ts';
+import { RollupZoneRepository } from '../src/modules/tracking/rollup-zone-repository.ts';
+import { RollupZones } from '../src/modules/tracking/rollup-zones.ts';
 import type { ClickRow, HitFlag } from '../src/modules/tracking/types.ts';
 import { click, DB_KIND, dbBefore, eventually, type TestDb, testDb } from './helpers.ts';
 
@@ -113,6 +115,32 @@ describe(`click rollup deltas (${DB_KIND})`, () => {
     await new Promise((r) => setTimeout(r, 50));
     expect((await totals()).delta_rows).toBe(10);
     expect(errors).toEqual([]);
+    expect(await mismatches()).toEqual([]);
+  });
+
+  it('stopping moves what was appended since the last move', async () => {
+    const errors: unknown[] = [];
+    const mover = new ClickDeltaMover(deltas, { everyMs: 600_000, maxDeltas: 1_000 }, (err) =>
+      errors.push(err),
+    );
+    mover.appended(await repo.insertClicks(clicks(6, 3)));
+    expect((await totals()).delta_rows).toBe(3);
+    await mover.stop();
+    expect(await totals()).toMatchObject({ base: 6, delta_rows: 0, view: 6, raw: 6 });
+    expect(errors).toEqual([]);
+  });
+
+  it('moves beside the daily fold and the zone barrier, which lock the same tables', async () => {
+    const zones = new RollupZoneRepository(t.db);
+    await new RollupZones(zones).sync();
+    const work: Promise<unknown>[] = [];
+    for (let i = 0; i < 16; i++) {
+      work.push(repo.insertClicks(clicks(10, 5), i % 4), deltas.move(), zones.barrier());
+      if (i % 4 === 0) work.push(zones.fold(new Date(quarterStart(Date.now()))));
+    }
+    await Promise.all(work);
+    await deltas.move();
+    expect(await totals()).toEqual({ base: 160, deltas: 0, delta_rows: 0, view: 160, raw: 160 });
     expect(await mismatches()).toEqual([]);
   });
 

@@ -63,6 +63,14 @@ describe(`SIGTERM or SIGKILL during a click storm (${DB_KIND})`, () => {
           [ids],
         );
         expect(row?.n).toBe(ids.length);
+        // Counted exactly in the rollups either way; a clean stop also moved its last deltas.
+        const [counts] = await db.query<{ raw: number; rolled: number; deltas: number }>(
+          `SELECT (SELECT count(*)::int FROM clicks WHERE flag IS NULL) AS raw,
+                  (SELECT sum(n)::int FROM click_rollups) AS rolled,
+                  (SELECT count(*)::int FROM click_rollup_deltas) AS deltas`,
+        );
+        expect(counts?.rolled).toBe(counts?.raw);
+        if (signal === 'SIGTERM') expect(counts?.deltas).toBe(0);
       } finally {
         if (all.at(-1)?.dir) await db.close();
       }

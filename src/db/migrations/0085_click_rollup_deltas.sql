@@ -4,13 +4,16 @@
 --
 -- A batch now appends its counts, one row per key, to click_rollup_deltas: no index, no conflict,
 -- no lock on a hot row. The click writer moves the deltas into the rollup rows (now the table
--- click_rollups_base) every second or few thousand deltas, in one transaction that deletes the
--- deltas it adds; any process may do it, and two at once never move a delta twice.
+-- click_rollups_base) every 2 000 deltas or minute, in one transaction that deletes the deltas it
+-- adds; any process may do it, and two at once never move a delta twice.
+--
+-- Stop every process of an earlier version before this runs: click_rollups is a view from here on,
+-- and their batches' upserts into it would fail.
 --
 -- click_rollups becomes a view of both, so everything that reads the 15-minute rollups (reports,
 -- the daily fold, zone builds) reads every committed batch whether or not its deltas were moved
--- yet, and a move changes no sum it reads. LOCK TABLE click_rollups (the daily fold, the zone
--- barrier) locks both tables, so it still holds the batches back while it runs.
+-- yet, and a move changes no sum it reads. The daily fold and the zone barrier lock both tables
+-- (base, then deltas), so they still hold the batches back while they run.
 
 ALTER TABLE click_rollups RENAME TO click_rollups_base;
 

@@ -9,6 +9,13 @@ const addTo = (source: string) =>
    ${ROLLUP_ORDER}
    ON CONFLICT ON CONSTRAINT click_rollups_key DO UPDATE SET n = r.n + EXCLUDED.n`;
 
+/**
+ * The tables behind the click_rollups view, in the one order every statement that locks both
+ * takes them (the daily fold, the zone barrier, a move): two of them taking the two in turn in
+ * opposite orders could wait on each other until PostgreSQL's deadlock check broke one.
+ */
+export const CLICK_ROLLUP_TABLES = 'click_rollups_base, click_rollup_deltas';
+
 /** SQL of the click rollup deltas that click batches append (migration 0085). */
 export class ClickDeltaRepository {
   /**
@@ -29,13 +36,15 @@ export class ClickDeltaRepository {
    */
   async move(): Promise<number> {
     if (!this.exclusive) {
-      const [r] = await this.db.query<{ n: number }>(
-        `WITH moved AS (DELETE FROM click_rollup_deltas RETURNING *), added AS (${addTo('moved')})
-         SELECT count(*)::int AS n FROM moved`,
-        [],
-        'move_click_deltas',
-      );
-      return r?.n ?? 0;
+      return this.db.tx(async (q) => {
+        // The statement alone would lock the deltas before the rows, the daily fold the rows first.
+        await q.exec(`LOCK TABLE ${CLICK_ROLLUP_TABLES} IN ROW EXCLUSIVE MODE`);
+        const [r] = await q.query<{ n: number }>(
+          `WITH moved AS (DELETE FROM click_rollup_deltas RETURNING *), added AS (${addTo('moved')})
+           SELECT count(*)::int AS n FROM moved`,
+        );
+        return r?.n ?? 0;
+      });
     }
     return this.db.tx(async (q) => {
       const [r] = await q.query<{ n: number }>('SELECT count(*)::int AS n FROM click_rollup_deltas');

@@ -32,18 +32,28 @@ export class ClickDeltaMover {
     this.schedule();
   }
 
-  /** Stops moving (before the database closes), once the move under way has ended. */
+  /**
+   * Stops moving (before the database closes): waits for the move under way, then moves what the
+   * batches appended since, so a restart starts with none left (a failure is reported as ever).
+   */
   async stop(): Promise<void> {
+    if (this.stopped) return;
+    // No timer and no move starts from here on but the last one below.
     this.stopped = true;
     clearTimeout(this.timer);
     this.timer = undefined;
     await this.moving;
+    if (this.added > 0) {
+      this.added = 0;
+      await this.repo.move().catch(this.onError);
+    }
   }
 
   private schedule(): void {
     if (this.moving || this.stopped || this.added === 0) return;
     if (this.added >= this.opts.maxDeltas) this.move();
-    else this.timer ??= setTimeout(() => this.move(), this.opts.everyMs);
+    // Unref'd: a process that wrote clicks and ends without draining is not held up a minute.
+    else this.timer ??= setTimeout(() => this.move(), this.opts.everyMs).unref();
   }
 
   private move(): void {

@@ -56,6 +56,9 @@ export class HistoryWriter {
         await repo.writePostbacks(postbacks.slice(i, i + batch));
     });
     // Reports read the deltas unindexed: a history's worth is moved into the rollup rows at once.
-    await new ClickDeltaRepository(this.db).move();
+    // The history is committed by now: a failed move leaves its deltas to the click writer's next.
+    await new ClickDeltaRepository(this.db)
+      .move()
+      .catch((err) => process.emitWarning(`moving click rollup deltas failed: ${String(err)}`));
   }
 }

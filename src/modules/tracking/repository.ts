@@ -279,7 +279,7 @@ export class TrackingRepository {
   /**
    * One statement for a whole group-commit batch: the rows, and their counted ones (per key:
    * `clickCountsParam`) appended to the 15-minute rollups' deltas (migration 0085; read through
-   * the click_rollups view at once, moved into the rollup rows by `moveClickDeltas`), so reports
+   * the click_rollups view at once, moved into the rollup rows by `ClickDeltaRepository.move`), so reports
    * never see a batch half-counted. Rows older than a zone's folded instant (late clicks;
    * migration 0084) are added to that zone's daily rollups too, to `lane`'s row of each key (one
    * lane per batch in flight, migration 0083); the others reach them when the rollup-zones job

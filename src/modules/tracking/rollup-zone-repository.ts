@@ -1,4 +1,5 @@
 import type { Db, Queryable } from '../../db/index.ts';
+import { CLICK_ROLLUP_TABLES } from './click-delta-repository.ts';
 
 /** SQL that is true when `zone` (an SQL expression) has ready daily rollups. */
 export const zoneReady = (zone: string) =>
@@ -113,7 +114,7 @@ export class RollupZoneRepository {
     );
     if (!due?.due) return false;
     return this.db.tx(async (q: Queryable) => {
-      await q.exec('LOCK TABLE click_rollups IN SHARE MODE');
+      await q.exec(`LOCK TABLE ${CLICK_ROLLUP_TABLES} IN SHARE MODE`);
       // FOR UPDATE: a second process folding at once waits here, then sees the zones moved.
       const opening = (
         await q.query<{ zone: string }>(
@@ -180,7 +181,7 @@ export class RollupZoneRepository {
    */
   async barrier(): Promise<void> {
     await this.db.tx(async (q: Queryable) => {
-      await q.exec('LOCK TABLE click_rollups, conversion_rollups IN SHARE MODE');
+      await q.exec(`LOCK TABLE ${CLICK_ROLLUP_TABLES}, conversion_rollups IN SHARE MODE`);
     });
   }
 
