@@ -47,11 +47,12 @@ export class ClickDeltaRepository {
       });
     }
     return this.db.tx(async (q) => {
-      const [r] = await q.query<{ n: number }>('SELECT count(*)::int AS n FROM click_rollup_deltas');
+      const [r] = await q.query<{ n: number }>(
+        `WITH moved AS (SELECT * FROM click_rollup_deltas), added AS (${addTo('moved')})
+         SELECT count(*)::int AS n FROM moved`,
+      );
       const n = r?.n ?? 0;
-      if (n === 0) return 0;
-      await q.query(addTo('click_rollup_deltas'));
-      await q.exec('TRUNCATE click_rollup_deltas');
+      if (n > 0) await q.exec('TRUNCATE click_rollup_deltas');
       return n;
     });
   }
