@@ -9,6 +9,10 @@ const addTo = (source: string) =>
    ${ROLLUP_ORDER}
    ON CONFLICT ON CONSTRAINT click_rollups_key DO UPDATE SET n = r.n + EXCLUDED.n`;
 
+/** Adds the deltas `source` yields to the rollup rows and counts them. */
+const moveFrom = (source: string) =>
+  `WITH moved AS (${source}), added AS (${addTo('moved')}) SELECT count(*)::int AS n FROM moved`;
+
 /**
  * The tables behind the click_rollups view, in the one order every statement that locks both
  * takes them (the daily fold, the zone barrier, a move): two of them taking the two in turn in
@@ -39,18 +43,12 @@ export class ClickDeltaRepository {
       return this.db.tx(async (q) => {
         // The statement alone would lock the deltas before the rows, the daily fold the rows first.
         await q.exec(`LOCK TABLE ${CLICK_ROLLUP_TABLES} IN ROW EXCLUSIVE MODE`);
-        const [r] = await q.query<{ n: number }>(
-          `WITH moved AS (DELETE FROM click_rollup_deltas RETURNING *), added AS (${addTo('moved')})
-           SELECT count(*)::int AS n FROM moved`,
-        );
+        const [r] = await q.query<{ n: number }>(moveFrom('DELETE FROM click_rollup_deltas RETURNING *'));
         return r?.n ?? 0;
       });
     }
     return this.db.tx(async (q) => {
-      const [r] = await q.query<{ n: number }>(
-        `WITH moved AS (SELECT * FROM click_rollup_deltas), added AS (${addTo('moved')})
-         SELECT count(*)::int AS n FROM moved`,
-      );
+      const [r] = await q.query<{ n: number }>(moveFrom('SELECT * FROM click_rollup_deltas'));
       const n = r?.n ?? 0;
       if (n > 0) await q.exec('TRUNCATE click_rollup_deltas');
       return n;
