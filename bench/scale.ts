@@ -9,7 +9,8 @@
  *     partitioned table with its rollups, beside the plain table of before (migration 0002's DDL);
  *   - bytes on disk per million clicks (table and indexes), and the rollups' size;
  *   - how long building the daily rollups of the zones in use takes (what a zone change costs),
- *     and a few 30-day stats queries in a zone that is not maintained (the 15-minute fallback).
+ *     and a few 30-day stats queries in a zone that is not maintained (the 15-minute fallback);
+ *   - a few 30-day `by=sub_id` reports (raw clicks by time), of one programme and of all.
  * Run: npm run bench scale   (needs DATABASE_URL or BENCH_SCALE_URL; BENCH_SCALE_CLICKS sets the
  * row count, default 1 000 000; the issue's figure is 50 000 000. The database BENCH_SCALE_DB
  * (default `podium_bench_scale`) is created and dropped unless BENCH_SCALE_KEEP=1;
@@ -91,8 +92,14 @@ async function fill(
        VALUES ($1, $2, $2, '\\x00', 'x', $3)`,
       [p, `op-${p}`, ZONES[p % ZONES.length]],
     );
-  // Secondary indexes are built once after the load (as a bulk import would), not row by row.
-  await db.exec('DROP INDEX clicks_at, clicks_program_at');
+  // Secondary indexes are built once after the load (as a bulk import would), not row by row:
+  // whichever the migrations made, rebuilt from their own definitions.
+  const indexes = await db.query<{ name: string; def: string }>(
+    `SELECT c.relname AS name, pg_get_indexdef(i.indexrelid) AS def
+     FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+     WHERE i.indrelid = 'clicks'::regclass AND NOT i.indisprimary`,
+  );
+  for (const { name } of indexes) await db.exec(`DROP INDEX ${name}`);
   const perMonth = Math.ceil(CLICKS / MONTHS);
   const spanMs = MONTHS * 30.4375 * 86_400_000;
   for (let m = 0; m < MONTHS; m++) {
@@ -118,8 +125,7 @@ async function fill(
       `scale: month ${m + 1}/${MONTHS}: clicks ${hi.toLocaleString('en')} (${Math.round((performance.now() - t0) / 1000)} s)`,
     );
   }
-  await db.exec(`CREATE INDEX clicks_at ON clicks(at);
-    CREATE INDEX clicks_program_at ON clicks(program_id, at);`);
+  for (const { def } of indexes) await db.exec(def);
   log(`scale: indexes (${Math.round((performance.now() - t0) / 1000)} s)`);
   // One conversion per 100 clicks, an hour after its click; every fifth an FTD.
   await db.query(
@@ -308,6 +314,26 @@ export async function run(log: (m: string) => void = () => {}): Promise<Record<s
       });
     });
     log(`scale: stats in an unmaintained zone ${JSON.stringify(fallback)}`);
+    // by=sub_id reads the raw clicks of its range (≤ 31 days) by time: the one reader of their
+    // time index (migration 0086). One programme's and every programme's.
+    const subIds = async (programId: number | undefined) =>
+      timed(FALLBACK_RUNS, (i) => {
+        const from = windowAt(i + 1);
+        return reports.stats({
+          from: day(from),
+          to: day(new Date(from.getTime() + 29 * 86_400_000)),
+          tz: 'fixed',
+          zone: 'Europe/Malta',
+          programId,
+          bySubId: true,
+          limit: 1000,
+          offset: 0,
+        });
+      });
+    log('scale: 30-day by=sub_id reports');
+    const bySubIdOne = await subIds(1);
+    const bySubIdAll = await subIds(undefined);
+    log(`scale: by=sub_id one programme ${JSON.stringify(bySubIdOne)}, all ${JSON.stringify(bySubIdAll)}`);
     log('scale: reconciliation months');
     const aggregates = new AggregateRepository(db);
     const reconcile = await timed(QUERY_RUNS, (i) => {
@@ -367,6 +393,7 @@ export async function run(log: (m: string) => void = () => {}): Promise<Record<s
         met: stats.p99_ms < GOAL_P99_MS,
       },
       stats_30_days_unmaintained_zone: { zone: UNMAINTAINED_ZONE, ...fallback },
+      stats_30_days_by_sub_id: { one_programme: bySubIdOne, all_programmes: bySubIdAll },
       reconciliation_month: reconcile,
       click_writes_per_s: {
         plain_table_before: plainRate,

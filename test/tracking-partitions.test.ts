@@ -187,6 +187,32 @@ describe('partitions ahead, on demand and retention', () => {
         expect(names).toContain(`${table}_p${month}`);
   });
 
+  it("summarises the clicks' time index (BRIN) as the hourly job runs, which no VACUUM does on PGlite", async () => {
+    const at = new Date('2033-03-20T12:30:00Z');
+    const parts = new TrackingPartitions(t.db, loadConfig({}), () => at);
+    await new PartitionRepository(t.db).ensure('clicks', new Date('2033-03-01Z'), new Date('2033-04-01Z'));
+    // ~15 000 rows of ~200 bytes fill a few 128-page ranges of the month's partition.
+    const fill = (from: number) =>
+      t.db.query(
+        `INSERT INTO clicks (id, kind, at, link_id, tracker_id, user_agent)
+         SELECT 'BRIN' || g, 'click', '2033-03-01T00:00:00Z'::timestamptz + g * interval '1 minute', 1, 1, repeat('x', 150)
+         FROM generate_series($1::int, $1::int + 14999) g`,
+        [from],
+      );
+    await fill(0);
+    const first = await parts.summarizeTimeIndexes();
+    expect(first).toBeGreaterThan(0);
+    expect(await parts.summarizeTimeIndexes()).toBe(0);
+    await fill(15_000);
+    const scheduler = new Scheduler(t.db, () => at);
+    registerPartitionJob(scheduler, parts);
+    await scheduler.tick();
+    // The job summarised the new ranges: nothing is left to summarise.
+    expect(await parts.summarizeTimeIndexes()).toBe(0);
+    await t.db.query('ALTER TABLE clicks DETACH PARTITION clicks_p203303');
+    await t.db.query('DROP TABLE clicks_p203303');
+  });
+
   it('exports then drops exactly the partitions wholly past the limit, and nothing else', async () => {
     const now = new Date('2026-06-15T12:00:00Z');
     const config = loadConfig({}, { retentionClicksDays: 40, trackingArchiveDir: archive });

@@ -60,5 +60,10 @@ export class HistoryWriter {
     await new ClickDeltaRepository(this.db)
       .move()
       .catch((err) => process.emitWarning(`moving click rollup deltas failed: ${String(err)}`));
+    // by=sub_id reads the raw clicks through their BRIN time index: summarise the history's ranges
+    // now rather than at the partitions job's next hour.
+    await this.partitions
+      .summarizeTimeIndexes()
+      .catch((err) => process.emitWarning(`summarising the clicks' time index failed: ${String(err)}`));
   }
 }

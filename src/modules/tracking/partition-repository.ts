@@ -67,6 +67,23 @@ export class PartitionRepository {
       .sort((a, b) => a.from.getTime() - b.from.getTime() || a.name.localeCompare(b.name));
   }
 
+  /**
+   * Summarises the filled page ranges of every BRIN index on a tracking partition that no summary
+   * covers yet (migration 0086): what VACUUM does on PostgreSQL, and the embedded database runs
+   * none. Cheap when nothing is new; returns the ranges summarised.
+   */
+  async summarizeBrin(): Promise<number> {
+    const [r] = await this.db.query<{ ranges: number }>(
+      `SELECT coalesce(sum(brin_summarize_new_values(x.indexrelid)), 0)::int AS ranges
+       FROM pg_inherits i JOIN pg_class p ON p.oid = i.inhparent
+       JOIN pg_index x ON x.indrelid = i.inhrelid
+       JOIN pg_class ix ON ix.oid = x.indexrelid JOIN pg_am a ON a.oid = ix.relam
+       WHERE p.relname = ANY($1::text[]) AND p.relnamespace = current_schema()::regnamespace AND a.amname = 'brin'`,
+      [Object.keys(PARTITIONED)],
+    );
+    return r?.ranges ?? 0;
+  }
+
   /** The columns of a table in order (the export's header). */
   async columns(table: PartitionedTable): Promise<string[]> {
     const rows = await this.db.query<{ name: string }>(

@@ -98,6 +98,11 @@ export class TrackingPartitions {
     }
   }
 
+  /** Summarises the time index's new page ranges (see `PartitionRepository.summarizeBrin`); returns how many. */
+  summarizeTimeIndexes(): Promise<number> {
+    return this.repo.summarizeBrin();
+  }
+
   /** Retention limit of a table in days; 0 keeps everything. */
   private limitDays(table: PartitionedTable): number {
     const kind = KIND[table];
@@ -182,7 +187,8 @@ export class TrackingPartitions {
 
 /**
  * Registers partition upkeep with the scheduler: once an hour across every process sharing the
- * database, months ahead are created and expired ones exported and dropped.
+ * database, months ahead are created, the clicks' time index summarised up to the last full range,
+ * and expired partitions exported and dropped.
  */
 export function registerPartitionJob(scheduler: Scheduler, partitions: TrackingPartitions): void {
   scheduler.register({
@@ -190,6 +196,7 @@ export function registerPartitionJob(scheduler: Scheduler, partitions: TrackingP
     everyMs: 3_600_000,
     run: async (signal) => {
       await partitions.ensureAhead();
+      await partitions.summarizeTimeIndexes();
       await partitions.retain(signal);
     },
   });
