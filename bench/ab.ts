@@ -21,6 +21,7 @@ import type { FixtureInfo } from './lib/fixture.ts';
 import { cpuMicros, load1 } from './lib/proc.ts';
 import { signTestP } from './lib/sign-test.ts';
 import { ensureWrk, type LoadSpec, runWrk } from './lib/wrk.ts';
+import { UA } from './scenarios/tracking.ts';
 
 const log = (m: string) => process.stderr.write(`${m}\n`);
 const [baseArg, scenario = 'go'] = process.argv.slice(2);
@@ -40,7 +41,6 @@ for (const root of [base, here])
 const PAIRS = Number(process.env.BENCH_AB_PAIRS ?? 20);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 2);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
-const UA = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 Chrome/120.0 Safari/537.36';
 
 interface Server {
   name: 'baseline' | 'this';

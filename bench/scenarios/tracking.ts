@@ -5,7 +5,8 @@
  */
 import { compare, type Scenario } from '../lib/harness.ts';
 
-const UA = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 Chrome/120.0 Safari/537.36';
+/** The user agent of every `/go` and `/imp` request the bench sends (also bench:ab's). */
+export const UA = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 Chrome/120.0 Safari/537.36';
 const headers = { 'user-agent': UA };
 
 function hits(name: 'go' | 'imp', column: 'clicks' | 'impressions'): Scenario {
