@@ -18,6 +18,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pinnedChild, reply, stop } from './lib/children.ts';
 import type { FixtureInfo } from './lib/fixture.ts';
+import { median } from './lib/harness.ts';
 import { cpuMicros, load1 } from './lib/proc.ts';
 import { signTestP } from './lib/sign-test.ts';
 import { ensureWrk, type LoadSpec, runWrk } from './lib/wrk.ts';
@@ -84,11 +85,6 @@ function load(s: Server): LoadSpec {
   };
 }
 
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-};
 const round = (x: number, d = 3) => Math.round(x * 10 ** d) / 10 ** d;
 
 ensureWrk(log);

@@ -70,7 +70,8 @@ export interface Figures {
 /** Connections of a background load (`compare`'s `background`), beside the measured ones. */
 const BACKGROUND_CONNECTIONS = 20;
 
-const median = (xs: number[]) => {
+/** The median of `xs` (the mean of the middle two when their number is even). */
+export const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   const m = Math.floor(s.length / 2);
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;

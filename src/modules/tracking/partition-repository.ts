@@ -68,9 +68,10 @@ export class PartitionRepository {
   }
 
   /**
-   * Summarises the filled page ranges of every BRIN index on a tracking partition that no summary
-   * covers yet (migration 0086): what VACUUM does on PostgreSQL, and the embedded database runs
-   * none. Cheap when nothing is new; returns the ranges summarised.
+   * Summarises the page ranges of every BRIN index on a tracking partition that no summary covers
+   * yet, the newest (still filling) included (migration 0086): what VACUUM does on PostgreSQL for
+   * the full ones, and the embedded database runs none. Cheap when nothing is new; returns the
+   * ranges summarised.
    */
   async summarizeBrin(): Promise<number> {
     const [r] = await this.db.query<{ ranges: number }>(

@@ -187,8 +187,8 @@ export class TrackingPartitions {
 
 /**
  * Registers partition upkeep with the scheduler: once an hour across every process sharing the
- * database, months ahead are created, the clicks' time index summarised up to the last full range,
- * and expired partitions exported and dropped.
+ * database, months ahead are created, the clicks' time index summarised (every range without a
+ * summary), and expired partitions exported and dropped.
  */
 export function registerPartitionJob(scheduler: Scheduler, partitions: TrackingPartitions): void {
   scheduler.register({
