@@ -1,5 +1,6 @@
 import type { Config } from './config.ts';
 import type { ChangeBus } from './db/changes.ts';
+import { PGLITE_FREEZING, PgliteFreezer, registerFreezeJob } from './db/freeze.ts';
 import type { Db, Queryable } from './db/index.ts';
 import { pendingMigrations } from './db/migrate.ts';
 import { openReadDb } from './db/read-replica.ts';
@@ -125,6 +126,15 @@ export async function createServices(deps: ServiceDeps): Promise<Services> {
     (msg, err) => log.error(msg, err),
   );
   registerCheckpointJob(scheduler, db);
+  if (db.kind === 'pglite') {
+    const freezer = new PgliteFreezer(db, PGLITE_FREEZING, (msg) => log.warn(msg));
+    registerFreezeJob(scheduler, freezer);
+    metrics.gaugeFrom(
+      'podium_db_xid_age',
+      'Transactions since the oldest unfrozen one of the embedded database (PostgreSQL stops taking writes near 2^31)',
+      () => freezer.oldestAge,
+    );
+  }
   registerPartitionJob(scheduler, tracking.partitions);
   registerRollupZoneJob(scheduler, tracking.rollupZones);
   const adserver = new AdserverService(db, sealer, outbound, now, {

@@ -140,6 +140,16 @@ describe(`operations: health, readiness, metrics, request logs (${DB_KIND})`, ()
     expect(hits(after)).toBeGreaterThan(hits(before));
   });
 
+  it('freezes the embedded database (no autovacuum there) and exports its transaction age; PostgreSQL has its own', async () => {
+    const embedded = DB_KIND === 'pglite';
+    expect(Object.keys(app.services.scheduler.jobStats()).includes('pglite-freeze')).toBe(embedded);
+    const text = (
+      await app.inject({ url: '/metrics', headers: { authorization: `Bearer ${METRICS_TOKEN}` } })
+    ).body;
+    const age = parsePrometheus(text).find((f) => f.name === 'podium_db_xid_age');
+    expect(age?.type).toBe(embedded ? 'GAUGE' : undefined);
+  });
+
   it('logs one line per request with route, status, duration and site id; never a token or query', async () => {
     const site = demo.siteTokens[0]!.token;
     lines.length = 0;

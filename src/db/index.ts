@@ -6,6 +6,7 @@ import { AppError } from '../lib/errors.ts';
 import { findUnstorable } from '../lib/text.ts';
 import { bindExecute } from './bind-message.ts';
 import { lockDir } from './dir-lock.ts';
+import { idleDatabasesToFreeze, PGLITE_FREEZING } from './freeze.ts';
 import { DiskSync, DURABLE_START_PARAMS } from './pglite-fsync.ts';
 import { type SlowStatement, SlowStatements } from './slow-statements.ts';
 
@@ -50,6 +51,11 @@ export interface DbOptions {
    * not probed at open (an unreachable replica is found out by its first query).
    */
   replica?: boolean;
+  /**
+   * PGlite only: the age (in transactions) of the data directory's other databases past which
+   * opening it freezes them first (default `PGLITE_FREEZING.maxIdleDatabaseAge`, freeze.ts).
+   */
+  maxIdleDatabaseAge?: number;
 }
 
 let pgModule: typeof pg | undefined;
@@ -110,24 +116,34 @@ export class JsonParam {
   constructor(readonly value: unknown) {}
 }
 
+/** `query` over PGlite's own, for the few statements run before the handle exists. */
+function rowsOf(lite: PGlite): Pick<Queryable, 'query'> {
+  return {
+    query: async <T>(sql: string, params?: readonly unknown[]) =>
+      (await lite.query<T>(sql, params as unknown[])).rows,
+  };
+}
+
 /** Opens the database named by the options. */
 export async function openDb(opts: DbOptions): Promise<Db> {
-  return opts.url ? openPostgres(opts) : openPglite(opts.dataDir);
+  return opts.url ? openPostgres(opts) : openPglite(opts.dataDir, opts.maxIdleDatabaseAge);
 }
 
 const CHECKPOINT = /^\s*checkpoint\s*;?\s*$/i;
 
-async function openPglite(dataDir: string | undefined): Promise<Db> {
-  let unlock = () => {};
-  if (dataDir) {
-    mkdirSync(dataDir, { recursive: true });
-    unlock = lockDir(dataDir);
-  }
-  // Files on disk are flushed where PostgreSQL flushes them (pglite-fsync.ts); memory has no disk.
+/** PGlite started on `dataDir` (or in memory), its files flushed where PostgreSQL flushes them. */
+interface StartedPglite {
+  lite: PGlite;
+  /** Files on disk are flushed where PostgreSQL flushes them (pglite-fsync.ts); memory has no disk. */
+  disk: DiskSync | undefined;
+}
+
+async function startPglite(dataDir: string | undefined, database?: string): Promise<StartedPglite> {
   const disk = dataDir === undefined ? undefined : new DiskSync(dataDir);
   const lite = new PGlite(dataDir, {
     startParams: [...(disk ? DURABLE_START_PARAMS : PGlite.defaultStartParams), ...PGLITE_SETTINGS],
     ...(disk ? { extensions: { podium_disk_sync: disk.extension } } : {}),
+    ...(database ? { database } : {}),
   });
   disk?.guard(lite);
   try {
@@ -135,9 +151,63 @@ async function openPglite(dataDir: string | undefined): Promise<Db> {
     // A flush that failed while it started (PGlite left unclosed: no shutdown checkpoint then).
     disk?.refuseIfFailed();
   } catch (err) {
+    await disk?.release();
+    throw err;
+  }
+  return { lite, disk };
+}
+
+/** Shuts PGlite down, its shutdown checkpoint on disk, unless a flush failed; releases the disk watch. */
+async function stopPglite({ lite, disk }: StartedPglite): Promise<void> {
+  try {
+    // After a failed flush no shutdown checkpoint may claim the files are on disk: the next
+    // start recovers from the last good checkpoint, as PostgreSQL does after its PANIC.
+    if (!disk?.problem()) {
+      await lite.close();
+      await disk?.settle();
+      // PGlite only logs a flush that failed in its shutdown checkpoint.
+      disk?.refuseIfFailed();
+    }
+  } finally {
+    await disk?.release();
+  }
+}
+
+/**
+ * Opens PGlite on `dataDir`. The data directory's other databases (template0, template1), which
+ * no server opens, are frozen first once they are `maxIdleDatabaseAge` transactions old: PostgreSQL
+ * stops taking writes when any database's oldest unfrozen transaction is ~2^31 old (freeze.ts).
+ */
+async function openPglite(
+  dataDir: string | undefined,
+  maxIdleDatabaseAge = PGLITE_FREEZING.maxIdleDatabaseAge,
+): Promise<Db> {
+  let unlock = () => {};
+  if (dataDir) {
+    mkdirSync(dataDir, { recursive: true });
+    unlock = lockDir(dataDir);
+  }
+  let started: StartedPglite;
+  try {
+    started = await startPglite(dataDir);
+    const idle = dataDir ? await idleDatabasesToFreeze(rowsOf(started.lite), maxIdleDatabaseAge) : [];
+    if (idle.length) {
+      await stopPglite(started);
+      for (const database of idle) {
+        const other = await startPglite(dataDir, database);
+        try {
+          await other.lite.exec('VACUUM (FREEZE)');
+        } finally {
+          await stopPglite(other);
+        }
+      }
+      started = await startPglite(dataDir);
+    }
+  } catch (err) {
     unlock();
     throw err;
   }
+  const { lite, disk } = started;
   const named = namedStatements(lite);
   const slow = new SlowStatements();
   /** Runs one call into PGlite unless a flush failed, and fails it when a flush fails during it. */
@@ -182,20 +252,9 @@ async function openPglite(dataDir: string | undefined): Promise<Db> {
     async close() {
       slow.stop();
       try {
-        // After a failed flush no shutdown checkpoint may claim the files are on disk: the next
-        // start recovers from the last good checkpoint, as PostgreSQL does after its PANIC.
-        if (!disk?.problem()) {
-          await lite.close();
-          await disk?.settle();
-          // PGlite only logs a flush that failed in its shutdown checkpoint.
-          disk?.refuseIfFailed();
-        }
+        await stopPglite(started);
       } finally {
-        try {
-          await disk?.release();
-        } finally {
-          unlock();
-        }
+        unlock();
       }
     },
   };

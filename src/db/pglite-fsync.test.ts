@@ -191,6 +191,17 @@ describe('PGlite on disk flushes where PostgreSQL flushes', { timeout: 60_000 },
       await db.close();
     }
   });
+
+  it('takes an error PostgreSQL recovers from in its main loop (a failed VACUUM) for an error, not a stop', async () => {
+    const db = await openDb({ dataDir: data });
+    try {
+      await expect(db.exec('VACUUM (FREEZE) public.no_such_table')).rejects.toMatchObject({ code: '42P01' });
+      expect(db.diskProblem()).toBeNull();
+      expect(await db.query('SELECT 1 AS one')).toEqual([{ one: 1 }]);
+    } finally {
+      await db.close();
+    }
+  });
 });
 
 describe('PGlite on disk when the disk fails a flush', { timeout: 60_000 }, () => {
