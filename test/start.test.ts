@@ -54,6 +54,16 @@ describe('podium start on an empty data directory', { timeout: 240_000 }, () => 
       headers: { authorization: `Bearer ${adminToken}` },
     });
     expect(admin.status).toBe(200);
+    // A request the database refuses (a unique violation) is answered 409, and the database on
+    // disk goes on serving: PGlite's way back from an ERROR was once taken for PostgreSQL stopping.
+    const [site] = ((await admin.json()) as { data: { domain: string }[] }).data;
+    const duplicate = await fetch(`${url}/api/admin/v1/sites`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ domain: site!.domain }),
+    });
+    expect(duplicate.status).toBe(409);
+    expect(((await duplicate.json()) as { code: string }).code).toBe('conflict');
     // The demo loads in a process of its own; its tokens are the ones shown, and no others exist.
     const tokensOf = async (path: string) =>
       (
