@@ -27,6 +27,8 @@ export type Listener = (payload: string) => void;
 /** The database handle the app uses, the same on PGlite and on PostgreSQL. */
 export interface Db extends Queryable {
   readonly kind: 'pglite' | 'postgres';
+  /** PGlite on disk: its data directory (read by the freeze job, freeze.ts); otherwise undefined. */
+  readonly dataDir?: string | undefined;
   /** Why the database is refused, or null: PGlite after a file failed to reach the disk or PostgreSQL stopped inside it (pglite-fsync.ts). */
   diskProblem(): string | null;
   /** Runs `fn` in a transaction; rolls back when it throws. */
@@ -241,6 +243,7 @@ async function openPglite(
   });
   return {
     kind: 'pglite',
+    dataDir,
     ...wrap(lite, true),
     watchSlow: (ms, report) => slow.watch(ms, report),
     diskProblem: () => disk?.problem() ?? null,

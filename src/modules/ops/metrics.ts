@@ -58,10 +58,13 @@ export class Metrics {
 
   constructor() {
     this.registry.registerMetric(this.httpDuration as unknown as Metric);
-    // The event-loop delay monitor is a timer firing every `precision` ms: prom-client's 10 ms woke
-    // an idle server 100 times a second. A blocked loop still delays the next tick, so 100 ms
-    // sampling loses no stall worth reporting.
-    collectDefaultMetrics({ register: this.registry, prefix: 'podium_', eventLoopMonitoringPrecision: 100 });
+    // The event-loop delay monitor is a timer firing every `precision` ms, each firing a wake-up of
+    // an idle server: prom-client's 10 ms woke it 100 times a second, and at 100 ms its 10 were most
+    // of an idle server's 13 wake-ups and two thirds of its CPU (7.5 → 2.5 ms a second, measured
+    // with pidstat; bench/README.md, session 22). A stall is recorded when a firing falls in it, so
+    // once a second catches a 100 ms stall one time in ten: the lag series are a sample, and the
+    // request durations and slow-statement lines are where single stalls show.
+    collectDefaultMetrics({ register: this.registry, prefix: 'podium_', eventLoopMonitoringPrecision: 1000 });
   }
 
   /** Scheduled-job runs, failures and lag, read from the scheduler at scrape time. */
