@@ -47,6 +47,7 @@ describe('freezing PGlite (a single-user backend has no autovacuum)', { timeout:
     maxTableAge: NEVER,
     maxIdleDatabaseAge: NEVER,
     warnIdleDatabaseAge: NEVER,
+    fullPassEvery: 1,
     ...p,
   });
 
@@ -77,6 +78,30 @@ describe('freezing PGlite (a single-user backend has no autovacuum)', { timeout:
     expect(after.template1).toBeGreaterThanOrEqual(before.template1!);
     expect(pass.idleDatabaseAge).toBe(Math.max(after.template0!, after.template1!));
     expect(pass.oldestAge).toBe(pass.idleDatabaseAge);
+  });
+
+  it('between full passes, watches the files of the tables it listed and leaves ages to the next full one', async () => {
+    const freezer = new PgliteFreezer(db, policy({ maxTableAge: 10, fullPassEvery: 3 }));
+    await burn(12);
+    const first = await freezer.pass();
+    expect(first.full).toBe(true);
+    expect(first.frozen).toContain('public.still');
+    await db.exec(`INSERT INTO grows (pad) SELECT repeat('y', 200) FROM generate_series(1, 500)`);
+    await db.exec('CREATE TABLE later (id int, pad text)');
+    await burn(12);
+    // Not a full pass: the grown table is frozen, the old one (by age) and the new one wait.
+    const second = await freezer.pass();
+    expect(second).toMatchObject({ full: false, frozen: ['public.grows'] });
+    await db.exec(`INSERT INTO later SELECT i, repeat('z', 200) FROM generate_series(1, 500) i`);
+    expect((await freezer.pass()).frozen).toEqual([]);
+    // The full pass lists `later` and acts on ages (both tables are 12 transactions old).
+    const fourth = await freezer.pass();
+    expect(fourth.full).toBe(true);
+    expect(fourth.frozen).toContain('public.still');
+    expect(fourth.frozen).toContain('public.later');
+    await db.exec(`INSERT INTO later SELECT i, repeat('z', 200) FROM generate_series(1, 500) i`);
+    expect((await freezer.pass()).frozen).toEqual(['public.later']);
+    await db.exec('DROP TABLE later');
   });
 
   it('stops between tables once its signal is aborted', async () => {
@@ -127,7 +152,7 @@ describe('freezing PGlite (a single-user backend has no autovacuum)', { timeout:
     expect(frozen.template1).toBeLessThan(5);
     // The served database's own tables are the freezer's (above), not the opening's.
     expect(frozen.postgres).toBeGreaterThanOrEqual(10);
-    expect(await db.query('SELECT count(*)::int AS n FROM grows')).toEqual([{ n: 2000 }]);
+    expect(await db.query('SELECT count(*)::int AS n FROM grows')).toEqual([{ n: 2500 }]);
   });
 
   it('keeps the defaults PostgreSQL itself uses for freezing (vacuum_freeze_min_age) or stricter', () => {

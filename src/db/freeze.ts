@@ -1,4 +1,4 @@
-import { statSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Scheduler } from '../lib/jobs.ts';
 import type { Db, Queryable } from './index.ts';
@@ -12,13 +12,16 @@ import type { Db, Queryable } from './index.ts';
  * transaction, 170–400 transactions a second) would have stopped answering `/go` after
  * 60–150 days. Three parts keep it from that:
  *
- * - Every ten minutes (`PgliteFreezer.pass`), `VACUUM (FREEZE)` each table that grew since this
+ * - Every minute (`PgliteFreezer.pass`), `VACUUM (FREEZE)` each table that grew since this
  *   process last froze it: a table's new pages only, as pages frozen once are skipped by the
- *   next pass (the visibility map), so a pass costs about what was written since the last one
+ *   next pass (the visibility map), so a pass costs about what was written since the last one,
+ *   and passes a minute apart keep each short under a heavy stream of clicks
  *   (a month's click partition of 250 000 rows: 480–550 ms the first time, ~2 µs a row never
  *   frozen, which the first pass after an upgrade pays once; 21–47 ms after 50 000 more rows).
  *   Tables that only change in place (rollups, jobs) and the catalogs are frozen when their
- *   oldest unfrozen row is `maxTableAge` old (autovacuum forces it at 200 million).
+ *   oldest unfrozen row is `maxTableAge` old (autovacuum forces it at 200 million). Every
+ *   `fullPassEvery`-th pass reads the tables and their ages from the catalog (10–95 ms); the
+ *   others look at the files of the tables it listed (no statement when nothing grew).
  * - PostgreSQL counts the other databases of the data directory too (template0, template1),
  *   which no server opens. Opening the directory freezes them once they are
  *   `maxIdleDatabaseAge` old (`idleDatabasesToFreeze`; ~1.2 s each, once per 100 million
@@ -35,6 +38,8 @@ export interface FreezePolicy {
   maxIdleDatabaseAge: number;
   /** Age of another database past which a pass warns that only a restart freezes it. */
   warnIdleDatabaseAge: number;
+  /** Every this many passes (the first included), the tables and their ages are read anew. */
+  fullPassEvery: number;
 }
 
 export const PGLITE_FREEZING: FreezePolicy = {
@@ -42,16 +47,26 @@ export const PGLITE_FREEZING: FreezePolicy = {
   maxTableAge: 50_000_000,
   maxIdleDatabaseAge: 100_000_000,
   warnIdleDatabaseAge: 1_000_000_000,
+  fullPassEvery: 10,
 };
 
 /** What a pass did. */
 export interface FreezePass {
   /** The tables frozen, schema-qualified, oldest first. */
   frozen: string[];
-  /** The age PostgreSQL's stop counts after the pass: the oldest database's. */
+  /** Whether the pass read the tables and ages from the catalog (else: the last full pass's). */
+  full: boolean;
+  /** The age PostgreSQL's stop counts, as of the last full pass: the oldest database's. */
   oldestAge: number;
-  /** The oldest age among the databases no server opens. */
+  /** The oldest age among the databases no server opens, as of the last full pass. */
   idleDatabaseAge: number;
+}
+
+interface Candidate {
+  oid: number;
+  name: string;
+  file: string | null;
+  age: number;
 }
 
 // Tables with storage (not partitioned parents), with their toast table's age (a VACUUM of a
@@ -74,13 +89,17 @@ const PAGE_BYTES = 8192;
 /** PostgreSQL splits a relation's main fork into files of this size: `file`, `file.1`, … */
 const SEGMENT_BYTES = 1024 * 1024 * 1024;
 
-/** Pages in a relation's main fork, from its files under `dataDir`; undefined when there are none. */
-function pagesOnDisk(dataDir: string, file: string): number | undefined {
+/**
+ * Pages in a relation's main fork, from its files under `dataDir`; undefined when there are none.
+ * Asked in the thread pool: a busy disk kept `statSync` of the demo's ~100 files 3–20 ms on the
+ * serving thread.
+ */
+async function pagesOnDisk(dataDir: string, file: string): Promise<number | undefined> {
   let bytes = 0;
   for (let segment = 0; ; segment++) {
     let size: number;
     try {
-      size = statSync(join(dataDir, segment === 0 ? file : `${file}.${segment}`)).size;
+      size = (await stat(join(dataDir, segment === 0 ? file : `${file}.${segment}`))).size;
     } catch {
       if (segment === 0) return undefined;
       break;
@@ -120,8 +139,12 @@ export async function idleDatabasesToFreeze(
 export class PgliteFreezer {
   /** Each table's size in pages when this process last froze it or first saw it. */
   private readonly seen = new Map<number, number>();
-  /** The age PostgreSQL's stop counts, as of the last pass (0 before the first). */
+  /** The tables as the last full pass listed them. */
+  private tables: Candidate[] = [];
+  private passes = 0;
+  /** The age PostgreSQL's stop counts, as of the last full pass (0 before the first). */
   oldestAge = 0;
+  private idleDatabaseAge = 0;
 
   constructor(
     private readonly db: Db,
@@ -131,26 +154,29 @@ export class PgliteFreezer {
 
   /** Freezes every table due, one statement each (the serving thread answers between them). */
   async pass(signal?: AbortSignal): Promise<FreezePass> {
-    const rows = await this.db.query<{ oid: number; name: string; file: string | null; age: number }>(
-      CANDIDATES,
-      [],
-      'freeze_candidates',
-    );
+    const full = this.passes++ % this.policy.fullPassEvery === 0;
+    if (full) this.tables = await this.db.query<Candidate>(CANDIDATES, [], 'freeze_candidates');
     const due: { oid: number; name: string; pages: number | undefined }[] = [];
-    const live = new Set<number>();
     const dataDir = this.db.dataDir;
-    for (const r of rows) {
+    // Catalogs (and a database in memory) have no size to watch: they are frozen by age.
+    const sizes = await Promise.all(
+      this.tables.map((r) => (dataDir && r.file ? pagesOnDisk(dataDir, r.file) : undefined)),
+    );
+    for (const [i, r] of this.tables.entries()) {
       const oid = Number(r.oid);
-      // Catalogs (and a database in memory) have no size to watch: they are frozen by age.
-      const pages = dataDir && r.file ? pagesOnDisk(dataDir, r.file) : undefined;
-      live.add(oid);
+      const pages = sizes[i];
       const last = this.seen.get(oid);
       const grown = pages !== undefined && last !== undefined && pages - last >= this.policy.growthPages;
-      if (grown || Number(r.age) >= this.policy.maxTableAge) due.push({ oid, name: r.name, pages });
-      // First seen, or emptied (TRUNCATE gives the table a new, empty file): growth counts from here.
+      // Ages are as old as the last full pass: only that pass acts on them.
+      if (grown || (full && Number(r.age) >= this.policy.maxTableAge)) due.push({ oid, name: r.name, pages });
+      // First seen, or emptied (TRUNCATE gives the table a new, empty file, listed by the next
+      // full pass): growth counts from here.
       else if (pages !== undefined && (last === undefined || pages < last)) this.seen.set(oid, pages);
     }
-    for (const oid of this.seen.keys()) if (!live.has(oid)) this.seen.delete(oid);
+    if (full) {
+      const live = new Set(this.tables.map((r) => Number(r.oid)));
+      for (const oid of this.seen.keys()) if (!live.has(oid)) this.seen.delete(oid);
+    }
     const frozen: string[] = [];
     for (const t of due) {
       if (signal?.aborted) break;
@@ -164,23 +190,25 @@ export class PgliteFreezer {
       if (t.pages !== undefined) this.seen.set(t.oid, t.pages);
       frozen.push(t.name);
     }
-    const ages = await this.db.query<DatabaseAge>(DATABASE_AGES);
-    this.oldestAge = Math.max(0, ...ages.map((d) => Number(d.age)));
-    const idleDatabaseAge = Math.max(0, ...ages.filter((d) => !d.current).map((d) => Number(d.age)));
-    if (idleDatabaseAge > this.policy.warnIdleDatabaseAge)
-      this.warn(
-        `embedded database: template databases are ${idleDatabaseAge} transactions old; restart the server to freeze them ` +
-          `(PostgreSQL stops taking writes at about 2 147 000 000)`,
-      );
-    return { frozen, oldestAge: this.oldestAge, idleDatabaseAge };
+    if (full) {
+      const ages = await this.db.query<DatabaseAge>(DATABASE_AGES);
+      this.oldestAge = Math.max(0, ...ages.map((d) => Number(d.age)));
+      this.idleDatabaseAge = Math.max(0, ...ages.filter((d) => !d.current).map((d) => Number(d.age)));
+      if (this.idleDatabaseAge > this.policy.warnIdleDatabaseAge)
+        this.warn(
+          `embedded database: template databases are ${this.idleDatabaseAge} transactions old; restart the server to freeze them ` +
+            `(PostgreSQL stops taking writes at about 2 147 000 000)`,
+        );
+    }
+    return { frozen, full, oldestAge: this.oldestAge, idleDatabaseAge: this.idleDatabaseAge };
   }
 }
 
-/** Freezes the embedded database every ten minutes (PostgreSQL has autovacuum). */
+/** Freezes the embedded database every minute (PostgreSQL has autovacuum). */
 export function registerFreezeJob(scheduler: Scheduler, freezer: PgliteFreezer): void {
   scheduler.register({
     name: 'pglite-freeze',
-    everyMs: 600_000,
+    everyMs: 60_000,
     run: async (signal) => void (await freezer.pass(signal)),
   });
 }
