@@ -235,8 +235,8 @@ export class DiskSync {
     stopping('_abort_js', () => true);
     stopping('__assert_fail', () => true);
     // 0: PGlite's close; 99: PostgreSQL's main returning once started (PGlite's PGLITE_EXIT_ALIVE);
-    // 100: an ERROR unwinding to the main loop, which PGlite recovers from (POSTGRES_MAIN_LONGJMP:
-    // a VACUUM of a table dropped meanwhile takes that way and was taken for a stop).
+    // 100: any ERROR unwinding to the main loop, which PGlite recovers from (POSTGRES_MAIN_LONGJMP:
+    // a unique violation or a failed VACUUM takes that way, and was once taken for a stop).
     const failure = (code: number) => code !== 0 && code !== 99 && code !== 100;
     stopping('exit', failure);
     stopping('proc_exit', failure);
