@@ -234,10 +234,26 @@ describe('console: programmes, tokens, audit, templates and a 5 000-brand catalo
     await page.getByRole('link', { name: 'Templates' }).click();
     await page.getByRole('heading', { name: 'Templates' }).waitFor();
     await page.getByRole('heading', { name: /^Template: / }).waitFor();
+    // Hold the product-type list back: until it arrives there is no type to send, so the button waits
+    // (a click before it loaded once earned a 422 and left the new template uncreated).
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const typesPath = '**/api/admin/v1/product-types*';
+    await page.route(typesPath, async (route) => {
+      await held;
+      await route.continue();
+    });
     await page.getByRole('button', { name: 'New template' }).click();
     await page.getByLabel('Name').fill('E2E weekly picks');
     await page.getByLabel('External id (optional)').fill('e2e-weekly');
-    await page.getByRole('button', { name: 'Create template' }).click();
+    const create = page.getByRole('button', { name: 'Create template' });
+    await expect.poll(() => create.isDisabled()).toBe(true);
+    release();
+    await expect.poll(() => create.isEnabled()).toBe(true);
+    await page.unroute(typesPath);
+    await create.click();
     await page.getByRole('heading', { name: 'Template: E2E weekly picks' }).waitFor();
     await page.getByLabel('Search templates').fill('WEEKLY');
     await expect

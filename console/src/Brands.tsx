@@ -173,6 +173,8 @@ function NewOffer({ brandId, onCreated }: { brandId: number; onCreated: () => vo
       outcome={form.outcome}
       shown={shownOf(NEW_OFFER_SPECS)}
       onSubmit={create}
+      // Until the offer types have loaded there is no type to send: a click then would only earn a 422.
+      disabled={!typeId}
     >
       <Fields specs={NEW_OFFER_SPECS.slice(0, 1)} {...form} />
       <SelectField

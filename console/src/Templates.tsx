@@ -60,6 +60,8 @@ function TemplateForm({ template, onSaved }: { template?: Template; onSaved: (t:
       ]}
       shown={['productTypeId', 'classificationTypeId']}
       onSubmit={save}
+      // Until both lists have loaded there is no type to send: a click then would only earn a 422.
+      disabled={!productTypeId || !classificationTypeId}
     >
       <Fields
         specs={[
