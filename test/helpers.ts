@@ -1,5 +1,8 @@
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { type AppDeps, buildApp } from '../src/app.ts';
 import { type Config, loadConfig } from '../src/config.ts';
@@ -14,34 +17,57 @@ import { suiteLogStream } from './log-capture.ts';
 /** Which database this run uses: PGlite in memory, or the server named by DATABASE_URL. */
 export const DB_KIND = process.env.DATABASE_URL ? 'postgres' : 'pglite';
 
+/**
+ * PGlite's files in a throwaway directory instead of memory (`PODIUM_TEST_PGLITE=disk`), as
+ * `podium start` runs it: the disk watch, the flushes and the directory lock only run there, and
+ * a bug in them (every SQL error refusing the database) once hid from an in-memory suite.
+ */
+const PGLITE_ON_DISK = DB_KIND === 'pglite' && process.env.PODIUM_TEST_PGLITE === 'disk';
+
+/** Opens a test database (see {@link testDb}); `drop` removes what it leaves behind once it is closed. */
+async function openTestDb(): Promise<{ db: Db; drop: (db: Db) => Promise<void> }> {
+  const url = process.env.DATABASE_URL;
+  if (url) {
+    const schema = `t_${randomBytes(6).toString('hex')}`;
+    return {
+      db: await openDb({ url, schema, poolSize: 4 }),
+      drop: async (db) => {
+        await db.exec(`DROP SCHEMA "${schema}" CASCADE`);
+        await db.close();
+      },
+    };
+  }
+  const dataDir = PGLITE_ON_DISK ? mkdtempSync(join(tmpdir(), 'podium-test-db-')) : undefined;
+  return {
+    db: await openDb({ dataDir, poolSize: 4 }),
+    drop: async (db) => {
+      try {
+        await db.close();
+      } finally {
+        if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+      }
+    },
+  };
+}
+
 export interface TestDb {
   db: Db;
   close(): Promise<void>;
 }
 
 /**
- * A fresh, migrated database: in-memory PGlite, or a throwaway schema on the real server
- * (dropped on close) when DATABASE_URL is set.
+ * A fresh, migrated database: PGlite (in memory, or on disk with `PODIUM_TEST_PGLITE=disk`), or a
+ * throwaway schema on the real server (dropped on close) when DATABASE_URL is set.
  */
 export async function testDb(): Promise<TestDb> {
-  const url = process.env.DATABASE_URL;
-  const schema = url ? `t_${randomBytes(6).toString('hex')}` : undefined;
-  const db = await openDb({ url, schema, poolSize: 4 });
+  const { db, drop } = await openTestDb();
   await migrate(db);
-  return {
-    db,
-    async close() {
-      if (schema) await db.exec(`DROP SCHEMA "${schema}" CASCADE`);
-      await db.close();
-    },
-  };
+  return { db, close: () => drop(db) };
 }
 
 /** A database migrated only up to (not including) `version`, as an installation from before it. */
 export async function dbBefore(version: string): Promise<TestDb> {
-  const url = process.env.DATABASE_URL;
-  const schema = url ? `t_${randomBytes(6).toString('hex')}` : undefined;
-  const db = await openDb({ url, schema, poolSize: 4 });
+  const { db, drop } = await openTestDb();
   await db.exec(
     'CREATE TABLE schema_migrations (version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())',
   );
@@ -51,13 +77,7 @@ export async function dbBefore(version: string): Promise<TestDb> {
       await q.query('INSERT INTO schema_migrations (version) VALUES ($1)', [m.version]);
     });
   }
-  return {
-    db,
-    async close() {
-      if (schema) await db.exec(`DROP SCHEMA "${schema}" CASCADE`);
-      await db.close();
-    },
-  };
+  return { db, close: () => drop(db) };
 }
 
 /** A click row on link 1 at `at` (ISO), with `extra` fields. */
