@@ -111,7 +111,9 @@ export async function createServices(deps: ServiceDeps): Promise<Services> {
   });
   const catalog = new CatalogService(db, bus, config, now, webhooks);
   const access = new AccessService(db, bus, catalog, now);
-  const delivery = new DeliveryService(db, bus, now, `${config.publicUrl}/api/v1`);
+  const delivery = new DeliveryService(db, bus, now, `${config.publicUrl}/api/v1`, (err) =>
+    log.error('delivery: deflating a toplist for gzip failed', err),
+  );
   const audit = new AuditLog(db, (err) => log.error('audit write failed', err));
   const readiness = new Readiness();
   // Modules register their periodic work here; the server starts it, close() drains it.
@@ -201,6 +203,16 @@ export async function createServices(deps: ServiceDeps): Promise<Services> {
     'podium_edition_cache_misses_total',
     'Edition cache misses (site sets loaded from the database)',
     () => delivery.cacheStats().misses,
+  );
+  metrics.gaugeFrom(
+    'podium_delivery_gzip_documents',
+    'Toplist documents held deflated for gzip answers',
+    () => delivery.deflatedStats().documents,
+  );
+  metrics.gaugeFrom(
+    'podium_delivery_gzip_bytes',
+    'Compressed bytes of the toplist documents held for gzip answers (at most 64 MiB)',
+    () => delivery.deflatedStats().bytes,
   );
   metrics.jobGauges(() => scheduler.jobStats());
   // Not a readiness part: without Redis a process still serves (docs limits fall back to open).

@@ -42,7 +42,7 @@ describe('toplist list pages over HTTP', () => {
     expect(a.headers['transfer-encoding']).toBeUndefined();
     expect(a.headers['content-type']).toBe('application/json; charset=utf-8');
     expect(a.headers['cache-control']).toBe('private');
-    expect(a.headers.vary).toBe('Authorization');
+    expect(a.headers.vary).toBe('Authorization, Accept-Encoding');
     expect(a.headers.etag).toMatch(/^"[A-Za-z0-9_-]{22}"$/);
     const body = JSON.parse(a.body.toString('utf8'));
     expect(body.data).toHaveLength(15);

@@ -55,7 +55,7 @@ describe(`toplist delivery API (${DB_KIND})`, () => {
       expect(res.statusCode).toBe(200);
       expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
       expect(res.headers['cache-control']).toBe('private');
-      expect(res.headers.vary).toBe('Authorization');
+      expect(res.headers.vary).toBe('Authorization, Accept-Encoding');
       expect(res.headers.etag).toMatch(/^"[^"]+"$/);
       const body = res.json();
       expectContract('list', body);

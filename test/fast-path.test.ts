@@ -1,9 +1,10 @@
+import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app.ts';
 import { type DemoTokens, loadDemo } from '../src/modules/catalog/demo.ts';
 import { BY_ID_ROUTE, BY_SLUG_ROUTE } from '../src/modules/delivery/fast-path.ts';
 import { IMP_ROUTE } from '../src/modules/tracking/go-fast-path.ts';
-import { type HttpAnswer, httpRequest, type TestApp, testApp } from './helpers.ts';
+import { type HttpAnswer, httpRequest, type TestApp, testApp, untilGzipped } from './helpers.ts';
 
 type Answer = Omit<HttpAnswer, 'body'> & { body: string };
 
@@ -168,6 +169,36 @@ describe('toplist fast path (by slug, by id)', () => {
       const [a, b] = await apps.both(path, { ...auth, 'if-none-match': inm });
       expect(a.status).toBe(b.status);
       expectSameAnswer(a, b);
+    }
+  });
+
+  it('gzips for a client that accepts it, once the toplist is deflated, with the headers of the route', async () => {
+    const path = `/api/v1/toplists/by-slug/${slug}`;
+    const plain = await get(apps.fast, path, auth);
+    expect(plain.headers.vary).toBe('Authorization, Accept-Encoding');
+    expect(plain.headers['content-encoding']).toBeUndefined();
+    const gz = { ...auth, 'accept-encoding': 'gzip, deflate, br' };
+    const zipped = await untilGzipped(apps.fast, path, gz);
+    expect(zipped?.status).toBe(200);
+    expect(gunzipSync(zipped!.body).toString()).toBe(plain.body);
+    expect(zipped!.body.length).toBeLessThan(plain.body.length / 3);
+    expect(zipped!.headers['content-length']).toBe(String(zipped!.body.length));
+    // Weak, as the same document in another coding; either tag answers 304.
+    expect(zipped!.headers.etag).toBe(`W/${plain.headers.etag}`);
+    const viaRoute = await untilGzipped(apps.slowUrl, path, gz);
+    expect(viaRoute?.body.equals(zipped!.body)).toBe(true);
+    expect(comparable(viaRoute!.headers)).toEqual(comparable(zipped!.headers));
+    for (const inm of [zipped!.headers.etag as string, plain.headers.etag as string]) {
+      const [a, b] = await apps.both(path, { ...gz, 'if-none-match': inm });
+      expect(a.status).toBe(304);
+      expectSameAnswer(a, b);
+      expect(a.headers.etag).toBe(`W/${plain.headers.etag}`);
+    }
+    // A client that refuses gzip, or names none, still gets the stored bytes.
+    for (const ae of ['gzip;q=0', 'identity', 'br']) {
+      const a = await get(apps.fast, path, { ...auth, 'accept-encoding': ae });
+      expect(a.headers['content-encoding']).toBeUndefined();
+      expect(a.body).toBe(plain.body);
     }
   });
 

@@ -189,3 +189,20 @@ export function httpRequest(
     req.end();
   });
 }
+
+/**
+ * The first gzip answer to `path`: a request that accepts gzip is answered plain until the
+ * toplist's deflate, which it queued in the thread pool, is done.
+ */
+export async function untilGzipped(
+  base: string,
+  path: string,
+  headers: Record<string, string>,
+): Promise<HttpAnswer | undefined> {
+  for (let i = 0; i < 100; i++) {
+    const a = await httpRequest(base, path, headers);
+    if (a.headers['content-encoding'] === 'gzip') return a;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return undefined;
+}

@@ -4,7 +4,7 @@
  * every scenario but those marked `byNameOnly`.
  */
 import type { Scenario } from '../lib/harness.ts';
-import { byId, bySlug, list } from './delivery.ts';
+import { byId, bySlug, bySlugGzip, list } from './delivery.ts';
 import { firstStart } from './first-start.ts';
 import { idle } from './idle.ts';
 import { clickBatch, docs, docsSearch, scale } from './others.ts';
@@ -14,6 +14,7 @@ export const SCENARIOS: Scenario[] = [
   firstStart,
   idle,
   bySlug,
+  bySlugGzip,
   byId,
   list,
   go,

@@ -3,7 +3,7 @@
  * body Podium answered for it (fetched once at start). Nothing is looked up, logged or written:
  * it shows what the runtime itself costs per response on this machine.
  */
-import { createServer, type OutgoingHttpHeaders } from 'node:http';
+import { createServer, type OutgoingHttpHeaders, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 // Answers profile-start / profile-stop, as Podium's process does (BENCH_CPU_PROF profiles both).
 import './profiler.mjs';
@@ -17,23 +17,30 @@ interface Canned {
 /** Headers node:http writes itself. */
 const OWN = new Set(['date', 'connection', 'keep-alive', 'transfer-encoding']);
 
-async function can(
+/**
+ * Podium's answer to one request, as it went over the wire: node:http, not fetch, which would ask
+ * for gzip unasked and hand back the body decompressed under its `content-encoding` header.
+ */
+function can(
   podiumUrl: string,
   r: { path: string; method: string; headers: Record<string, string>; body?: string },
-) {
-  const res = await fetch(`${podiumUrl}${r.path}`, {
-    method: r.method,
-    headers: r.headers,
-    body: r.body,
-    redirect: 'manual',
+): Promise<Canned> {
+  return new Promise((resolve, reject) => {
+    const req = request(`${podiumUrl}${r.path}`, { method: r.method, headers: r.headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('error', reject);
+      res.on('end', () => {
+        const body = Buffer.concat(chunks);
+        const headers: OutgoingHttpHeaders = {};
+        for (const [k, v] of Object.entries(res.headers)) if (!OWN.has(k) && v !== undefined) headers[k] = v;
+        headers['content-length'] = body.length;
+        resolve({ status: res.statusCode ?? 0, headers, body });
+      });
+    });
+    req.on('error', reject);
+    req.end(r.body);
   });
-  const body = Buffer.from(await res.arrayBuffer());
-  const headers: OutgoingHttpHeaders = {};
-  res.headers.forEach((v, k) => {
-    if (!OWN.has(k)) headers[k] = v;
-  });
-  headers['content-length'] = body.length;
-  return { status: res.status, headers, body };
 }
 
 async function main() {

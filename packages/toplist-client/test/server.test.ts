@@ -208,7 +208,8 @@ describe(`toplist client against the real server (${DB_KIND})`, () => {
     const again = await client.bySlug('best-casinos-fi');
     expect(again).toEqual(first);
     expect(seen.map((s) => s.status)).toEqual([200, 304]);
-    expect(seen[1]!.ifNoneMatch).toMatch(/^"[^"]+"$/);
+    // fetch asks for gzip: once the toplist is compressed its tag comes weak, and goes back so.
+    expect(seen[1]!.ifNoneMatch).toMatch(/^(W\/)?"[^"]+"$/);
 
     await client.family(templateId);
     await client.family(templateId);

@@ -4,7 +4,7 @@ import { parseBearer } from '../../lib/tokens.ts';
 import type { SitePrincipal } from '../../plugins/auth.ts';
 import { logRequest, requestId } from '../../plugins/request-log.ts';
 import type { Metrics } from '../ops/metrics.ts';
-import { CACHE_HEADERS, etagMatches, JSON_TYPE, TOPLIST_ID } from './routes.ts';
+import { CACHE_HEADERS, etagMatches, gzipBody, JSON_TYPE, TOPLIST_ID } from './routes.ts';
 import type { DeliveryService, Rendered } from './service.ts';
 
 /** The route patterns the fast path answers, as the Fastify routes name them in logs and metrics. */
@@ -143,17 +143,21 @@ export function toplistFastPath(deps: FastPathDeps): FastPath {
     found: Rendered,
     started: number,
   ): void {
-    const body = found.body as Buffer;
+    // A single toplist's gzip body is one buffer, like its stored bytes.
+    const gzip = gzipBody(found, req.headers['accept-encoding']) as Buffer | undefined;
+    const body = gzip ?? (found.body as Buffer);
     const id = requestId(req);
     // One list to writeHead: setHeader per header stored and checked each twice over.
-    const head = ['x-request-id', id, 'etag', found.etag, ...CACHE_HEADER_LIST];
+    const head = ['x-request-id', id, 'etag', gzip ? `W/${found.etag}` : found.etag, ...CACHE_HEADER_LIST];
     let status = 200;
     if (etagMatches(req.headers['if-none-match'] as string | undefined, found.etag)) {
       status = 304;
       res.writeHead(304, head);
       res.end();
     } else {
-      head.push('content-type', JSON_TYPE, 'content-length', String(body.length));
+      head.push('content-type', JSON_TYPE);
+      if (gzip) head.push('content-encoding', 'gzip');
+      head.push('content-length', String(body.length));
       res.writeHead(200, head);
       res.end(body);
     }

@@ -3,6 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type as T } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../config.ts';
+import { acceptsGzip } from '../../lib/accept-encoding.ts';
 import { AppError, invalidField, notFound } from '../../lib/errors.ts';
 import { DEFAULT_PER_PAGE } from '../../lib/paging.ts';
 import { type Authenticator, requireSite } from '../../plugins/auth.ts';
@@ -25,17 +26,32 @@ export function etagMatches(header: string | undefined, etag: string): boolean {
   return header.split(',').some((t) => t.trim().replace(/^W\//, '') === etag);
 }
 
-/** Headers of every toplist API answer besides its ETag: private to the token that read it. */
 /** The ids the by-id route looks up (digits that fit the database's integer); anything else is its 404. */
 export const TOPLIST_ID = /^[1-9][0-9]{0,9}$/;
-export const CACHE_HEADERS = { 'cache-control': 'private', vary: 'Authorization' } as const;
+/**
+ * Headers of every toplist API answer besides its ETag: private to the token that read it, and
+ * gzipped or not by the request's Accept-Encoding.
+ */
+export const CACHE_HEADERS = { 'cache-control': 'private', vary: 'Authorization, Accept-Encoding' } as const;
 export const JSON_TYPE = 'application/json; charset=utf-8';
 
+/**
+ * The gzip body of `r` when the request accepts gzip and its documents are deflated, else
+ * undefined (the stored bytes go out). A gzip answer carries the ETag weak (`W/"…"`), as nginx
+ * does: the same document in another coding, and If-None-Match compares weakly either way.
+ */
+export function gzipBody(r: Rendered, acceptEncoding: string | undefined): Buffer | Buffer[] | undefined {
+  return acceptsGzip(acceptEncoding) ? r.gzip?.() : undefined;
+}
+
 function send(request: FastifyRequest, reply: FastifyReply, r: Rendered): FastifyReply {
-  reply.header('etag', r.etag).headers(CACHE_HEADERS);
+  const gzip = gzipBody(r, request.headers['accept-encoding']);
+  reply.header('etag', gzip ? `W/${r.etag}` : r.etag).headers(CACHE_HEADERS);
   if (etagMatches(request.headers['if-none-match'], r.etag)) return reply.status(304).send();
   reply.type(JSON_TYPE);
-  if (Buffer.isBuffer(r.body)) return reply.send(r.body);
+  if (gzip) reply.header('content-encoding', 'gzip');
+  const body = gzip ?? r.body;
+  if (Buffer.isBuffer(body)) return reply.send(body);
   // A page is the stored buffers of its toplists (a 100-toplist page can be ~20 MB): written as
   // they are, corked into one writev, neither copied into one buffer nor piped as a stream (a
   // write with its stream events per part: 200 µs of a 15-toplist page's 260, bench/README.md).
@@ -43,10 +59,10 @@ function send(request: FastifyRequest, reply: FastifyReply, r: Rendered): Fastif
   // metrics), which listen on the raw response; onSend hooks do not run (none is registered in
   // this scope: one added later must handle list pages itself).
   const res = reply.hijack().raw;
-  const length = r.body.reduce((n, b) => n + b.length, 0);
+  const length = body.reduce((n, b) => n + b.length, 0);
   res.writeHead(200, { ...(reply.getHeaders() as OutgoingHttpHeaders), 'content-length': length });
   res.cork();
-  for (const part of r.body) res.write(part);
+  for (const part of body) res.write(part);
   res.end();
   res.uncork();
   return reply;

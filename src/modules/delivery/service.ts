@@ -2,7 +2,9 @@ import { createHash } from 'node:crypto';
 import type { ChangeBus } from '../../db/changes.ts';
 import type { Db } from '../../db/index.ts';
 import { isCountryCode } from '../../lib/geo.ts';
+import { type DeflatedPart, gzipOf, storedPart } from '../../lib/gzip-parts.ts';
 import { pageMeta } from '../../lib/paging.ts';
+import { DeflatedDocs } from './deflated-docs.ts';
 import { DeliveryRepository } from './repository.ts';
 import type { WireBrand, WireOffer, WireSiteBrand, WireToplist } from './schemas.ts';
 
@@ -26,6 +28,8 @@ interface LiveEntry {
   etag: string;
   /** The parsed document, on first use by `GET /brands`. */
   parsed?: WireToplist;
+  /** `single` gzipped, once its document has been deflated. */
+  gzipped?: Buffer;
 }
 
 /** A site's live editions, newest-updated first (`updated_at DESC, id DESC`). */
@@ -39,6 +43,11 @@ interface SiteSet {
 export interface Rendered {
   body: Buffer | Buffer[];
   etag: string;
+  /**
+   * The body gzipped when its documents have been deflated (a single toplist's as one buffer), else
+   * undefined: it starts deflating them and the answer goes out plain.
+   */
+  gzip?: () => Buffer | Buffer[] | undefined;
 }
 
 /** Why the visitor cascade picked nothing (the `details.reason` of the 404). */
@@ -59,6 +68,15 @@ export interface ListParams {
 const DATA_OPEN = '{"data":';
 const LIST_OPEN = Buffer.from('{"data":[');
 const COMMA = Buffer.from(',');
+/** The same pieces as parts of a gzip body. */
+const GZ = {
+  dataOpen: storedPart(Buffer.from(DATA_OPEN)),
+  dataClose: storedPart(Buffer.from('}')),
+  listOpen: storedPart(LIST_OPEN),
+  comma: storedPart(COMMA),
+};
+/** Bodies shorter than this go out plain: gzip's 18 bytes of framing would eat most of the gain. */
+export const GZIP_MIN_BYTES = 1024;
 
 const strongTag = (parts: string) => `"${createHash('sha1').update(parts).digest('base64url').slice(0, 22)}"`;
 
@@ -75,6 +93,7 @@ export class DeliveryService {
   private readonly loaded = new Map<number, SiteSet>();
   private readonly generations = new Map<number, number>();
   private stats = { hits: 0, misses: 0 };
+  private readonly deflated: DeflatedDocs;
 
   constructor(
     db: Db,
@@ -82,8 +101,11 @@ export class DeliveryService {
     private readonly now: () => Date,
     /** Absolute base of the public API (`https://host/api/v1`), for `links`. */
     private readonly apiBase: string,
+    /** Told when deflating a document failed (its answers then stay plain). */
+    onDeflateError: (err: unknown) => void = () => {},
   ) {
     this.repo = new DeliveryRepository(db);
+    this.deflated = new DeflatedDocs(onDeflateError);
     bus.subscribe((c) => {
       if (c.kind === 'site') this.invalidate(c.siteId);
       else if (c.kind === 'all') this.invalidateAll();
@@ -168,7 +190,26 @@ export class DeliveryService {
 
   private single(e: LiveEntry | undefined): Rendered | undefined {
     if (!e || !this.visible(e, this.now().getTime())) return undefined;
-    return { body: e.single, etag: e.etag };
+    return this.rendered(e);
+  }
+
+  /** One toplist's answer: its stored bytes, or them gzipped. */
+  private rendered(e: LiveEntry): Rendered {
+    return { body: e.single, etag: e.etag, gzip: () => this.gzipSingle(e) };
+  }
+
+  private gzipSingle(e: LiveEntry): Buffer | undefined {
+    if (e.gzipped) return e.gzipped;
+    if (e.single.length < GZIP_MIN_BYTES) return undefined;
+    const doc = this.deflated.get(e.etag, e.doc);
+    if (!doc) return undefined;
+    e.gzipped = Buffer.concat(gzipOf([GZ.dataOpen, doc, GZ.dataClose]));
+    return e.gzipped;
+  }
+
+  /** Toplist documents held deflated for gzip answers (for metrics). */
+  deflatedStats(): { documents: number; bytes: number } {
+    return this.deflated.stats();
   }
 
   /**
@@ -207,7 +248,7 @@ export class DeliveryService {
     const known = isCountryCode(code);
     const pick = (rows: LiveEntry[]): Rendered | NoVariant | undefined =>
       rows.length === 1
-        ? { body: rows[0]!.single, etag: rows[0]!.etag }
+        ? this.rendered(rows[0]!)
         : rows.length > 1
           ? { reason: 'ambiguous', candidates: rows.map((e) => e.id).sort((a, b) => a - b) }
           : undefined;
@@ -241,7 +282,24 @@ export class DeliveryService {
     });
     parts.push(tail);
     const etag = strongTag(`${onPage.map((e) => e.etag).join('.')}|${tail.toString('latin1')}`);
-    return { body: parts, etag };
+    return { body: parts, etag, gzip: () => this.gzipList(onPage, tail) };
+  }
+
+  /** A page gzipped from its toplists' deflated documents, once all of them are (queues the rest). */
+  private gzipList(onPage: readonly LiveEntry[], tail: Buffer): Buffer[] | undefined {
+    const size = onPage.reduce((n, e) => n + e.doc.length, tail.length);
+    if (size < GZIP_MIN_BYTES) return undefined;
+    const parts: DeflatedPart[] = [GZ.listOpen];
+    let ready = true;
+    onPage.forEach((e, i) => {
+      if (i) parts.push(GZ.comma);
+      const doc = this.deflated.get(e.etag, e.doc);
+      if (doc) parts.push(doc);
+      else ready = false;
+    });
+    if (!ready) return undefined;
+    parts.push(storedPart(tail));
+    return gzipOf(parts);
   }
 
   /**

@@ -1,0 +1,68 @@
+import { gunzipSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type DemoTokens, loadDemo } from '../src/modules/catalog/demo.ts';
+import { httpRequest, type TestApp, testApp, untilGzipped } from './helpers.ts';
+
+// Gzip answers over real HTTP (inject would skip the hijacked list replies): the pages of
+// GET /toplists joined from each toplist's deflated document, the resolve route, and what stays plain.
+describe('toplist API: gzip for clients that accept it', () => {
+  let t: TestApp;
+  let demo: DemoTokens;
+  let base: string;
+  let auth: Record<string, string>;
+  const gz = () => ({ ...auth, 'accept-encoding': 'deflate;q=1.0, compress;q=0.5, gzip;q=0.5' });
+
+  beforeAll(async () => {
+    t = await testApp();
+    demo = await loadDemo(t.app.services);
+    base = await t.app.listen({ host: '127.0.0.1', port: 0 });
+    auth = { authorization: `Bearer ${demo.siteTokens[0]!.token}` };
+  }, 120_000);
+
+  afterAll(() => t?.close());
+
+  it('gzips a page of toplists from their deflated documents, the same bytes as the plain page', async () => {
+    for (const path of ['/api/v1/toplists?per_page=15', '/api/v1/toplists?per_page=2&page=2']) {
+      const plain = await httpRequest(base, path, auth);
+      expect(plain.status).toBe(200);
+      expect(plain.headers['content-encoding']).toBeUndefined();
+      expect(plain.headers.vary).toBe('Authorization, Accept-Encoding');
+      const zipped = await untilGzipped(base, path, gz());
+      expect(zipped?.status).toBe(200);
+      expect(gunzipSync(zipped!.body).equals(plain.body)).toBe(true);
+      expect(Number(zipped!.headers['content-length'])).toBe(zipped!.body.length);
+      expect(zipped!.body.length).toBeLessThan(plain.body.length / 3);
+      expect(zipped!.headers.etag).toBe(`W/${plain.headers.etag}`);
+      const again = await httpRequest(base, path, {
+        ...gz(),
+        'if-none-match': zipped!.headers.etag as string,
+      });
+      expect(again.status).toBe(304);
+      expect(again.body.length).toBe(0);
+    }
+  });
+
+  it('gzips the variant resolve picks', async () => {
+    const [row] = await t.db.query<{ template_id: number }>(
+      `SELECT template_id FROM toplists WHERE site_id = $1 AND live_edition_id IS NOT NULL AND geo_type = 'global' LIMIT 1`,
+      [demo.siteTokens[0]!.siteId],
+    );
+    const path = `/api/v1/toplists/resolve?template_id=${row!.template_id}&country=SE`;
+    const plain = await httpRequest(base, path, auth);
+    expect(plain.status).toBe(200);
+    const zipped = await untilGzipped(base, path, gz());
+    expect(gunzipSync(zipped!.body).equals(plain.body)).toBe(true);
+  });
+
+  it('answers plain what is not worth it or not stored: an empty page, the brands, an error', async () => {
+    const empty = await untilGzipped(base, '/api/v1/toplists?page=99', gz());
+    expect(empty).toBeUndefined();
+    const brands = await httpRequest(base, '/api/v1/brands', gz());
+    expect(brands.status).toBe(200);
+    expect(brands.headers['content-encoding']).toBeUndefined();
+    expect(brands.headers.vary).toBe('Authorization, Accept-Encoding');
+    const missing = await httpRequest(base, '/api/v1/toplists/by-slug/no-such-toplist', gz());
+    expect(missing.status).toBe(404);
+    expect(missing.headers['content-encoding']).toBeUndefined();
+  });
+});
