@@ -1,4 +1,4 @@
-import { constants, inflateRawSync } from 'node:zlib';
+import { constants, gunzipSync, inflateRawSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { DeflatedDocs } from './deflated-docs.ts';
 
@@ -17,11 +17,12 @@ describe('DeflatedDocs', () => {
     expect(docs.get('"a"', doc(0))).toBeUndefined();
     expect(docs.get('"a"', doc(0))).toBeUndefined();
     await settle(docs, ['"a"']);
-    const part = docs.get('"a"', doc(0))!;
-    // A sync-flushed raw deflate stream inflates to the document.
+    const { part, single } = docs.get('"a"', doc(0))!;
+    // A sync-flushed raw deflate stream inflates to the document; the single answer gunzips whole.
     expect(inflateRawSync(part.data, { finishFlush: constants.Z_SYNC_FLUSH }).equals(doc(0))).toBe(true);
     expect(part.length).toBe(doc(0).length);
-    expect(docs.stats()).toEqual({ documents: 1, bytes: part.data.length });
+    expect(gunzipSync(single).toString()).toBe(`{"data":${doc(0).toString()}}`);
+    expect(docs.stats()).toEqual({ documents: 1, bytes: part.data.length + single.length });
   });
 
   it('drops the oldest past its byte budget', async () => {

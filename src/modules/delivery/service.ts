@@ -28,8 +28,6 @@ interface LiveEntry {
   etag: string;
   /** The parsed document, on first use by `GET /brands`. */
   parsed?: WireToplist;
-  /** `single` gzipped, once its document has been deflated. */
-  gzipped?: Buffer;
 }
 
 /** A site's live editions, newest-updated first (`updated_at DESC, id DESC`). */
@@ -68,13 +66,8 @@ export interface ListParams {
 const DATA_OPEN = '{"data":';
 const LIST_OPEN = Buffer.from('{"data":[');
 const COMMA = Buffer.from(',');
-/** The same pieces as parts of a gzip body. */
-const GZ = {
-  dataOpen: storedPart(Buffer.from(DATA_OPEN)),
-  dataClose: storedPart(Buffer.from('}')),
-  listOpen: storedPart(LIST_OPEN),
-  comma: storedPart(COMMA),
-};
+/** The same pieces as parts of a gzip page. */
+const GZ = { listOpen: storedPart(LIST_OPEN), comma: storedPart(COMMA) };
 /** Bodies shorter than this go out plain: gzip's 18 bytes of framing would eat most of the gain. */
 export const GZIP_MIN_BYTES = 1024;
 
@@ -199,12 +192,7 @@ export class DeliveryService {
   }
 
   private gzipSingle(e: LiveEntry): Buffer | undefined {
-    if (e.gzipped) return e.gzipped;
-    if (e.single.length < GZIP_MIN_BYTES) return undefined;
-    const doc = this.deflated.get(e.etag, e.doc);
-    if (!doc) return undefined;
-    e.gzipped = Buffer.concat(gzipOf([GZ.dataOpen, doc, GZ.dataClose]));
-    return e.gzipped;
+    return e.single.length < GZIP_MIN_BYTES ? undefined : this.deflated.get(e.etag, e.doc)?.single;
   }
 
   /** Toplist documents held deflated for gzip answers (for metrics). */
@@ -294,7 +282,7 @@ export class DeliveryService {
     onPage.forEach((e, i) => {
       if (i) parts.push(GZ.comma);
       const doc = this.deflated.get(e.etag, e.doc);
-      if (doc) parts.push(doc);
+      if (doc) parts.push(doc.part);
       else ready = false;
     });
     if (!ready) return undefined;
