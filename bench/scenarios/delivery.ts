@@ -92,28 +92,36 @@ export const byId = everyToplist(
   (f, i) => `/api/v1/toplists/${f.ids[i]}`,
 );
 
-/** `GET /api/v1/toplists?per_page=N&page=P`, every page of the demo site in turn. */
-export const list: Scenario = {
-  name: 'list',
-  about: 'GET /api/v1/toplists pages of 15 and of 100 on the demo site',
-  async run(ctx) {
-    const fx = await ctx.fixture('demo', 'pglite');
-    const out = [];
-    for (const perPage of [15, 100]) {
-      const pages = Math.ceil(fx.info.slugs.length / perPage);
-      const paths = Array.from(
-        { length: pages },
-        (_, p) => `/api/v1/toplists?per_page=${perPage}&page=${p + 1}`,
-      );
-      const line = await compare(
-        ctx,
-        `list-${perPage}`,
-        fx,
-        { paths, headers: { authorization: `Bearer ${fx.info.siteToken}` } },
-        undefined,
-      );
-      out.push({ ...line, paths: paths.length });
-    }
-    return out;
-  },
-};
+/** `GET /api/v1/toplists?per_page=N&page=P`, every page of the demo site in turn (gzipped with `gzip`). */
+function pages(name: string, about: string, gzip: boolean): Scenario {
+  return {
+    name,
+    about,
+    async run(ctx) {
+      const fx = await ctx.fixture('demo', 'pglite');
+      const headers: Record<string, string> = { authorization: `Bearer ${fx.info.siteToken}` };
+      if (gzip) headers['accept-encoding'] = 'gzip';
+      const out = [];
+      for (const perPage of [15, 100]) {
+        const count = Math.ceil(fx.info.slugs.length / perPage);
+        const paths = Array.from(
+          { length: count },
+          (_, p) => `/api/v1/toplists?per_page=${perPage}&page=${p + 1}`,
+        );
+        if (gzip) await primeGzip(fx.podium.url, paths, headers);
+        const line = await compare(ctx, `${name}-${perPage}`, fx, { paths, headers }, undefined);
+        out.push({ ...line, paths: paths.length });
+      }
+      return out;
+    },
+  };
+}
+
+export const list = pages('list', 'GET /api/v1/toplists pages of 15 and of 100 on the demo site', false);
+
+/** The pages for a client that accepts gzip: joined from the toplists' deflated documents. */
+export const listGzip = pages(
+  'list-gzip',
+  'GET /api/v1/toplists pages of 15 and of 100 on the demo site, with Accept-Encoding: gzip',
+  true,
+);
