@@ -3,8 +3,9 @@ import type { ChangeBus } from '../../db/changes.ts';
 import type { Db } from '../../db/index.ts';
 import { isCountryCode } from '../../lib/geo.ts';
 import { type DeflatedPart, gzipOf, storedPart } from '../../lib/gzip-parts.ts';
+import type { LazyDeflate } from '../../lib/lazy-deflate.ts';
 import { pageMeta } from '../../lib/paging.ts';
-import { DeflatedDocs } from './deflated-docs.ts';
+import { type DeflatedDoc, deflatedDocs } from './deflated-docs.ts';
 import { DeliveryRepository } from './repository.ts';
 import type { WireBrand, WireOffer, WireSiteBrand, WireToplist } from './schemas.ts';
 
@@ -86,7 +87,7 @@ export class DeliveryService {
   private readonly loaded = new Map<number, SiteSet>();
   private readonly generations = new Map<number, number>();
   private stats = { hits: 0, misses: 0 };
-  private readonly deflated: DeflatedDocs;
+  private readonly deflated: LazyDeflate<DeflatedDoc>;
 
   constructor(
     db: Db,
@@ -98,7 +99,7 @@ export class DeliveryService {
     onDeflateError: (err: unknown) => void = () => {},
   ) {
     this.repo = new DeliveryRepository(db);
-    this.deflated = new DeflatedDocs(onDeflateError);
+    this.deflated = deflatedDocs(onDeflateError);
     bus.subscribe((c) => {
       if (c.kind === 'site') this.invalidate(c.siteId);
       else if (c.kind === 'all') this.invalidateAll();

@@ -1,6 +1,9 @@
 import rateLimit from '@fastify/rate-limit';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { acceptsGzip } from '../../lib/accept-encoding.ts';
 import { AppError, notFound } from '../../lib/errors.ts';
+import { gzipOf } from '../../lib/gzip-parts.ts';
+import { LazyDeflate } from '../../lib/lazy-deflate.ts';
 import { PACKAGE_VERSION as VERSION } from '../../lib/package-root.ts';
 import type { Redis } from '../../lib/redis.ts';
 import { registerDocsCors } from './cors.ts';
@@ -41,12 +44,51 @@ const HTML_HEADERS = {
   'cache-control': 'public, max-age=300',
 };
 
-const text = (reply: FastifyReply, type: string, body: string) =>
-  reply
-    .header('content-type', `${type}; charset=utf-8`)
-    .header('x-content-type-options', 'nosniff')
-    .header('cache-control', 'public, max-age=300')
-    .send(body);
+/** Compressed bytes of the docs kept for gzip answers (all pages, HTML and Markdown, take ~0.3 MB). */
+const DOCS_GZIP_BUDGET_BYTES = 8 * 1024 * 1024;
+/** Bodies shorter than this go out plain. */
+const GZIP_MIN_LENGTH = 1024;
+
+/**
+ * Sends a body that is the same on every request (a page, llms.txt), named by `key` (not by the
+ * URL, which may spell one page many ways), gzipped when the client accepts gzip and the body has
+ * been compressed (once, in the thread pool; plain until then).
+ */
+type SendStatic = (req: FastifyRequest, reply: FastifyReply, key: string, body: string) => FastifyReply;
+
+function staticSender(onError: (err: unknown) => void): SendStatic {
+  const store = new LazyDeflate<Buffer>({
+    build: (part) => Buffer.concat(gzipOf([part])),
+    sizeOf: (gz) => gz.length,
+    budget: DOCS_GZIP_BUDGET_BYTES,
+    onError,
+  });
+  return (req, reply, key, body) => {
+    reply.header('vary', 'Accept-Encoding');
+    if (body.length < GZIP_MIN_LENGTH || !acceptsGzip(req.headers['accept-encoding']))
+      return reply.send(body);
+    const gz = store.get(key, () => Buffer.from(body));
+    return gz ? reply.header('content-encoding', 'gzip').send(gz) : reply.send(body);
+  };
+}
+
+const text = (
+  req: FastifyRequest,
+  reply: FastifyReply,
+  send: SendStatic,
+  key: string,
+  type: string,
+  body: string,
+) =>
+  send(
+    req,
+    reply
+      .header('content-type', `${type}; charset=utf-8`)
+      .header('x-content-type-options', 'nosniff')
+      .header('cache-control', 'public, max-age=300'),
+    key,
+    body,
+  );
 
 /** The rate-limit store class (the plugin instantiates it once; routes share it through child()). */
 function rateStore(opts: DocsRouteOptions) {
@@ -100,15 +142,25 @@ export async function registerDocs(app: FastifyInstance, opts: DocsRouteOptions)
     (_req, body, done) => done(null, body),
   );
 
+  const send = staticSender((err) => app.log.error({ err }, 'docs: compressing a page for gzip failed'));
   if (base) app.get(base, (_req, reply) => reply.redirect(`${base}/`, 301));
-  app.get(`${base}/`, (_req, reply) =>
-    reply.headers(HTML_HEADERS).send(docs.pageHtml(docs.pages.find((p) => p.slug === 'index')!)),
+  app.get(`${base}/`, (req, reply) =>
+    send(
+      req,
+      reply.headers(HTML_HEADERS),
+      'index.html',
+      docs.pageHtml(docs.pages.find((p) => p.slug === 'index')!),
+    ),
   );
-  app.get(base ? `${base}.md` : '/index.md', (_req, reply) =>
-    text(reply, 'text/markdown', docs.pages.find((p) => p.slug === 'index')!.source),
+  app.get(base ? `${base}.md` : '/index.md', (req, reply) =>
+    text(req, reply, send, 'index.md', 'text/markdown', docs.pages.find((p) => p.slug === 'index')!.source),
   );
-  app.get(`${base}/llms.txt`, (_req, reply) => text(reply, 'text/plain', docs.llmsTxt()));
-  app.get(`${base}/llms-full.txt`, (_req, reply) => text(reply, 'text/plain', docs.llmsFullTxt()));
+  app.get(`${base}/llms.txt`, (req, reply) =>
+    text(req, reply, send, 'llms.txt', 'text/plain', docs.llmsTxt()),
+  );
+  app.get(`${base}/llms-full.txt`, (req, reply) =>
+    text(req, reply, send, 'llms-full.txt', 'text/plain', docs.llmsFullTxt()),
+  );
   app.get<{ Querystring: { q?: string | string[] } }>(`${base}/search`, (req, reply) => {
     const q = req.query.q;
     return reply.headers(HTML_HEADERS).send(docs.searchHtml(typeof q === 'string' ? q : ''));
@@ -118,11 +170,11 @@ export async function registerDocs(app: FastifyInstance, opts: DocsRouteOptions)
     if (path.endsWith('.md')) {
       const page = docs.byMarkdownPath(path);
       if (!page) throw notFound('Page');
-      return text(reply, 'text/markdown', page.source);
+      return text(req, reply, send, `${page.slug}.md`, 'text/markdown', page.source);
     }
     const page = docs.byAddress(path);
     if (!page) throw notFound('Page');
-    return reply.headers(HTML_HEADERS).send(docs.pageHtml(page));
+    return send(req, reply.headers(HTML_HEADERS), `${page.slug}.html`, docs.pageHtml(page));
   });
 
   const notAllowed = async (_req: unknown, reply: FastifyReply) => {
