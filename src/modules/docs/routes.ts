@@ -44,7 +44,7 @@ const HTML_HEADERS = {
   'cache-control': 'public, max-age=300',
 };
 
-/** Compressed bytes of the docs kept for gzip answers (all pages, HTML and Markdown, take ~0.3 MB). */
+/** Compressed bytes of the docs kept for gzip answers (all pages, HTML and Markdown, take 0.23 MB). */
 const DOCS_GZIP_BUDGET_BYTES = 8 * 1024 * 1024;
 /** Bodies shorter than this go out plain. */
 const GZIP_MIN_LENGTH = 1024;
