@@ -206,12 +206,12 @@ export async function createServices(deps: ServiceDeps): Promise<Services> {
   );
   metrics.gaugeFrom(
     'podium_delivery_gzip_documents',
-    'Toplist documents held deflated for gzip answers',
+    'Toplist documents and pages of brands held compressed for gzip answers',
     () => delivery.deflatedStats().documents,
   );
   metrics.gaugeFrom(
     'podium_delivery_gzip_bytes',
-    'Compressed bytes of the toplist documents held for gzip answers (at most 64 MiB)',
+    'Compressed bytes held for gzip answers (toplists at most 64 MiB, pages of brands 16 MiB)',
     () => delivery.deflatedStats().bytes,
   );
   metrics.jobGauges(() => scheduler.jobStats());

@@ -4,7 +4,8 @@ import { type DemoTokens, loadDemo } from '../src/modules/catalog/demo.ts';
 import { httpRequest, type TestApp, testApp, untilGzipped } from './helpers.ts';
 
 // Gzip answers over real HTTP (inject would skip the hijacked list replies): the pages of
-// GET /toplists joined from each toplist's deflated document, the resolve route, and what stays plain.
+// GET /toplists joined from each toplist's deflated document, the resolve route, pages of brands,
+// and what stays plain.
 describe('toplist API: gzip for clients that accept it', () => {
   let t: TestApp;
   let demo: DemoTokens;
@@ -54,13 +55,19 @@ describe('toplist API: gzip for clients that accept it', () => {
     expect(gunzipSync(zipped!.body).equals(plain.body)).toBe(true);
   });
 
-  it('answers plain what is not worth it or not stored: an empty page, the brands, an error', async () => {
+  it('gzips a page of brands, built per request, compressed once for its content', async () => {
+    const path = '/api/v1/brands?per_page=50';
+    const plain = await httpRequest(base, path, auth);
+    expect(plain.status).toBe(200);
+    expect(plain.headers.vary).toBe('Authorization, Accept-Encoding');
+    const zipped = await untilGzipped(base, path, gz());
+    expect(gunzipSync(zipped!.body).equals(plain.body)).toBe(true);
+    expect(zipped!.headers.etag).toBe(`W/${plain.headers.etag}`);
+  });
+
+  it('answers plain what is not worth it: an empty page, an error', async () => {
     const empty = await untilGzipped(base, '/api/v1/toplists?page=99', gz());
     expect(empty).toBeUndefined();
-    const brands = await httpRequest(base, '/api/v1/brands', gz());
-    expect(brands.status).toBe(200);
-    expect(brands.headers['content-encoding']).toBeUndefined();
-    expect(brands.headers.vary).toBe('Authorization, Accept-Encoding');
     const missing = await httpRequest(base, '/api/v1/toplists/by-slug/no-such-toplist', gz());
     expect(missing.status).toBe(404);
     expect(missing.headers['content-encoding']).toBeUndefined();

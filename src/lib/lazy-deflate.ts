@@ -1,4 +1,4 @@
-import { type DeflatedPart, deflatePart } from './gzip-parts.ts';
+import { type DeflatedPart, deflatePart, gzipOf } from './gzip-parts.ts';
 
 /** Deflates run at once in the thread pool, by every store together: the database's flushes share it. */
 const CONCURRENT = 2;
@@ -80,4 +80,14 @@ export class LazyDeflate<T> {
       this.bytes -= this.opts.sizeOf(value);
     }
   }
+}
+
+/** A store of whole gzip answers (a page of the docs, a page of brands), by a key naming the body's bytes. */
+export function wholeGzipStore(budget: number, onError: (err: unknown) => void): LazyDeflate<Buffer> {
+  return new LazyDeflate<Buffer>({
+    build: (part) => Buffer.concat(gzipOf([part])),
+    sizeOf: (gz) => gz.length,
+    budget,
+    onError,
+  });
 }

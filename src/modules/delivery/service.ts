@@ -3,7 +3,7 @@ import type { ChangeBus } from '../../db/changes.ts';
 import type { Db } from '../../db/index.ts';
 import { isCountryCode } from '../../lib/geo.ts';
 import { type DeflatedPart, gzipOf, storedPart } from '../../lib/gzip-parts.ts';
-import type { LazyDeflate } from '../../lib/lazy-deflate.ts';
+import { type LazyDeflate, wholeGzipStore } from '../../lib/lazy-deflate.ts';
 import { pageMeta } from '../../lib/paging.ts';
 import { type DeflatedDoc, deflatedDocs } from './deflated-docs.ts';
 import { DeliveryRepository } from './repository.ts';
@@ -71,6 +71,8 @@ const COMMA = Buffer.from(',');
 const GZ = { listOpen: storedPart(LIST_OPEN), comma: storedPart(COMMA) };
 /** Bodies shorter than this go out plain: gzip's 18 bytes of framing would eat most of the gain. */
 export const GZIP_MIN_BYTES = 1024;
+/** Compressed pages of brands kept (their toplists' changes make new pages, the old ones age out). */
+const BRAND_PAGES_GZIP_BUDGET_BYTES = 16 * 1024 * 1024;
 
 const strongTag = (parts: string) => `"${createHash('sha1').update(parts).digest('base64url').slice(0, 22)}"`;
 
@@ -88,6 +90,8 @@ export class DeliveryService {
   private readonly generations = new Map<number, number>();
   private stats = { hits: 0, misses: 0 };
   private readonly deflated: LazyDeflate<DeflatedDoc>;
+  /** Pages of brands gzipped, by ETag (a hash of the page's bytes): built per request, compressed once. */
+  private readonly brandPages: LazyDeflate<Buffer>;
 
   constructor(
     db: Db,
@@ -100,6 +104,7 @@ export class DeliveryService {
   ) {
     this.repo = new DeliveryRepository(db);
     this.deflated = deflatedDocs(onDeflateError);
+    this.brandPages = wholeGzipStore(BRAND_PAGES_GZIP_BUDGET_BYTES, onDeflateError);
     bus.subscribe((c) => {
       if (c.kind === 'site') this.invalidate(c.siteId);
       else if (c.kind === 'all') this.invalidateAll();
@@ -196,9 +201,11 @@ export class DeliveryService {
     return e.single.length < GZIP_MIN_BYTES ? undefined : this.deflated.get(e.etag, e.doc)?.single;
   }
 
-  /** Toplist documents held deflated for gzip answers (for metrics). */
+  /** Toplist documents and pages of brands held compressed for gzip answers (for metrics). */
   deflatedStats(): { documents: number; bytes: number } {
-    return this.deflated.stats();
+    const a = this.deflated.stats();
+    const b = this.brandPages.stats();
+    return { documents: a.documents + b.documents, bytes: a.bytes + b.bytes };
   }
 
   /**
@@ -356,7 +363,12 @@ export class DeliveryService {
         meta,
       }),
     );
-    return { body, etag: strongTag(body.toString('utf8')) };
+    const etag = strongTag(body.toString('utf8'));
+    return {
+      body,
+      etag,
+      gzip: () => (body.length < GZIP_MIN_BYTES ? undefined : this.brandPages.get(etag, body)),
+    };
   }
 
   private links(

@@ -2,8 +2,7 @@ import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { acceptsGzip } from '../../lib/accept-encoding.ts';
 import { AppError, notFound } from '../../lib/errors.ts';
-import { gzipOf } from '../../lib/gzip-parts.ts';
-import { LazyDeflate } from '../../lib/lazy-deflate.ts';
+import { wholeGzipStore } from '../../lib/lazy-deflate.ts';
 import { PACKAGE_VERSION as VERSION } from '../../lib/package-root.ts';
 import type { Redis } from '../../lib/redis.ts';
 import { registerDocsCors } from './cors.ts';
@@ -57,12 +56,7 @@ const GZIP_MIN_LENGTH = 1024;
 type SendStatic = (req: FastifyRequest, reply: FastifyReply, key: string, body: string) => FastifyReply;
 
 function staticSender(onError: (err: unknown) => void): SendStatic {
-  const store = new LazyDeflate<Buffer>({
-    build: (part) => Buffer.concat(gzipOf([part])),
-    sizeOf: (gz) => gz.length,
-    budget: DOCS_GZIP_BUDGET_BYTES,
-    onError,
-  });
+  const store = wholeGzipStore(DOCS_GZIP_BUDGET_BYTES, onError);
   return (req, reply, key, body) => {
     reply.header('vary', 'Accept-Encoding');
     if (body.length < GZIP_MIN_LENGTH || !acceptsGzip(req.headers['accept-encoding']))
