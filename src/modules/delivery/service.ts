@@ -29,6 +29,8 @@ interface LiveEntry {
   etag: string;
   /** The parsed document, on first use by `GET /brands`. */
   parsed?: WireToplist;
+  /** Its answer to by-slug, by-id and resolve: the stored bytes, or them gzipped. */
+  rendered: Rendered;
 }
 
 /** A site's live editions, newest-updated first (`updated_at DESC, id DESC`). */
@@ -155,6 +157,16 @@ export class DeliveryService {
     const ordered = rows
       .map((r): LiveEntry => {
         const single = Buffer.from(`${DATA_OPEN}${r.document}}`, 'utf8');
+        const etag = r.renderRev
+          ? `"t${r.toplistId}e${r.editionId}r${r.renderRev}"`
+          : `"t${r.toplistId}e${r.editionId}"`;
+        const doc = single.subarray(DATA_OPEN.length, single.length - 1);
+        // Built once per load: a read allocates nothing for its answer.
+        const rendered: Rendered = {
+          body: single,
+          etag,
+          gzip: () => (single.length < GZIP_MIN_BYTES ? undefined : this.deflated.get(etag, doc)?.single),
+        };
         return {
           id: r.toplistId,
           slug: r.slug,
@@ -167,10 +179,9 @@ export class DeliveryService {
           liveUntilMs: r.liveUntil ? r.liveUntil.getTime() : null,
           editionId: r.editionId,
           single,
-          doc: single.subarray(DATA_OPEN.length, single.length - 1),
-          etag: r.renderRev
-            ? `"t${r.toplistId}e${r.editionId}r${r.renderRev}"`
-            : `"t${r.toplistId}e${r.editionId}"`,
+          doc,
+          etag,
+          rendered,
         };
       })
       .sort((a, b) => b.updatedAtMs - a.updatedAtMs || b.id - a.id);
@@ -189,16 +200,7 @@ export class DeliveryService {
 
   private single(e: LiveEntry | undefined): Rendered | undefined {
     if (!e || !this.visible(e, this.now().getTime())) return undefined;
-    return this.rendered(e);
-  }
-
-  /** One toplist's answer: its stored bytes, or them gzipped. */
-  private rendered(e: LiveEntry): Rendered {
-    return { body: e.single, etag: e.etag, gzip: () => this.gzipSingle(e) };
-  }
-
-  private gzipSingle(e: LiveEntry): Buffer | undefined {
-    return e.single.length < GZIP_MIN_BYTES ? undefined : this.deflated.get(e.etag, e.doc)?.single;
+    return e.rendered;
   }
 
   /** Toplist documents and pages of brands held compressed for gzip answers (for metrics). */
@@ -244,7 +246,7 @@ export class DeliveryService {
     const known = isCountryCode(code);
     const pick = (rows: LiveEntry[]): Rendered | NoVariant | undefined =>
       rows.length === 1
-        ? this.rendered(rows[0]!)
+        ? rows[0]!.rendered
         : rows.length > 1
           ? { reason: 'ambiguous', candidates: rows.map((e) => e.id).sort((a, b) => a - b) }
           : undefined;
