@@ -1,5 +1,7 @@
 import { type DeflatedPart, deflatePart, gzipOf } from './gzip-parts.ts';
 
+/** Bodies shorter than this go out plain: gzip's 18 bytes of framing would eat most of the gain. */
+export const GZIP_MIN_BYTES = 1024;
 /** Deflates run at once in the thread pool, by every store together: the database's flushes share it. */
 const CONCURRENT = 2;
 /** Bodies one store keeps waiting for a deflate; past this one more is served plain. */

@@ -3,7 +3,7 @@ import type { ChangeBus } from '../../db/changes.ts';
 import type { Db } from '../../db/index.ts';
 import { isCountryCode } from '../../lib/geo.ts';
 import { type DeflatedPart, gzipOf, storedPart } from '../../lib/gzip-parts.ts';
-import { type LazyDeflate, wholeGzipStore } from '../../lib/lazy-deflate.ts';
+import { GZIP_MIN_BYTES, type LazyDeflate, wholeGzipStore } from '../../lib/lazy-deflate.ts';
 import { pageMeta } from '../../lib/paging.ts';
 import { type DeflatedDoc, deflatedDocs } from './deflated-docs.ts';
 import { DeliveryRepository } from './repository.ts';
@@ -71,8 +71,6 @@ const LIST_OPEN = Buffer.from('{"data":[');
 const COMMA = Buffer.from(',');
 /** The same pieces as parts of a gzip page. */
 const GZ = { listOpen: storedPart(LIST_OPEN), comma: storedPart(COMMA) };
-/** Bodies shorter than this go out plain: gzip's 18 bytes of framing would eat most of the gain. */
-export const GZIP_MIN_BYTES = 1024;
 /** Compressed pages of brands kept (their toplists' changes make new pages, the old ones age out). */
 const BRAND_PAGES_GZIP_BUDGET_BYTES = 16 * 1024 * 1024;
 

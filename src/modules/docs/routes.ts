@@ -2,7 +2,7 @@ import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { acceptsGzip } from '../../lib/accept-encoding.ts';
 import { AppError, notFound } from '../../lib/errors.ts';
-import { wholeGzipStore } from '../../lib/lazy-deflate.ts';
+import { GZIP_MIN_BYTES, wholeGzipStore } from '../../lib/lazy-deflate.ts';
 import { PACKAGE_VERSION as VERSION } from '../../lib/package-root.ts';
 import type { Redis } from '../../lib/redis.ts';
 import { registerDocsCors } from './cors.ts';
@@ -45,8 +45,6 @@ const HTML_HEADERS = {
 
 /** Compressed bytes of the docs kept for gzip answers (all pages, HTML and Markdown, take 0.23 MB). */
 const DOCS_GZIP_BUDGET_BYTES = 8 * 1024 * 1024;
-/** Bodies shorter than this go out plain. */
-const GZIP_MIN_LENGTH = 1024;
 
 /**
  * Sends a body that is the same on every request (a page, llms.txt), named by `key` (not by the
@@ -59,8 +57,7 @@ function staticSender(onError: (err: unknown) => void): SendStatic {
   const store = wholeGzipStore(DOCS_GZIP_BUDGET_BYTES, onError);
   return (req, reply, key, body) => {
     reply.header('vary', 'Accept-Encoding');
-    if (body.length < GZIP_MIN_LENGTH || !acceptsGzip(req.headers['accept-encoding']))
-      return reply.send(body);
+    if (body.length < GZIP_MIN_BYTES || !acceptsGzip(req.headers['accept-encoding'])) return reply.send(body);
     const gz = store.get(key, () => Buffer.from(body));
     return gz ? reply.header('content-encoding', 'gzip').send(gz) : reply.send(body);
   };
