@@ -3,9 +3,11 @@ import { LazyDeflate } from '../../lib/lazy-deflate.ts';
 
 /** Compressed bytes kept (a 16.6 KB demo toplist takes 2.8 KB twice: ~11 000 of them). */
 export const DEFLATED_BUDGET_BYTES = 64 * 1024 * 1024;
-/** A single toplist's answer around its document, `{"data":…}` (as service.ts builds it plain). */
-const SINGLE_OPEN = storedPart(Buffer.from('{"data":'));
-const SINGLE_CLOSE = storedPart(Buffer.from('}'));
+/** What a single toplist's answer puts around its document, plain and as gzip parts. */
+export const DATA_OPEN = '{"data":';
+export const DATA_CLOSE = '}';
+const SINGLE_OPEN = storedPart(Buffer.from(DATA_OPEN));
+const SINGLE_CLOSE = storedPart(Buffer.from(DATA_CLOSE));
 
 /** A document deflated: the part pages are joined from, and a single toplist's whole gzip answer. */
 export interface DeflatedDoc {

@@ -5,7 +5,7 @@ import { isCountryCode } from '../../lib/geo.ts';
 import { type DeflatedPart, gzipOf, storedPart } from '../../lib/gzip-parts.ts';
 import { GZIP_MIN_BYTES, type LazyDeflate, wholeGzipStore } from '../../lib/lazy-deflate.ts';
 import { pageMeta } from '../../lib/paging.ts';
-import { type DeflatedDoc, deflatedDocs } from './deflated-docs.ts';
+import { DATA_CLOSE, DATA_OPEN, type DeflatedDoc, deflatedDocs } from './deflated-docs.ts';
 import { DeliveryRepository } from './repository.ts';
 import type { WireBrand, WireOffer, WireSiteBrand, WireToplist } from './schemas.ts';
 
@@ -22,14 +22,15 @@ interface LiveEntry {
   liveFromMs: number | null;
   liveUntilMs: number | null;
   editionId: number;
-  /** `{"data":<document>}`, built once at load: single reads send it without copying. */
-  single: Buffer;
-  /** The stored wire document: a view into `single`, no copy. */
+  /** The stored wire document: a view into its answer's body, `{"data":<document>}`, no copy. */
   doc: Buffer;
   etag: string;
   /** The parsed document, on first use by `GET /brands`. */
   parsed?: WireToplist;
-  /** Its answer to by-slug, by-id and resolve: the stored bytes, or them gzipped. */
+  /**
+   * Its answer to by-slug, by-id and resolve, built once at load (single reads send its body
+   * without copying): the stored bytes, or them gzipped.
+   */
   rendered: Rendered;
 }
 
@@ -66,7 +67,6 @@ export interface ListParams {
   perPage: number;
 }
 
-const DATA_OPEN = '{"data":';
 const LIST_OPEN = Buffer.from('{"data":[');
 const COMMA = Buffer.from(',');
 /** The same pieces as parts of a gzip page. */
@@ -154,11 +154,11 @@ export class DeliveryService {
     const rows = await this.repo.liveEditions(siteId);
     const ordered = rows
       .map((r): LiveEntry => {
-        const single = Buffer.from(`${DATA_OPEN}${r.document}}`, 'utf8');
+        const single = Buffer.from(`${DATA_OPEN}${r.document}${DATA_CLOSE}`, 'utf8');
         const etag = r.renderRev
           ? `"t${r.toplistId}e${r.editionId}r${r.renderRev}"`
           : `"t${r.toplistId}e${r.editionId}"`;
-        const doc = single.subarray(DATA_OPEN.length, single.length - 1);
+        const doc = single.subarray(DATA_OPEN.length, single.length - DATA_CLOSE.length);
         // Built once per load: a read allocates nothing for its answer.
         const rendered: Rendered = {
           body: single,
@@ -176,7 +176,6 @@ export class DeliveryService {
           liveFromMs: r.liveFrom ? r.liveFrom.getTime() : null,
           liveUntilMs: r.liveUntil ? r.liveUntil.getTime() : null,
           editionId: r.editionId,
-          single,
           doc,
           etag,
           rendered,
