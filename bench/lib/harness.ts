@@ -7,7 +7,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Dataset, DbKind, Fixture, Side, Stalls } from './fixture.ts';
-import { cpuMicros, load1, rssMb } from './proc.ts';
+import { cpuTimes, load1, rssMb } from './proc.ts';
 import { type LoadSpec, runWrk, type WrkResult } from './wrk.ts';
 
 export interface Settings {
@@ -59,6 +59,8 @@ export interface Figures {
   p50_ms: number;
   p99_ms: number;
   cpu_us_per_resp: number;
+  /** The kernel's part of `cpu_us_per_resp` (system time: socket writes, file writes, page faults). */
+  sys_us_per_resp: number;
   requests: number;
   errors: number;
   non_2xx_3xx: number;
@@ -98,19 +100,23 @@ export async function measure(
       })
     : undefined;
   if (behind) await new Promise((resolve) => setTimeout(resolve, 1000));
-  const cpu0 = cpuMicros(side.pid);
+  const cpu0 = cpuTimes(side.pid);
   const w: WrkResult = await runWrk(side.url, spec, {
     seconds,
     connections: settings.connections,
     dir: settings.dir,
   });
-  const cpu = cpuMicros(side.pid) - cpu0;
+  const cpu1 = cpuTimes(side.pid);
+  const system = cpu1.system - cpu0.system;
+  const cpu = cpu1.user - cpu0.user + system;
+  const perResp = (us: number) => round(us / Math.max(1, w.requests), 1);
   const b = behind ? await behind : undefined;
   const figures: Figures = {
     rps: w.rps,
     p50_ms: w.p50_ms,
     p99_ms: w.p99_ms,
-    cpu_us_per_resp: round(cpu / Math.max(1, w.requests), 1),
+    cpu_us_per_resp: perResp(cpu),
+    sys_us_per_resp: perResp(system),
     requests: w.requests,
     errors: w.errors,
     non_2xx_3xx: w.non_2xx_3xx,
@@ -126,6 +132,7 @@ function medianOf(runs: Figures[]): Figures {
     p50_ms: round(pick('p50_ms')),
     p99_ms: round(pick('p99_ms')),
     cpu_us_per_resp: round(pick('cpu_us_per_resp'), 1),
+    sys_us_per_resp: round(pick('sys_us_per_resp'), 1),
     requests: runs.reduce((n, r) => n + r.requests, 0),
     errors: runs.reduce((n, r) => n + r.errors, 0),
     non_2xx_3xx: runs.reduce((n, r) => n + r.non_2xx_3xx, 0),
@@ -234,7 +241,7 @@ export async function compare(
       : ` (+ ${f.background_rps} req/s behind, p99 ${f.background_p99_ms} ms)`;
   const loop = line.podium_event_loop;
   ctx.log(
-    `bench: ${name} ${fx.dataset}/${fx.db}: podium ${p.rps} req/s ${p.cpu_us_per_resp} µs/resp p99 ${p.p99_ms} ms${behind(p)} (loop p99 ${loop.loop_delay_p99_ms} max ${loop.loop_delay_max_ms} ms, gc ${loop.gc_ms_per_s} ms/s) | bare ${b.rps} req/s ${b.cpu_us_per_resp} µs/resp${behind(b)} | ratio ${ratio} (load ${line.load1.join(' → ')})`,
+    `bench: ${name} ${fx.dataset}/${fx.db}: podium ${p.rps} req/s ${p.cpu_us_per_resp} µs/resp (sys ${p.sys_us_per_resp}) p99 ${p.p99_ms} ms${behind(p)} (loop p99 ${loop.loop_delay_p99_ms} max ${loop.loop_delay_max_ms} ms, gc ${loop.gc_ms_per_s} ms/s) | bare ${b.rps} req/s ${b.cpu_us_per_resp} µs/resp (sys ${b.sys_us_per_resp})${behind(b)} | ratio ${ratio} (load ${line.load1.join(' → ')})`,
   );
   return line;
 }

@@ -5,13 +5,19 @@ import { loadavg } from 'node:os';
 
 const TICKS_PER_S = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
 
-/** User + system CPU time of every thread of `pid`, in microseconds (from /proc/<pid>/stat). */
-export function cpuMicros(pid: number): number {
+/** User and system (kernel) CPU time of every thread of `pid`, in microseconds (from /proc/<pid>/stat). */
+export function cpuTimes(pid: number): { user: number; system: number } {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   // Fields after the parenthesised command name, which may itself hold spaces.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const ticks = Number(fields[11]) + Number(fields[12]); // utime, stime (fields 14 and 15)
-  return (ticks * 1e6) / TICKS_PER_S;
+  // utime, stime (fields 14 and 15)
+  return { user: (Number(fields[11]) * 1e6) / TICKS_PER_S, system: (Number(fields[12]) * 1e6) / TICKS_PER_S };
+}
+
+/** User + system CPU time of every thread of `pid`, in microseconds. */
+export function cpuMicros(pid: number): number {
+  const t = cpuTimes(pid);
+  return t.user + t.system;
 }
 
 /** Resident set size of `pid` in MB (VmRSS), and its peak (VmHWM). */
