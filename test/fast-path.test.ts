@@ -1,3 +1,4 @@
+import { Agent } from 'node:http';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app.ts';
@@ -272,6 +273,59 @@ describe('toplist fast path (by slug, by id)', () => {
         () => quick.delivery.known(site.siteId, slug) !== undefined,
       ),
     ).toBe(true);
+  });
+
+  it('tells apart the tokens sent on one keep-alive connection, and refuses one revoked between two of its requests', async () => {
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const on = (headers: Record<string, string>) =>
+      httpRequest(apps.fast, `/api/v1/toplists/by-slug/${slug}`, headers, 'GET', agent);
+    try {
+      const [site, other] = demo.siteTokens;
+      expect(other!.siteId).not.toBe(site!.siteId);
+      const first = await on(auth);
+      expect(first.status).toBe(200);
+      // Warm until this connection's header is remembered with the token found in memory.
+      const before = await served();
+      const again = await on(auth);
+      expect(again.reusedSocket).toBe(true);
+      expect(again.status).toBe(200);
+      expect(await served()).toBe(before + 1);
+
+      // Another site's token on the same connection: that site's answer, not the remembered one.
+      const [fromOther, fromOtherPlain] = [
+        await on({ authorization: `Bearer ${other!.token}` }),
+        await get(apps.slowUrl, `/api/v1/toplists/by-slug/${slug}`, {
+          authorization: `Bearer ${other!.token}`,
+        }),
+      ];
+      expect(fromOther.reusedSocket).toBe(true);
+      expect(fromOther.status).toBe(fromOtherPlain.status);
+      expect(fromOther.body.toString()).toBe(fromOtherPlain.body);
+      // The remembered token with one character changed (same length) is not the remembered one.
+      const token = site!.token;
+      const last = token.at(-1) === 'A' ? 'B' : 'A';
+      await on(auth);
+      const forged = await on({ authorization: `Bearer ${token.slice(0, -1)}${last}` });
+      expect(forged.reusedSocket).toBe(true);
+      expect(forged.status).toBe(401);
+
+      // A token revoked between two requests of one connection is refused by the second.
+      const minted = await t.app.services.access.createSiteToken(site!.siteId, 'one connection');
+      const own = { authorization: `Bearer ${minted.token}` };
+      expect(
+        await afterWarming(
+          () => on(own),
+          () => apps.quickServices.access.knownSite(minted.token)?.siteId === site!.siteId,
+        ),
+      ).toBe(true);
+      expect((await on(own)).status).toBe(200);
+      await t.app.services.access.revokeSiteToken(site!.siteId, minted.id);
+      const refused = await on(own);
+      expect(refused.reusedSocket).toBe(true);
+      expect(refused.status).toBe(401);
+    } finally {
+      agent.destroy();
+    }
   });
 
   it.each([

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { request } from 'node:http';
+import { type Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
@@ -165,6 +165,8 @@ export interface HttpAnswer {
   status: number;
   headers: Record<string, string | string[] | undefined>;
   body: Buffer;
+  /** The request went on a connection an earlier request used (keep-alive). */
+  reusedSocket: boolean;
 }
 
 /**
@@ -176,13 +178,19 @@ export function httpRequest(
   path: string,
   headers: Record<string, string>,
   method = 'GET',
+  agent?: Agent,
 ): Promise<HttpAnswer> {
   return new Promise((resolve, reject) => {
-    const req = request(`${base}${path}`, { method, headers }, (res) => {
+    const req = request(`${base}${path}`, { method, headers, agent }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () =>
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }),
+        resolve({
+          status: res.statusCode ?? 0,
+          headers: res.headers,
+          body: Buffer.concat(chunks),
+          reusedSocket: req.reusedSocket,
+        }),
       );
     });
     req.on('error', reject);

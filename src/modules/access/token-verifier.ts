@@ -1,9 +1,17 @@
 import type { Change, ChangeBus } from '../../db/changes.ts';
-import { sameBytes, TOKEN_PREFIX, tokenKey } from '../../lib/tokens.ts';
+import { parseBearer, sameBytes, TOKEN_PREFIX, tokenKey } from '../../lib/tokens.ts';
 import type { AdminPrincipal, SitePrincipal } from '../../plugins/auth.ts';
 import type { AccessRepository } from './repository.ts';
 
 type Entry = { principal: SitePrincipal | AdminPrincipal | null };
+
+/** The live site token a connection last sent: its whole Authorization header, as UTF-8. */
+interface ConnectionMemo {
+  header: Buffer;
+  /** The cache's generation when the token was found live: any token change since voids it. */
+  generation: number;
+  site: SitePrincipal;
+}
 
 // Bounded so a flood of random tokens cannot grow memory without limit.
 const MAX_ENTRIES = 50_000;
@@ -16,6 +24,8 @@ const MAX_ENTRIES = 50_000;
 export class TokenVerifier {
   private cache = new Map<string, Entry>();
   private generation = 0;
+  /** Keyed by the socket: an entry goes when its connection does. */
+  private readonly byConnection = new WeakMap<object, ConnectionMemo>();
 
   constructor(
     private readonly repo: AccessRepository,
@@ -47,6 +57,32 @@ export class TokenVerifier {
     const hit = this.cache.get(tokenKey(token));
     if (!hit) return undefined;
     return hit.principal?.kind === 'site' ? hit.principal : null;
+  }
+
+  /**
+   * `knownSite` for the whole Authorization header of a request on `connection`. A publisher's
+   * server sends the same header on every request of a keep-alive connection: when it equals the
+   * one this connection last sent with a live site token (compared in constant time, as a proxy may
+   * carry several clients' requests on one connection) and no token changed since, the site is
+   * known without hashing the token again — the SHA-256 and the header's parse were ~5 % of a
+   * toplist request's CPU (bench/README.md, session 24). Undefined when only a lookup can tell,
+   * or the header is no bearer token. The header is kept only while its connection lives.
+   */
+  knownSiteOn(connection: object, authorization: string): SitePrincipal | null | undefined {
+    const memo = this.byConnection.get(connection);
+    if (memo !== undefined && memo.generation === this.generation) {
+      if (sameBytes(Buffer.from(authorization), memo.header)) return memo.site;
+    }
+    const token = parseBearer(authorization);
+    if (token === undefined) return undefined;
+    const site = this.knownSite(token);
+    if (site)
+      this.byConnection.set(connection, {
+        header: Buffer.from(authorization),
+        generation: this.generation,
+        site,
+      });
+    return site;
   }
 
   async verifyAdmin(token: string): Promise<AdminPrincipal | null> {

@@ -29,8 +29,11 @@ export interface FastPathBase {
 /** Site tokens as the fast path checks them: from memory when it can, else by a lookup. */
 export interface SiteTokens {
   verifySite(token: string): Promise<SitePrincipal | null>;
-  /** The answer when it is in memory, undefined when only `verifySite` can tell. */
-  knownSite(token: string): SitePrincipal | null | undefined;
+  /**
+   * The site of a request's Authorization header on a connection when it is in memory, undefined
+   * when only `verifySite` can tell.
+   */
+  knownSiteOn(connection: object, authorization: string): SitePrincipal | null | undefined;
 }
 
 export interface FastPathDeps extends FastPathBase {
@@ -92,8 +95,8 @@ export function toplistFastPath(deps: FastPathDeps): FastPath {
       key = rest.slice(SLUG_PREFIX.length);
     else if (TOPLIST_ID.test(rest)) key = Number(rest);
     else return fallback();
-    const token = parseBearer(req.headers.authorization);
-    if (!token) return fallback();
+    const authorization = req.headers.authorization;
+    if (authorization === undefined) return fallback();
     const started = performance.now();
     // Fastify takes over whatever this did not answer (nothing has been written then).
     const handOver = () => {
@@ -103,7 +106,7 @@ export function toplistFastPath(deps: FastPathDeps): FastPath {
     };
     // The common case, a known token and a loaded site, is answered here and now: no promise,
     // no microtask.
-    const known = tokens.knownSite(token);
+    const known = tokens.knownSiteOn(req.socket, authorization);
     const found = known ? delivery.known(known.siteId, key) : undefined;
     if (known && found && Buffer.isBuffer(found.body)) {
       try {
@@ -114,6 +117,8 @@ export function toplistFastPath(deps: FastPathDeps): FastPath {
       }
       return;
     }
+    const token = parseBearer(authorization);
+    if (!token) return fallback();
     lookUp(req, res, token, key, started).then((done) => done || handOver(), handOver);
   };
 
