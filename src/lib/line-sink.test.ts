@@ -51,8 +51,11 @@ describe('LineSink', () => {
       all.push(filler);
       expect(all.length).toBeLessThan(100);
     }
-    // Everything buffered before the chunk filled is out, in order, byte for byte.
-    expect(readFileSync(path)).toEqual(Buffer.from(all.join(''), 'utf8'));
+    // Everything buffered before the chunk filled is out, in order, byte for byte, in at most
+    // 4 096 bytes (one atomic pipe write): the line that would have passed that waits for the next.
+    const written = readFileSync(path);
+    expect(written.length).toBeLessThanOrEqual(4096);
+    expect(written).toEqual(Buffer.from(all.slice(0, -1).join(''), 'utf8'));
     sink.write('{"last":1}\n');
     sink.end();
     expect(readFileSync(path)).toEqual(Buffer.from(`${all.join('')}{"last":1}\n`, 'utf8'));
@@ -128,6 +131,41 @@ describe('LineSink', () => {
     expect(waited).toBeGreaterThan(200);
     expect(readFileSync(out, 'utf8')).toBe(line.repeat(2000));
   });
+
+  it('keeps every line whole when several processes write to one full pipe (cluster workers share standard output)', async () => {
+    const out = file();
+    const { fifo, reader } = slowReader(0.5, out);
+    const writers = 3;
+    const lines = 3000;
+    // Lines of 40–440 bytes, so chunks end at every offset; each process opens the pipe as Node
+    // leaves a piped standard output (non-blocking) once the reader has it open.
+    const script = (w: number) => `
+      import { constants, openSync } from 'node:fs';
+      import { LineSink } from ${JSON.stringify(join(import.meta.dirname, 'line-sink.ts'))};
+      let fd;
+      for (;;) {
+        try { fd = openSync(${JSON.stringify(fifo)}, constants.O_WRONLY | constants.O_NONBLOCK); break; }
+        catch (err) { if (err.code !== 'ENXIO') throw err; await new Promise((r) => setTimeout(r, 10)); }
+      }
+      const sink = new LineSink({ fd });
+      for (let i = 0; i < ${lines}; i++) sink.write(JSON.stringify({ w: ${w}, i, pad: 'p'.repeat((i * 37) % 400) }) + '\\n');
+      sink.end();
+      if (sink.droppedBytes) process.exit(2);`;
+    const children = Array.from({ length: writers }, (_, w) =>
+      spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script(w)], {
+        stdio: ['ignore', 'ignore', 'inherit'],
+      }),
+    );
+    expect(await Promise.all(children.map(exited))).toEqual(children.map(() => 0));
+    await exited(reader);
+    const next = Array.from({ length: writers }, () => 0);
+    for (const text of readFileSync(out, 'utf8').split('\n').slice(0, -1)) {
+      const { w, i } = JSON.parse(text) as { w: number; i: number };
+      expect(i).toBe(next[w]);
+      next[w]! += 1;
+    }
+    expect(next).toEqual(children.map(() => lines));
+  }, 30_000);
 
   it('ends a line a drop cut short before the next, so no two lines ever run together', async () => {
     const out = file();

@@ -1,6 +1,13 @@
 import { writeSync } from 'node:fs';
 
-/** Lines are written once this many bytes wait (or after `flushMs`): one write for many lines. */
+/**
+ * Lines are written once this many bytes wait (or after `flushMs`): one write for many lines, and
+ * never more than this in one write but for a single longer line. It is Linux's PIPE_BUF: a pipe
+ * write of at most that many bytes lands whole, never interleaved with another process's writes
+ * (a full non-blocking pipe refuses it whole rather than taking part of it), so the workers of
+ * `podium serve --workers N`, which share the primary's standard output, never cut each other's
+ * lines.
+ */
 const CHUNK_BYTES = 4096;
 /** The buffer: a chunk plus room for the line that fills it (lines larger than a third go alone). */
 const CAPACITY = 16 * 1024;
@@ -72,7 +79,14 @@ export class LineSink {
         return true;
       }
     }
-    this.used += this.buf.write(line, this.used, 'utf8');
+    const start = this.used;
+    const end = start + this.buf.write(line, start, 'utf8');
+    if (end > CHUNK_BYTES && start > 0) {
+      // The chunk would outgrow one atomic pipe write: the lines before this one go now.
+      this.flushSync();
+      this.buf.copyWithin(0, start, end);
+      this.used = end - start;
+    } else this.used = end;
     if (this.used >= CHUNK_BYTES || this.ended) this.flushSync();
     return true;
   }
