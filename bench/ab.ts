@@ -1,5 +1,5 @@
 /**
- * `npm run bench:ab -- <baseline-checkout> [go|imp|by-slug|by-id]`: this checkout's build against
+ * `npm run bench:ab -- <baseline-checkout> [go|imp|by-slug|by-id|resolve]`: this checkout's build against
  * another's, both serving at once, in many short pinned wrk runs that alternate between them
  * (A B, B A, …), on PGlite with the demo dataset each checkout builds itself. On this virtual
  * machine a build's CPU per response moves by up to 40 % from one run to the next, with the
@@ -22,11 +22,12 @@ import { median } from './lib/harness.ts';
 import { cpuMicros, load1 } from './lib/proc.ts';
 import { signTestP } from './lib/sign-test.ts';
 import { ensureWrk, type LoadSpec, runWrk } from './lib/wrk.ts';
+import { resolvePaths } from './scenarios/delivery.ts';
 import { UA } from './scenarios/tracking.ts';
 
 const log = (m: string) => process.stderr.write(`${m}\n`);
 const [baseArg, scenario = 'go'] = process.argv.slice(2);
-const SCENARIOS = ['go', 'imp', 'by-slug', 'by-id'];
+const SCENARIOS = ['go', 'imp', 'by-slug', 'by-id', 'resolve'];
 if (!baseArg || !SCENARIOS.includes(scenario)) {
   log(`usage: npm run bench:ab -- <baseline-checkout> [${SCENARIOS.join('|')}]`);
   process.exit(2);
@@ -48,6 +49,8 @@ interface Server {
   url: string;
   pid: number;
   info: FixtureInfo;
+  /** `resolve`: the paths its dataset answers 200 (`resolvePaths`). */
+  resolvePaths?: string[];
   stop(): Promise<void>;
 }
 
@@ -78,9 +81,11 @@ function load(s: Server): LoadSpec {
     return { paths: s.info.goSlugs.map((x) => `/${scenario}/${x}`), headers: { 'user-agent': UA } };
   return {
     paths:
-      scenario === 'by-slug'
-        ? s.info.slugs.map((x) => `/api/v1/toplists/by-slug/${x}`)
-        : s.info.ids.map((x) => `/api/v1/toplists/${x}`),
+      scenario === 'resolve'
+        ? s.resolvePaths!
+        : scenario === 'by-slug'
+          ? s.info.slugs.map((x) => `/api/v1/toplists/by-slug/${x}`)
+          : s.info.ids.map((x) => `/api/v1/toplists/${x}`),
     headers: { authorization: `Bearer ${s.info.siteToken}` },
   };
 }
@@ -99,6 +104,9 @@ const servers: Server[] = [];
 try {
   servers.push(await start('baseline', base, dir), await start('this', here, dir));
   const [a, b] = servers as [Server, Server];
+  if (scenario === 'resolve')
+    for (const s of servers)
+      s.resolvePaths = await resolvePaths(s.url, s.info.ids, { authorization: `Bearer ${s.info.siteToken}` });
   const run = async (s: Server, seconds = SECONDS) => {
     const c0 = cpuMicros(s.pid);
     const w = await runWrk(s.url, load(s), { seconds, connections: CONNECTIONS, dir });

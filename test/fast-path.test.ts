@@ -3,7 +3,7 @@ import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app.ts';
 import { type DemoTokens, loadDemo } from '../src/modules/catalog/demo.ts';
-import { BY_ID_ROUTE, BY_SLUG_ROUTE } from '../src/modules/delivery/fast-path.ts';
+import { BY_ID_ROUTE, BY_SLUG_ROUTE, RESOLVE_ROUTE } from '../src/modules/delivery/fast-path.ts';
 import { IMP_ROUTE } from '../src/modules/tracking/go-fast-path.ts';
 import { type HttpAnswer, httpRequest, type TestApp, testApp, untilGzipped } from './helpers.ts';
 
@@ -110,6 +110,7 @@ describe('toplist fast path (by slug, by id)', () => {
   let slug: string;
   let toplistId: number;
   let auth: Record<string, string>;
+  let family: { templateId: number; country: string; toplistId: number };
   const served = () => apps.served();
 
   beforeAll(async () => {
@@ -123,6 +124,12 @@ describe('toplist fast path (by slug, by id)', () => {
     );
     slug = row!.slug;
     toplistId = row!.id;
+    // A country variant of one of the site's geo families, as resolve picks it for its country.
+    const page = JSON.parse((await get(apps.fast, '/api/v1/toplists?per_page=100', auth)).body) as {
+      data: { id: number; template: { id: number }; geo: { geo_type: string; code: string } }[];
+    };
+    const variant = page.data.find((d) => d.geo.geo_type === 'country')!;
+    family = { templateId: variant.template.id, country: variant.geo.code, toplistId: variant.id };
   }, 120_000);
 
   afterAll(() => apps?.close());
@@ -135,6 +142,31 @@ describe('toplist fast path (by slug, by id)', () => {
     ['an unknown id (404)', '/api/v1/toplists/999999', {}],
     ['an id beyond the database integer (404)', '/api/v1/toplists/9999999999', {}],
     ['an id with a query string', '/api/v1/toplists/ID?x=1', {}],
+    [
+      'resolve with another parameter (strict query 400)',
+      '/api/v1/toplists/resolve?template_id=TEMPLATE&country=CC&x=1',
+      {},
+    ],
+    [
+      'resolve with a template id beyond the database integer (400)',
+      '/api/v1/toplists/resolve?template_id=2147483648&country=CC',
+      {},
+    ],
+    [
+      'resolve with a three-letter country (400)',
+      '/api/v1/toplists/resolve?template_id=TEMPLATE&country=SWE',
+      {},
+    ],
+    [
+      'resolve with a percent-encoded country',
+      '/api/v1/toplists/resolve?template_id=TEMPLATE&country=%53E',
+      {},
+    ],
+    [
+      'resolve of a family with no variant (404 with the reason)',
+      '/api/v1/toplists/resolve?template_id=999999&country=CC',
+      {},
+    ],
   ];
 
   it('answers a live toplist with the bytes and headers of the Fastify route, and counts it', async () => {
@@ -161,6 +193,27 @@ describe('toplist fast path (by slug, by id)', () => {
       route: BY_ID_ROUTE,
       status: 200,
     });
+  });
+
+  it("answers resolve with the visitor's variant, the bytes, headers and log route of the Fastify route, and counts it", async () => {
+    const { templateId, country } = family;
+    for (const query of [
+      `template_id=${templateId}&country=${country.toLowerCase()}`,
+      `country=${country}&template_id=${templateId}`,
+    ]) {
+      const before = await served();
+      apps.fastLines.length = 0;
+      const [a, b] = await apps.both(`/api/v1/toplists/resolve?${query}`, auth);
+      expect(a.status).toBe(200);
+      expect(JSON.parse(a.body).data.id).toBe(family.toplistId);
+      expectSameAnswer(a, b);
+      expect(await served()).toBe(before + 1);
+      await new Promise((r) => setTimeout(r, 50));
+      expect(apps.fastLines.find((l) => l.msg === 'request')).toMatchObject({
+        route: RESOLVE_ROUTE,
+        status: 200,
+      });
+    }
   });
 
   it('answers 304 to a matching If-None-Match like the route, and 200 to a stale one', async () => {
@@ -217,7 +270,11 @@ describe('toplist fast path (by slug, by id)', () => {
   });
 
   it.each(cases)('leaves %s to Fastify, same answer as the route', async (_name, template, extra, method) => {
-    const path = template.replace('SLUG', slug).replace('ID', String(toplistId));
+    const path = template
+      .replace('SLUG', slug)
+      .replace('ID', String(toplistId))
+      .replace('TEMPLATE', String(family.templateId))
+      .replace('CC', family.country);
     const before = await served();
     const [a, b] = await apps.both(path, { ...auth, ...extra }, method);
     expect(a.status).toBe(b.status);

@@ -92,6 +92,59 @@ export const byId = everyToplist(
   (f, i) => `/api/v1/toplists/${f.ids[i]}`,
 );
 
+/** A toplist's fields `resolvePaths` reads. */
+interface FamilyRow {
+  template: { id: number };
+  geo: { code: string; coveredCountries: string[] | null };
+}
+
+/**
+ * `/toplists/resolve` paths a visitor of the demo's geo families asks, each answered 200: per
+ * family, every country with a row of its own, every country a market covers, and `US` and `ZZ`
+ * (no country: the global row).
+ */
+export async function resolvePaths(
+  url: string,
+  ids: number[],
+  headers: Record<string, string>,
+): Promise<string[]> {
+  const candidates = new Set<string>();
+  for (const id of ids) {
+    const { data } = (await (await fetch(`${url}/api/v1/toplists/${id}`, { headers })).json()) as {
+      data: FamilyRow;
+    };
+    const countries = [data.geo.code, ...(data.geo.coveredCountries ?? []), 'US', 'ZZ'];
+    for (const c of countries)
+      candidates.add(`/api/v1/toplists/resolve?template_id=${data.template.id}&country=${c.toLowerCase()}`);
+  }
+  const paths: string[] = [];
+  for (const path of candidates) {
+    const res = await fetch(`${url}${path}`, { headers });
+    await res.arrayBuffer();
+    if (res.status === 200) paths.push(path);
+  }
+  return paths;
+}
+
+/**
+ * `GET /api/v1/toplists/resolve?template_id=…&country=…`, the one request per page view of a site
+ * that serves geo families by the visitor's country (docs/toplist-client.md), over the demo
+ * site's families and countries.
+ */
+export const resolve: Scenario = {
+  name: 'resolve',
+  about:
+    'GET /api/v1/toplists/resolve?template_id=…&country=… over the demo geo families and visitor countries',
+  async run(ctx) {
+    const fx = await ctx.fixture('demo', 'pglite');
+    const headers: Record<string, string> = { authorization: `Bearer ${fx.info.siteToken}` };
+    const paths = await resolvePaths(fx.podium.url, fx.info.ids, headers);
+    if (paths.length === 0) throw new Error('resolve: no visitor country of the demo families answers 200');
+    const line = await compare(ctx, 'resolve', fx, { paths, headers }, GOALS.demo);
+    return [{ ...line, paths: paths.length }];
+  },
+};
+
 /** `GET /api/v1/toplists?per_page=N&page=P`, every page of the demo site in turn (gzipped with `gzip`). */
 function pages(name: string, about: string, gzip: boolean): Scenario {
   return {

@@ -4,7 +4,7 @@
  * every scenario but those marked `byNameOnly`.
  */
 import type { Scenario } from '../lib/harness.ts';
-import { byId, bySlug, bySlugGzip, list, listGzip } from './delivery.ts';
+import { byId, bySlug, bySlugGzip, list, listGzip, resolve } from './delivery.ts';
 import { firstStart } from './first-start.ts';
 import { idle } from './idle.ts';
 import { clickBatch, docs, docsSearch, scale } from './others.ts';
@@ -16,6 +16,7 @@ export const SCENARIOS: Scenario[] = [
   bySlug,
   bySlugGzip,
   byId,
+  resolve,
   list,
   listGzip,
   go,

@@ -10,10 +10,17 @@ import type { DeliveryService, Rendered } from './service.ts';
 /** The route patterns the fast path answers, as the Fastify routes name them in logs and metrics. */
 export const BY_SLUG_ROUTE = '/api/v1/toplists/by-slug/:slug';
 export const BY_ID_ROUTE = '/api/v1/toplists/:id';
+export const RESOLVE_ROUTE = '/api/v1/toplists/resolve';
 const PREFIX = '/api/v1/toplists/';
 const SLUG_PREFIX = 'by-slug/';
+const RESOLVE_PREFIX = 'resolve?';
 /** Slugs that need no percent-decoding and fit Fastify's `maxParamLength` (200). */
 const PLAIN_SLUG = /^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/;
+/** The resolve query in its two plain spellings (the route's schema, no other parameter, no encoding). */
+const RESOLVE_QUERY = /^template_id=([1-9][0-9]{0,9})&country=([A-Za-z0-9]{2})$/;
+const RESOLVE_QUERY_COUNTRY_FIRST = /^country=([A-Za-z0-9]{2})&template_id=([1-9][0-9]{0,9})$/;
+/** The route's largest template id (a database integer). */
+const MAX_TEMPLATE_ID = 2147483647;
 /** The route's cache headers as writeHead's flat name/value list. */
 const CACHE_HEADER_LIST = Object.entries(CACHE_HEADERS).flat();
 
@@ -35,6 +42,34 @@ export interface SiteTokens {
    */
   knownSiteOn(connection: object, authorization: string): SitePrincipal | null | undefined;
 }
+
+/** A geo family and a visitor's country, as `GET /toplists/resolve` names a toplist. */
+interface ResolveKey {
+  templateId: number;
+  country: string;
+}
+
+/** What a request names: a toplist by slug (a string) or id (a number), or a family's variant. */
+type Key = string | number | ResolveKey;
+
+/** The toplist the rest of a path after PREFIX names in a form the fast path takes, else undefined. */
+function keyOf(rest: string): Key | undefined {
+  if (rest.startsWith(SLUG_PREFIX)) {
+    const slug = rest.slice(SLUG_PREFIX.length);
+    return PLAIN_SLUG.test(slug) ? slug : undefined;
+  }
+  if (TOPLIST_ID.test(rest)) return Number(rest);
+  if (!rest.startsWith(RESOLVE_PREFIX)) return undefined;
+  const query = rest.slice(RESOLVE_PREFIX.length);
+  const m = RESOLVE_QUERY.exec(query);
+  const swapped = m ? null : RESOLVE_QUERY_COUNTRY_FIRST.exec(query);
+  if (!m && !swapped) return undefined;
+  const templateId = Number(m ? m[1] : swapped![2]);
+  return templateId <= MAX_TEMPLATE_ID ? { templateId, country: m ? m[2]! : swapped![1]! } : undefined;
+}
+
+const routeOf = (key: Key) =>
+  typeof key === 'string' ? BY_SLUG_ROUTE : typeof key === 'number' ? BY_ID_ROUTE : RESOLVE_ROUTE;
 
 export interface FastPathDeps extends FastPathBase {
   tokens: SiteTokens;
@@ -59,12 +94,12 @@ export interface FastPathCounts {
   handedOver: number;
 }
 
-/** The counters every fast path (toplists by slug or id, /go clicks) adds to, exported as metrics. */
+/** The counters every fast path (toplists by slug, id or resolve, /go and /imp) adds to, exported as metrics. */
 export function fastPathCounts(metrics: Metrics): FastPathCounts {
   const counts: FastPathCounts = { served: 0, handedOver: 0 };
   metrics.counterFrom(
     'podium_http_fast_path_served_total',
-    'Toplist requests (by slug or id) and /go clicks answered by their fast path (the rest by the Fastify route)',
+    'Toplist requests (by slug, id or resolve), /go clicks and /imp impressions answered by their fast path (the rest by the Fastify route)',
     () => counts.served,
   );
   metrics.counterFrom(
@@ -76,10 +111,13 @@ export function fastPathCounts(metrics: Metrics): FastPathCounts {
 }
 
 /**
- * `GET /api/v1/toplists/by-slug/{slug}` and `/api/v1/toplists/{id}`, the API's hottest requests
- * (every page view of a publisher's site), answered without Fastify's routing, hook chain and
- * reply machinery in their plain case: no query string, a live site token, a live toplist. Everything else — a query
- * string, HEAD, a missing or unknown token, an unknown slug, a closing server, an error — goes to
+ * `GET /api/v1/toplists/by-slug/{slug}`, `/api/v1/toplists/{id}` and
+ * `/api/v1/toplists/resolve?template_id=…&country=…`, the API's hottest requests (every page view
+ * of a publisher's site, resolve for sites that pick a geo family's variant per visitor), answered
+ * without Fastify's routing, hook chain and reply machinery in their plain case: no query string
+ * (resolve: its two parameters alone, unencoded), a live site token, a live toplist (resolve: a
+ * variant picked). Everything else — another query string, HEAD, a missing or unknown token, an
+ * unknown slug, a family with no variant for the visitor, a closing server, an error — goes to
  * Fastify untouched, so every error and edge case has one implementation. The answer keeps what
  * the route does: the same bytes and headers (ETag, 304 on If-None-Match, cache headers), the
  * request id, the per-request log line and the metrics (test/fast-path.test.ts compares both
@@ -89,12 +127,8 @@ export function toplistFastPath(deps: FastPathDeps): FastPath {
   const { tokens, delivery, metrics, log, counts } = deps;
   return (req, res, fallback) => {
     if (!mayAnswer(req, PREFIX, deps)) return fallback();
-    const rest = req.url.slice(PREFIX.length);
-    let key: string | number;
-    if (rest.startsWith(SLUG_PREFIX) && PLAIN_SLUG.test(rest.slice(SLUG_PREFIX.length)))
-      key = rest.slice(SLUG_PREFIX.length);
-    else if (TOPLIST_ID.test(rest)) key = Number(rest);
-    else return fallback();
+    const key = keyOf(req.url.slice(PREFIX.length));
+    if (key === undefined) return fallback();
     const authorization = req.headers.authorization;
     if (authorization === undefined) return fallback();
     const started = performance.now();
@@ -107,7 +141,11 @@ export function toplistFastPath(deps: FastPathDeps): FastPath {
     // The common case, a known token and a loaded site, is answered here and now: no promise,
     // no microtask.
     const known = tokens.knownSiteOn(req.socket, authorization);
-    const found = known ? delivery.known(known.siteId, key) : undefined;
+    const found = known
+      ? typeof key === 'object'
+        ? delivery.knownResolve(known.siteId, key.templateId, key.country)
+        : delivery.known(known.siteId, key)
+      : undefined;
     if (known && found && Buffer.isBuffer(found.body)) {
       try {
         respond(req, res, known, key, found, started);
@@ -126,7 +164,7 @@ export function toplistFastPath(deps: FastPathDeps): FastPath {
     req: IncomingMessage,
     res: ServerResponse,
     token: string,
-    key: string | number,
+    key: Key,
     started: number,
   ): Promise<boolean> {
     const site = await tokens.verifySite(token);
@@ -134,8 +172,11 @@ export function toplistFastPath(deps: FastPathDeps): FastPath {
     const found =
       typeof key === 'string'
         ? await delivery.bySlug(site.siteId, key)
-        : await delivery.byId(site.siteId, key);
-    if (!found || !Buffer.isBuffer(found.body)) return false;
+        : typeof key === 'number'
+          ? await delivery.byId(site.siteId, key)
+          : await delivery.resolve(site.siteId, key.templateId, key.country);
+    // No variant for the visitor: the route's 404 says why.
+    if (!found || 'reason' in found || !Buffer.isBuffer(found.body)) return false;
     respond(req, res, site, key, found, started);
     return true;
   }
@@ -144,7 +185,7 @@ export function toplistFastPath(deps: FastPathDeps): FastPath {
     req: IncomingMessage,
     res: ServerResponse,
     site: SitePrincipal,
-    key: string | number,
+    key: Key,
     found: Rendered,
     started: number,
   ): void {
@@ -168,7 +209,7 @@ export function toplistFastPath(deps: FastPathDeps): FastPath {
     }
     counts.served++;
     const ms = performance.now() - started;
-    const route = typeof key === 'string' ? BY_SLUG_ROUTE : BY_ID_ROUTE;
+    const route = routeOf(key);
     metrics.observeHttp('GET', route, status, ms / 1000);
     logRequest(log, { reqId: id, method: 'GET', route, status, ms, siteId: site.siteId });
   }

@@ -235,10 +235,25 @@ export class DeliveryService {
    * same stored bytes and ETag as by-id.
    */
   async resolve(siteId: number, templateId: number, country: string): Promise<Rendered | NoVariant> {
+    return this.cascade(await this.siteSet(siteId), templateId, country);
+  }
+
+  /**
+   * `resolve` when the site's set is already in memory and the cascade picks a variant, else
+   * undefined (the async `resolve` tells why): the toplist fast path answers from it.
+   */
+  knownResolve(siteId: number, templateId: number, country: string): Rendered | undefined {
+    const set = this.loaded.get(siteId);
+    if (!set) return undefined;
+    const found = this.cascade(set, templateId, country);
+    if ('reason' in found) return undefined;
+    this.stats.hits++;
+    return found;
+  }
+
+  private cascade(set: SiteSet, templateId: number, country: string): Rendered | NoVariant {
     const nowMs = this.now().getTime();
-    const family = (await this.siteSet(siteId)).ordered.filter(
-      (e) => e.templateId === templateId && this.visible(e, nowMs),
-    );
+    const family = set.ordered.filter((e) => e.templateId === templateId && this.visible(e, nowMs));
     const code = country.trim().toUpperCase();
     const known = isCountryCode(code);
     const pick = (rows: LiveEntry[]): Rendered | NoVariant | undefined =>
