@@ -39,6 +39,8 @@ interface SiteSet {
   ordered: LiveEntry[];
   byId: Map<number, LiveEntry>;
   bySlug: Map<string, LiveEntry>;
+  /** Each geo family (template id) of the set: resolve reads only its own rows. */
+  byTemplate: Map<number, LiveEntry[]>;
 }
 
 /** A response body: one buffer, or parts written in order (large lists are never concatenated). */
@@ -182,10 +184,17 @@ export class DeliveryService {
         };
       })
       .sort((a, b) => b.updatedAtMs - a.updatedAtMs || b.id - a.id);
+    const byTemplate = new Map<number, LiveEntry[]>();
+    for (const e of ordered) {
+      const family = byTemplate.get(e.templateId);
+      if (family) family.push(e);
+      else byTemplate.set(e.templateId, [e]);
+    }
     return {
       ordered,
       byId: new Map(ordered.map((e) => [e.id, e])),
       bySlug: new Map(ordered.map((e) => [e.slug, e])),
+      byTemplate,
     };
   }
 
@@ -253,7 +262,7 @@ export class DeliveryService {
 
   private cascade(set: SiteSet, templateId: number, country: string): Rendered | NoVariant {
     const nowMs = this.now().getTime();
-    const family = set.ordered.filter((e) => e.templateId === templateId && this.visible(e, nowMs));
+    const family = (set.byTemplate.get(templateId) ?? []).filter((e) => this.visible(e, nowMs));
     const code = country.trim().toUpperCase();
     const known = isCountryCode(code);
     const pick = (rows: LiveEntry[]): Rendered | NoVariant | undefined =>
