@@ -136,24 +136,24 @@ describe('toplist fast path (by slug, by id)', () => {
 
   const cases: [string, string, Record<string, string>, string?][] = [
     ['unknown slug (404)', '/api/v1/toplists/by-slug/no-such-toplist', {}],
-    ['query string (strict query 400)', '/api/v1/toplists/by-slug/SLUG?x=1', {}],
+    ['a query string (the route ignores it)', '/api/v1/toplists/by-slug/SLUG?x=1', {}],
     ['percent-encoded slug', '/api/v1/toplists/by-slug/SLUG%2D', {}],
     ['HEAD', '/api/v1/toplists/by-slug/SLUG', {}, 'HEAD'],
     ['an unknown id (404)', '/api/v1/toplists/999999', {}],
     ['an id beyond the database integer (404)', '/api/v1/toplists/9999999999', {}],
     ['an id with a query string', '/api/v1/toplists/ID?x=1', {}],
     [
-      'resolve with another parameter (strict query 400)',
+      'resolve with another parameter (the route ignores it)',
       '/api/v1/toplists/resolve?template_id=TEMPLATE&country=CC&x=1',
       {},
     ],
     [
-      'resolve with a template id beyond the database integer (400)',
+      'resolve with a template id beyond the database integer (422)',
       '/api/v1/toplists/resolve?template_id=2147483648&country=CC',
       {},
     ],
     [
-      'resolve with a three-letter country (400)',
+      'resolve with a three-letter country (422)',
       '/api/v1/toplists/resolve?template_id=TEMPLATE&country=SWE',
       {},
     ],
