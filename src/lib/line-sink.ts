@@ -79,15 +79,19 @@ export class LineSink {
         return true;
       }
     }
+    // After a drop cut a line, the next chunk goes out behind a newline (writeAll): room for it.
+    // `cut` only changes in a write, which leaves at most this one line behind: only a single line
+    // that long on its own can pass 4 096 bytes with the newline (long lines are never atomic).
+    const limit = this.cut ? CHUNK_BYTES - 1 : CHUNK_BYTES;
     const start = this.used;
     const end = start + this.buf.write(line, start, 'utf8');
-    if (end > CHUNK_BYTES && start > 0) {
+    if (end > limit && start > 0) {
       // The chunk would outgrow one atomic pipe write: the lines before this one go now.
       this.flushSync();
       this.buf.copyWithin(0, start, end);
       this.used = end - start;
     } else this.used = end;
-    if (this.used >= CHUNK_BYTES || this.ended) this.flushSync();
+    if (this.used >= limit || this.ended) this.flushSync();
     return true;
   }
 
