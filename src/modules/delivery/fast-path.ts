@@ -5,6 +5,7 @@ import type { SitePrincipal } from '../../plugins/auth.ts';
 import { logRequest, requestId } from '../../plugins/request-log.ts';
 import type { Metrics } from '../ops/metrics.ts';
 import { CACHE_HEADERS, etagMatches, gzipBody, JSON_TYPE, TOPLIST_ID } from './routes.ts';
+import { ResolveQuerySchema } from './schemas.ts';
 import type { DeliveryService, Rendered } from './service.ts';
 
 /** The route patterns the fast path answers, as the Fastify routes name them in logs and metrics. */
@@ -19,8 +20,8 @@ const PLAIN_SLUG = /^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/;
 /** The resolve query in its two plain spellings (the route's schema, no other parameter, no encoding). */
 const RESOLVE_QUERY = /^template_id=([1-9][0-9]{0,9})&country=([A-Za-z0-9]{2})$/;
 const RESOLVE_QUERY_COUNTRY_FIRST = /^country=([A-Za-z0-9]{2})&template_id=([1-9][0-9]{0,9})$/;
-/** The route's largest template id (a database integer). */
-const MAX_TEMPLATE_ID = 2147483647;
+/** The route's largest template id (a database integer), as its query schema says. */
+const MAX_TEMPLATE_ID = ResolveQuerySchema.properties.template_id.maximum!;
 /** The route's cache headers as writeHead's flat name/value list. */
 const CACHE_HEADER_LIST = Object.entries(CACHE_HEADERS).flat();
 
