@@ -487,15 +487,26 @@ describe(`toplist delivery API (${DB_KIND})`, () => {
       ).toBe(200);
       expect((await get(`/api/v1/toplists/${id}`, site1)).statusCode).toBe(404);
       expect((await get('/api/v1/toplists/by-slug/best-casinos-dk', site1)).statusCode).toBe(404);
+      // The same list page at each instant: a page kept from before a window opened or closed
+      // must not be served after it.
+      const listed = async () =>
+        (await get('/api/v1/toplists?geo_type=country&geo_code=DK', site1))
+          .json()
+          .data.map((e: WireToplist) => e.id);
+      expect(await listed()).toEqual([]);
       t.clock.now = new Date(now + 5_400_000);
       expect((await get(`/api/v1/toplists/${id}`, site1)).statusCode).toBe(200);
+      expect(await listed()).toEqual([id]);
       t.clock.now = new Date(now + 7_200_000);
       expect((await get(`/api/v1/toplists/${id}`, site1)).statusCode).toBe(404);
-      const list = (await get('/api/v1/toplists?geo_type=country&geo_code=DK', site1)).json();
-      expect(list.meta.total).toBe(0);
+      expect(await listed()).toEqual([]);
+      t.clock.now = new Date(now + 5_400_000);
+      expect(await listed()).toEqual([id]);
       t.clock.now = new Date(now);
+      expect(await listed()).toEqual([]);
       await admin('PATCH', `/toplists/${id}`, { liveFrom: null, liveUntil: null });
       expect((await get(`/api/v1/toplists/${id}`, site1)).statusCode).toBe(200);
+      expect(await listed()).toEqual([id]);
     });
   });
 

@@ -8,6 +8,7 @@ import { pageMeta } from '../../lib/paging.ts';
 import { DATA_CLOSE, DATA_OPEN, type DeflatedDoc, deflatedDocs } from './deflated-docs.ts';
 import { DeliveryRepository } from './repository.ts';
 import type { WireBrand, WireOffer, WireSiteBrand, WireToplist } from './schemas.ts';
+import { SetMemo } from './set-memo.ts';
 
 /** One live edition of a site, held in memory with its stored wire bytes. */
 interface LiveEntry {
@@ -41,6 +42,8 @@ interface SiteSet {
   bySlug: Map<string, LiveEntry>;
   /** Each geo family (template id) of the set: resolve reads only its own rows. */
   byTemplate: Map<number, LiveEntry[]>;
+  /** List pages and the brands listing computed from the set, until a publish window opens or closes. */
+  memo: SetMemo;
 }
 
 /** A response body: one buffer, or parts written in order (large lists are never concatenated). */
@@ -195,6 +198,7 @@ export class DeliveryService {
       byId: new Map(ordered.map((e) => [e.id, e])),
       bySlug: new Map(ordered.map((e) => [e.slug, e])),
       byTemplate,
+      memo: new SetMemo(ordered.flatMap((e) => [e.liveFromMs, e.liveUntilMs].filter((ms) => ms !== null))),
     };
   }
 
@@ -278,10 +282,25 @@ export class DeliveryService {
     return found ?? { reason: known ? 'no_variant' : 'unknown_country', candidates: [] };
   }
 
-  /** One page of the site's visible toplists with `links` and `meta`. */
+  /**
+   * One page of the site's visible toplists with `links` and `meta`, built once per site set and
+   * publish window (a sync client walks every page on each run).
+   */
   async list(siteId: number, p: ListParams): Promise<Rendered> {
     const set = await this.siteSet(siteId);
     const nowMs = this.now().getTime();
+    const key = JSON.stringify([
+      'toplists',
+      p.templateId,
+      p.geoType,
+      p.geoCode?.toUpperCase(),
+      p.page,
+      p.perPage,
+    ]);
+    return set.memo.get(key, nowMs, () => this.listPage(set, p, nowMs));
+  }
+
+  private listPage(set: SiteSet, p: ListParams, nowMs: number): Rendered {
     const code = p.geoCode?.toUpperCase();
     const matching = set.ordered.filter(
       (e) =>
@@ -301,7 +320,9 @@ export class DeliveryService {
     });
     parts.push(tail);
     const etag = strongTag(`${onPage.map((e) => e.etag).join('.')}|${tail.toString('latin1')}`);
-    return { body: parts, etag, gzip: () => this.gzipList(onPage, tail) };
+    // Kept once every document of the page is deflated; until then each ask queues the rest.
+    let gzipped: Buffer[] | undefined;
+    return { body: parts, etag, gzip: () => (gzipped ??= this.gzipList(onPage, tail)) };
   }
 
   /** A page gzipped from its toplists' deflated documents, once all of them are (queues the rest). */
@@ -329,6 +350,36 @@ export class DeliveryService {
   async brands(siteId: number, p: { page: number; perPage: number }): Promise<Rendered> {
     const set = await this.siteSet(siteId);
     const nowMs = this.now().getTime();
+    return set.memo.get(
+      JSON.stringify(['brands', p.page, p.perPage]),
+      nowMs,
+      () => this.brandPage(set, p, nowMs),
+      (r) => (r.body as Buffer).length,
+    );
+  }
+
+  private brandPage(set: SiteSet, p: { page: number; perPage: number }, nowMs: number): Rendered {
+    // Every page reads the whole listing: built once per window, as its pages are.
+    const all = set.memo.get(JSON.stringify(['brands']), nowMs, () => this.allBrands(set, nowMs));
+    const meta = pageMeta(all.length, p.page, p.perPage);
+    const start = (p.page - 1) * p.perPage;
+    const body = Buffer.from(
+      JSON.stringify({
+        data: all.slice(start, start + p.perPage),
+        links: this.links('brands', p, meta.last_page),
+        meta,
+      }),
+    );
+    const etag = strongTag(body.toString('utf8'));
+    return {
+      body,
+      etag,
+      gzip: () => (body.length < GZIP_MIN_BYTES ? undefined : this.brandPages.get(etag, body)),
+    };
+  }
+
+  /** The brands of the set's visible toplists, A–Z, as every page of `GET /brands` lists them. */
+  private allBrands(set: SiteSet, nowMs: number): WireSiteBrand[] {
     const acc = new Map<
       number,
       {
@@ -377,21 +428,7 @@ export class DeliveryService {
           offersCount: offers.length,
         };
       });
-    const meta = pageMeta(all.length, p.page, p.perPage);
-    const start = (p.page - 1) * p.perPage;
-    const body = Buffer.from(
-      JSON.stringify({
-        data: all.slice(start, start + p.perPage),
-        links: this.links('brands', p, meta.last_page),
-        meta,
-      }),
-    );
-    const etag = strongTag(body.toString('utf8'));
-    return {
-      body,
-      etag,
-      gzip: () => (body.length < GZIP_MIN_BYTES ? undefined : this.brandPages.get(etag, body)),
-    };
+    return all;
   }
 
   private links(
