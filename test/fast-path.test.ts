@@ -3,7 +3,7 @@ import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app.ts';
 import { type DemoTokens, loadDemo } from '../src/modules/catalog/demo.ts';
-import { BY_ID_ROUTE, BY_SLUG_ROUTE, RESOLVE_ROUTE } from '../src/modules/delivery/fast-path.ts';
+import { BY_ID_ROUTE, BY_SLUG_ROUTE, LIST_ROUTE, RESOLVE_ROUTE } from '../src/modules/delivery/fast-path.ts';
 import { IMP_ROUTE } from '../src/modules/tracking/go-fast-path.ts';
 import { type HttpAnswer, httpRequest, type TestApp, testApp, untilGzipped } from './helpers.ts';
 
@@ -103,7 +103,7 @@ async function pairOfApps() {
   };
 }
 
-describe('toplist fast path (by slug, by id)', () => {
+describe('toplist fast path (by slug, by id, resolve, list pages)', () => {
   let apps: Awaited<ReturnType<typeof pairOfApps>>;
   let t: TestApp;
   let demo: DemoTokens;
@@ -167,6 +167,17 @@ describe('toplist fast path (by slug, by id)', () => {
       '/api/v1/toplists/resolve?template_id=999999&country=CC',
       {},
     ],
+    ['a list page 0 (422)', '/api/v1/toplists?page=0', {}],
+    ['a list page beyond the schema (422)', '/api/v1/toplists?page=1000001', {}],
+    ['a list page of 101 (422)', '/api/v1/toplists?per_page=101', {}],
+    ['a list page given twice (422)', '/api/v1/toplists?page=1&page=2', {}],
+    ['a list page size with a leading zero', '/api/v1/toplists?per_page=05', {}],
+    ['a list filtered by template', '/api/v1/toplists?template_id=TEMPLATE&per_page=5', {}],
+    ['a list filtered by geo', '/api/v1/toplists?geo_type=country&geo_code=CC', {}],
+    ['a list with another parameter (the route ignores it)', '/api/v1/toplists?per_page=5&x=1', {}],
+    ['a percent-encoded list page', '/api/v1/toplists?page=%32', {}],
+    ['a path that only starts like the list', '/api/v1/toplistsx', {}],
+    ['HEAD of a list page', '/api/v1/toplists?per_page=5', {}, 'HEAD'],
   ];
 
   it('answers a live toplist with the bytes and headers of the Fastify route, and counts it', async () => {
@@ -213,6 +224,54 @@ describe('toplist fast path (by slug, by id)', () => {
         route: RESOLVE_ROUTE,
         status: 200,
       });
+    }
+  });
+
+  it('answers pages of the list with the bytes, headers and log route of the Fastify route, and counts them', async () => {
+    const pages = [
+      '',
+      '?',
+      '?per_page=5',
+      '?page=2',
+      '?per_page=5&page=3',
+      '?page=3&per_page=5',
+      '?page=999',
+    ];
+    for (const query of pages) {
+      const before = await served();
+      apps.fastLines.length = 0;
+      const [a, b] = await apps.both(`/api/v1/toplists${query}`, auth);
+      expect(a.status).toBe(200);
+      expectSameAnswer(a, b);
+      expect(await served()).toBe(before + 1);
+      await new Promise((r) => setTimeout(r, 50));
+      expect(apps.fastLines.find((l) => l.msg === 'request')).toMatchObject({
+        route: LIST_ROUTE,
+        status: 200,
+      });
+    }
+    const third = JSON.parse((await get(apps.fast, '/api/v1/toplists?page=3&per_page=5', auth)).body);
+    expect(third.meta).toMatchObject({ current_page: 3, per_page: 5, from: 11, to: 15 });
+    expect(third.data).toHaveLength(5);
+  });
+
+  it('gzips a list page like the route, and answers its ETag with 304', async () => {
+    const path = '/api/v1/toplists?per_page=20&page=2';
+    const plain = await get(apps.fast, path, auth);
+    const gz = { ...auth, 'accept-encoding': 'gzip' };
+    const zipped = await untilGzipped(apps.fast, path, gz);
+    expect(gunzipSync(zipped!.body).toString()).toBe(plain.body);
+    expect(zipped!.headers['content-length']).toBe(String(zipped!.body.length));
+    const viaRoute = await untilGzipped(apps.slowUrl, path, gz);
+    expect(viaRoute?.body.equals(zipped!.body)).toBe(true);
+    expect(comparable(viaRoute!.headers)).toEqual(comparable(zipped!.headers));
+    for (const headers of [
+      { ...auth, 'if-none-match': plain.headers.etag as string },
+      { ...gz, 'if-none-match': zipped!.headers.etag as string },
+    ]) {
+      const [a, b] = await apps.both(path, headers);
+      expect(a.status).toBe(304);
+      expectSameAnswer(a, b);
     }
   });
 

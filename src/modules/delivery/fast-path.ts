@@ -1,18 +1,20 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyBaseLogger } from 'fastify';
+import { DEFAULT_PER_PAGE } from '../../lib/paging.ts';
 import { parseBearer } from '../../lib/tokens.ts';
 import type { SitePrincipal } from '../../plugins/auth.ts';
 import { logRequest, requestId } from '../../plugins/request-log.ts';
 import type { Metrics } from '../ops/metrics.ts';
 import { CACHE_HEADERS, etagMatches, gzipBody, JSON_TYPE, TOPLIST_ID } from './routes.ts';
-import { ResolveQuerySchema } from './schemas.ts';
+import { ListQuerySchema, ResolveQuerySchema } from './schemas.ts';
 import type { DeliveryService, Rendered } from './service.ts';
 
 /** The route patterns the fast path answers, as the Fastify routes name them in logs and metrics. */
 export const BY_SLUG_ROUTE = '/api/v1/toplists/by-slug/:slug';
 export const BY_ID_ROUTE = '/api/v1/toplists/:id';
 export const RESOLVE_ROUTE = '/api/v1/toplists/resolve';
-const PREFIX = '/api/v1/toplists/';
+export const LIST_ROUTE = '/api/v1/toplists';
+const PREFIX = '/api/v1/toplists';
 const SLUG_PREFIX = 'by-slug/';
 const RESOLVE_PREFIX = 'resolve?';
 /** Slugs that need no percent-decoding and fit Fastify's `maxParamLength` (200). */
@@ -22,6 +24,11 @@ const RESOLVE_QUERY = /^template_id=([1-9][0-9]{0,9})&country=([A-Za-z0-9]{2})$/
 const RESOLVE_QUERY_COUNTRY_FIRST = /^country=([A-Za-z0-9]{2})&template_id=([1-9][0-9]{0,9})$/;
 /** The route's largest template id (a database integer), as its query schema says. */
 const MAX_TEMPLATE_ID = ResolveQuerySchema.properties.template_id.maximum!;
+/** A list query of `page` and `per_page` alone, each at most once, in plain digits (either order). */
+const LIST_QUERY = /^(?:(page|per_page)=([1-9][0-9]{0,6})(?:&(page|per_page)=([1-9][0-9]{0,6}))?)?$/;
+/** The list route's largest page and page size, as its query schema says. */
+const MAX_PAGE = ListQuerySchema.properties.page.maximum!;
+const MAX_PER_PAGE = ListQuerySchema.properties.per_page.maximum!;
 /** The route's cache headers as writeHead's flat name/value list. */
 const CACHE_HEADER_LIST = Object.entries(CACHE_HEADERS).flat();
 
@@ -50,11 +57,23 @@ interface ResolveKey {
   country: string;
 }
 
-/** What a request names: a toplist by slug (a string) or id (a number), or a family's variant. */
-type Key = string | number | ResolveKey;
+/** A page of the site's toplists, as `GET /toplists?page=…&per_page=…` names it. */
+interface ListKey {
+  page: number;
+  perPage: number;
+}
 
-/** The toplist the rest of a path after PREFIX names in a form the fast path takes, else undefined. */
-function keyOf(rest: string): Key | undefined {
+/**
+ * What a request names: a toplist by slug (a string) or id (a number), a family's variant, or a
+ * page of the list.
+ */
+type Key = string | number | ResolveKey | ListKey;
+
+/** What the rest of a path after PREFIX names in a form the fast path takes, else undefined. */
+function keyOf(afterPrefix: string): Key | undefined {
+  if (afterPrefix === '' || afterPrefix.startsWith('?')) return listKeyOf(afterPrefix.slice(1));
+  if (!afterPrefix.startsWith('/')) return undefined;
+  const rest = afterPrefix.slice(1);
   if (rest.startsWith(SLUG_PREFIX)) {
     const slug = rest.slice(SLUG_PREFIX.length);
     return PLAIN_SLUG.test(slug) ? slug : undefined;
@@ -69,8 +88,31 @@ function keyOf(rest: string): Key | undefined {
   return templateId <= MAX_TEMPLATE_ID ? { templateId, country: m ? m[2]! : swapped![1]! } : undefined;
 }
 
+/** The list page a query names (no other parameter, none twice, within the schema's bounds). */
+function listKeyOf(query: string): ListKey | undefined {
+  const m = LIST_QUERY.exec(query);
+  if (!m || (m[3] !== undefined && m[3] === m[1])) return undefined;
+  const key = { page: 1, perPage: DEFAULT_PER_PAGE };
+  for (const [name, value] of [
+    [m[1], m[2]],
+    [m[3], m[4]],
+  ]) {
+    if (name === 'page') key.page = Number(value);
+    else if (name === 'per_page') key.perPage = Number(value);
+  }
+  return key.page <= MAX_PAGE && key.perPage <= MAX_PER_PAGE ? key : undefined;
+}
+
+const isList = (key: Key): key is ListKey => typeof key === 'object' && 'perPage' in key;
+
 const routeOf = (key: Key) =>
-  typeof key === 'string' ? BY_SLUG_ROUTE : typeof key === 'number' ? BY_ID_ROUTE : RESOLVE_ROUTE;
+  typeof key === 'string'
+    ? BY_SLUG_ROUTE
+    : typeof key === 'number'
+      ? BY_ID_ROUTE
+      : isList(key)
+        ? LIST_ROUTE
+        : RESOLVE_ROUTE;
 
 export interface FastPathDeps extends FastPathBase {
   tokens: SiteTokens;
@@ -95,12 +137,12 @@ export interface FastPathCounts {
   handedOver: number;
 }
 
-/** The counters every fast path (toplists by slug, id or resolve, /go and /imp) adds to, exported as metrics. */
+/** The counters every fast path (toplists by slug, id, resolve or list page, /go and /imp) adds to, exported as metrics. */
 export function fastPathCounts(metrics: Metrics): FastPathCounts {
   const counts: FastPathCounts = { served: 0, handedOver: 0 };
   metrics.counterFrom(
     'podium_http_fast_path_served_total',
-    'Toplist requests (by slug, id or resolve), /go clicks and /imp impressions answered by their fast path (the rest by the Fastify route)',
+    'Toplist requests (by slug, id, resolve or a list page), /go clicks and /imp impressions answered by their fast path (the rest by the Fastify route)',
     () => counts.served,
   );
   metrics.counterFrom(
@@ -112,12 +154,13 @@ export function fastPathCounts(metrics: Metrics): FastPathCounts {
 }
 
 /**
- * `GET /api/v1/toplists/by-slug/{slug}`, `/api/v1/toplists/{id}` and
- * `/api/v1/toplists/resolve?template_id=…&country=…`, the API's hottest requests (every page view
- * of a publisher's site, resolve for sites that pick a geo family's variant per visitor), answered
- * without Fastify's routing, hook chain and reply machinery in their plain case: no query string
- * (resolve: its two parameters alone, unencoded), a live site token, a live toplist (resolve: a
- * variant picked). Everything else — another query string, HEAD, a missing or unknown token, an
+ * `GET /api/v1/toplists/by-slug/{slug}`, `/api/v1/toplists/{id}`,
+ * `/api/v1/toplists/resolve?template_id=…&country=…` and `/api/v1/toplists?page=…&per_page=…`,
+ * the API's hottest requests (every page view of a publisher's site, resolve for sites that pick a
+ * geo family's variant per visitor, the list pages a sync client walks), answered without
+ * Fastify's routing, hook chain and reply machinery in their plain case: no query string
+ * (resolve: its two parameters alone, unencoded; the list: `page` and `per_page` alone, in plain
+ * digits), a live site token, a live toplist (resolve: a variant picked). Everything else — another query string, HEAD, a missing or unknown token, an
  * unknown slug, a family with no variant for the visitor, a closing server, an error — goes to
  * Fastify untouched, so every error and edge case has one implementation. The answer keeps what
  * the route does: the same bytes and headers (ETag, 304 on If-None-Match, cache headers), the
@@ -143,11 +186,13 @@ export function toplistFastPath(deps: FastPathDeps): FastPath {
     // no microtask.
     const known = tokens.knownSiteOn(req.socket, authorization);
     const found = known
-      ? typeof key === 'object'
-        ? delivery.knownResolve(known.siteId, key.templateId, key.country)
-        : delivery.known(known.siteId, key)
+      ? typeof key !== 'object'
+        ? delivery.known(known.siteId, key)
+        : isList(key)
+          ? delivery.knownList(known.siteId, key)
+          : delivery.knownResolve(known.siteId, key.templateId, key.country)
       : undefined;
-    if (known && found && Buffer.isBuffer(found.body)) {
+    if (known && found) {
       try {
         respond(req, res, known, key, found, started);
       } catch (err) {
@@ -175,9 +220,11 @@ export function toplistFastPath(deps: FastPathDeps): FastPath {
         ? await delivery.bySlug(site.siteId, key)
         : typeof key === 'number'
           ? await delivery.byId(site.siteId, key)
-          : await delivery.resolve(site.siteId, key.templateId, key.country);
+          : isList(key)
+            ? await delivery.list(site.siteId, key)
+            : await delivery.resolve(site.siteId, key.templateId, key.country);
     // No variant for the visitor: the route's 404 says why.
-    if (!found || 'reason' in found || !Buffer.isBuffer(found.body)) return false;
+    if (!found || 'reason' in found) return false;
     respond(req, res, site, key, found, started);
     return true;
   }
@@ -190,9 +237,9 @@ export function toplistFastPath(deps: FastPathDeps): FastPath {
     found: Rendered,
     started: number,
   ): void {
-    // A single toplist's gzip body is one buffer, like its stored bytes.
-    const gzip = gzipBody(found, req.headers['accept-encoding']) as Buffer | undefined;
-    const body = gzip ?? (found.body as Buffer);
+    const gzip = gzipBody(found, req.headers['accept-encoding']);
+    // A single toplist is one buffer; a page of the list its toplists' buffers, written as they are.
+    const body = gzip ?? found.body;
     const id = requestId(req);
     // One list to writeHead: setHeader per header stored and checked each twice over.
     const head = ['x-request-id', id, 'etag', gzip ? `W/${found.etag}` : found.etag, ...CACHE_HEADER_LIST];
@@ -204,9 +251,19 @@ export function toplistFastPath(deps: FastPathDeps): FastPath {
     } else {
       head.push('content-type', JSON_TYPE);
       if (gzip) head.push('content-encoding', 'gzip');
-      head.push('content-length', String(body.length));
-      res.writeHead(200, head);
-      res.end(body);
+      if (Buffer.isBuffer(body)) {
+        head.push('content-length', String(body.length));
+        res.writeHead(200, head);
+        res.end(body);
+      } else {
+        head.push('content-length', String(body.reduce((n, b) => n + b.length, 0)));
+        res.writeHead(200, head);
+        // One writev for the page, as the route writes it.
+        res.cork();
+        for (const part of body) res.write(part);
+        res.end();
+        res.uncork();
+      }
     }
     counts.served++;
     const ms = performance.now() - started;

@@ -287,7 +287,16 @@ export class DeliveryService {
    * publish window (a sync client walks every page on each run).
    */
   async list(siteId: number, p: ListParams): Promise<Rendered> {
-    const set = await this.siteSet(siteId);
+    return this.listOf(await this.siteSet(siteId), p);
+  }
+
+  /** `list` when the site's set is already in memory, else undefined: the toplist fast path answers from it. */
+  knownList(siteId: number, p: ListParams): Rendered | undefined {
+    const set = this.loaded.get(siteId);
+    return set && this.listOf(set, p);
+  }
+
+  private listOf(set: SiteSet, p: ListParams): Rendered {
     const nowMs = this.now().getTime();
     const key = JSON.stringify([
       'toplists',
