@@ -145,8 +145,11 @@ export const resolve: Scenario = {
   },
 };
 
-/** `GET /api/v1/toplists?per_page=N&page=P`, every page of the demo site in turn (gzipped with `gzip`). */
-function pages(name: string, about: string, gzip: boolean): Scenario {
+/**
+ * `GET /api/v1/{resource}?per_page=N&page=P`, every page of the demo site in turn (gzipped with
+ * `gzip`), at pages of 15 and of 100.
+ */
+function pages(name: string, about: string, resource: 'toplists' | 'brands', gzip: boolean): Scenario {
   return {
     name,
     about,
@@ -156,10 +159,11 @@ function pages(name: string, about: string, gzip: boolean): Scenario {
       if (gzip) headers['accept-encoding'] = 'gzip';
       const out = [];
       for (const perPage of [15, 100]) {
-        const count = Math.ceil(fx.info.slugs.length / perPage);
+        const first = await fetch(`${fx.podium.url}/api/v1/${resource}?per_page=${perPage}`, { headers });
+        const { meta } = (await first.json()) as { meta: { last_page: number } };
         const paths = Array.from(
-          { length: count },
-          (_, p) => `/api/v1/toplists?per_page=${perPage}&page=${p + 1}`,
+          { length: meta.last_page },
+          (_, p) => `/api/v1/${resource}?per_page=${perPage}&page=${p + 1}`,
         );
         if (gzip) await primeGzip(fx.podium.url, paths, headers);
         const line = await compare(ctx, `${name}-${perPage}`, fx, { paths, headers }, undefined);
@@ -170,11 +174,25 @@ function pages(name: string, about: string, gzip: boolean): Scenario {
   };
 }
 
-export const list = pages('list', 'GET /api/v1/toplists pages of 15 and of 100 on the demo site', false);
+export const list = pages(
+  'list',
+  'GET /api/v1/toplists pages of 15 and of 100 on the demo site',
+  'toplists',
+  false,
+);
 
 /** The pages for a client that accepts gzip: joined from the toplists' deflated documents. */
 export const listGzip = pages(
   'list-gzip',
   'GET /api/v1/toplists pages of 15 and of 100 on the demo site, with Accept-Encoding: gzip',
+  'toplists',
+  true,
+);
+
+/** The brands a sync client walks beside the toplists, gzipped as WordPress's HTTP API asks. */
+export const brands = pages(
+  'brands',
+  'GET /api/v1/brands pages of 15 and of 100 on the demo site, with Accept-Encoding: gzip',
+  'brands',
   true,
 );

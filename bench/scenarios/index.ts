@@ -4,7 +4,7 @@
  * every scenario but those marked `byNameOnly`.
  */
 import type { Scenario } from '../lib/harness.ts';
-import { byId, bySlug, bySlugGzip, list, listGzip, resolve } from './delivery.ts';
+import { brands, byId, bySlug, bySlugGzip, list, listGzip, resolve } from './delivery.ts';
 import { firstStart } from './first-start.ts';
 import { idle } from './idle.ts';
 import { clickBatch, docs, docsSearch, scale } from './others.ts';
@@ -19,6 +19,7 @@ export const SCENARIOS: Scenario[] = [
   resolve,
   list,
   listGzip,
+  brands,
   go,
   imp,
   postbacks,
