@@ -8,7 +8,7 @@ import { pageMeta } from '../../lib/paging.ts';
 import { DATA_CLOSE, DATA_OPEN, type DeflatedDoc, deflatedDocs } from './deflated-docs.ts';
 import { DeliveryRepository } from './repository.ts';
 import type { WireBrand, WireOffer, WireSiteBrand, WireToplist } from './schemas.ts';
-import { SetMemo } from './set-memo.ts';
+import { MEMO_BUDGET_BYTES, MemoBudget, SetMemo } from './set-memo.ts';
 
 /** One live edition of a site, held in memory with its stored wire bytes. */
 interface LiveEntry {
@@ -97,6 +97,8 @@ export class DeliveryService {
   private readonly deflated: LazyDeflate<DeflatedDoc>;
   /** Pages of brands gzipped, by ETag (a hash of the page's bytes): built per request, compressed once. */
   private readonly brandPages: LazyDeflate<Buffer>;
+  /** What every site set's memo of pages may hold together. */
+  private readonly memoBudget = new MemoBudget(MEMO_BUDGET_BYTES);
 
   constructor(
     db: Db,
@@ -123,6 +125,7 @@ export class DeliveryService {
 
   invalidate(siteId: number): void {
     this.generations.set(siteId, (this.generations.get(siteId) ?? 0) + 1);
+    this.loaded.get(siteId)?.memo.clear();
     this.sets.delete(siteId);
     this.loaded.delete(siteId);
   }
@@ -198,7 +201,10 @@ export class DeliveryService {
       byId: new Map(ordered.map((e) => [e.id, e])),
       bySlug: new Map(ordered.map((e) => [e.slug, e])),
       byTemplate,
-      memo: new SetMemo(ordered.flatMap((e) => [e.liveFromMs, e.liveUntilMs].filter((ms) => ms !== null))),
+      memo: new SetMemo(
+        ordered.flatMap((e) => [e.liveFromMs, e.liveUntilMs].filter((ms) => ms !== null)),
+        this.memoBudget,
+      ),
     };
   }
 
@@ -293,7 +299,9 @@ export class DeliveryService {
   /** `list` when the site's set is already in memory, else undefined: the toplist fast path answers from it. */
   knownList(siteId: number, p: ListParams): Rendered | undefined {
     const set = this.loaded.get(siteId);
-    return set && this.listOf(set, p);
+    if (!set) return undefined;
+    this.stats.hits++;
+    return this.listOf(set, p);
   }
 
   private listOf(set: SiteSet, p: ListParams): Rendered {
@@ -306,7 +314,9 @@ export class DeliveryService {
       p.page,
       p.perPage,
     ]);
-    return set.memo.get(key, nowMs, () => this.listPage(set, p, nowMs));
+    // The page's toplists are the set's own buffers: it holds its tail and the list of parts.
+    const size = (r: Rendered) => (r.body as Buffer[]).at(-1)!.length + 8 * (r.body as Buffer[]).length;
+    return set.memo.get(key, nowMs, () => this.listPage(set, p, nowMs), size);
   }
 
   private listPage(set: SiteSet, p: ListParams, nowMs: number): Rendered {
@@ -329,9 +339,16 @@ export class DeliveryService {
     });
     parts.push(tail);
     const etag = strongTag(`${onPage.map((e) => e.etag).join('.')}|${tail.toString('latin1')}`);
-    // Kept once every document of the page is deflated; until then each ask queues the rest.
+    // Kept once every document of the page is deflated (until then each ask queues the rest), and
+    // counted then: the page holds its toplists' deflated bytes even once their store drops them.
     let gzipped: Buffer[] | undefined;
-    return { body: parts, etag, gzip: () => (gzipped ??= this.gzipList(onPage, tail)) };
+    const gzip = () => {
+      if (gzipped) return gzipped;
+      gzipped = this.gzipList(onPage, tail);
+      if (gzipped) set.memo.charge(gzipped.reduce((n, b) => n + b.length, 0));
+      return gzipped;
+    };
+    return { body: parts, etag, gzip };
   }
 
   /** A page gzipped from its toplists' deflated documents, once all of them are (queues the rest). */
@@ -369,7 +386,13 @@ export class DeliveryService {
 
   private brandPage(set: SiteSet, p: { page: number; perPage: number }, nowMs: number): Rendered {
     // Every page reads the whole listing: built once per window, as its pages are.
-    const all = set.memo.get(JSON.stringify(['brands']), nowMs, () => this.allBrands(set, nowMs));
+    const all = set.memo.get(
+      JSON.stringify(['brands']),
+      nowMs,
+      () => this.allBrands(set, nowMs),
+      // Its objects as JSON is about what they hold beyond the parsed toplists they point into.
+      (brands) => JSON.stringify(brands).length,
+    );
     const meta = pageMeta(all.length, p.page, p.perPage);
     const start = (p.page - 1) * p.perPage;
     const body = Buffer.from(
