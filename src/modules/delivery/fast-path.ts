@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyBaseLogger } from 'fastify';
+import { endWithParts, lengthOf } from '../../lib/buffer-parts.ts';
 import { DEFAULT_PER_PAGE } from '../../lib/paging.ts';
 import { parseBearer } from '../../lib/tokens.ts';
 import type { SitePrincipal } from '../../plugins/auth.ts';
@@ -257,13 +258,9 @@ export function toplistFastPath(deps: FastPathDeps): FastPath {
         res.writeHead(200, head);
         res.end(body);
       } else {
-        head.push('content-length', String(body.reduce((n, b) => n + b.length, 0)));
+        head.push('content-length', String(lengthOf(body)));
         res.writeHead(200, head);
-        // One writev for the page, as the route writes it.
-        res.cork();
-        for (const part of body) res.write(part);
-        res.end();
-        res.uncork();
+        endWithParts(res, body);
       }
     }
     counts.served++;

@@ -4,6 +4,7 @@ import { Type as T } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../config.ts';
 import { acceptsGzip } from '../../lib/accept-encoding.ts';
+import { endWithParts, lengthOf } from '../../lib/buffer-parts.ts';
 import { AppError, invalidField, notFound } from '../../lib/errors.ts';
 import { DEFAULT_PER_PAGE } from '../../lib/paging.ts';
 import { type Authenticator, requireSite } from '../../plugins/auth.ts';
@@ -52,19 +53,13 @@ function send(request: FastifyRequest, reply: FastifyReply, r: Rendered): Fastif
   if (gzip) reply.header('content-encoding', 'gzip');
   const body = gzip ?? r.body;
   if (Buffer.isBuffer(body)) return reply.send(body);
-  // A page is the stored buffers of its toplists (a 100-toplist page can be ~20 MB): written as
-  // they are, corked into one writev, neither copied into one buffer nor piped as a stream (a
-  // write with its stream events per part: 200 µs of a 15-toplist page's 260, bench/README.md).
-  // Hijacked replies keep Fastify's headers (below) and still run the onResponse hooks (log line,
-  // metrics), which listen on the raw response; onSend hooks do not run (none is registered in
-  // this scope: one added later must handle list pages itself).
+  // A page is the stored buffers of its toplists (a 100-toplist page can be ~20 MB), written as
+  // they are. Hijacked replies keep Fastify's headers (below) and still run the onResponse hooks
+  // (log line, metrics), which listen on the raw response; onSend hooks do not run (none is
+  // registered in this scope: one added later must handle list pages itself).
   const res = reply.hijack().raw;
-  const length = body.reduce((n, b) => n + b.length, 0);
-  res.writeHead(200, { ...(reply.getHeaders() as OutgoingHttpHeaders), 'content-length': length });
-  res.cork();
-  for (const part of body) res.write(part);
-  res.end();
-  res.uncork();
+  res.writeHead(200, { ...(reply.getHeaders() as OutgoingHttpHeaders), 'content-length': lengthOf(body) });
+  endWithParts(res, body);
   return reply;
 }
 

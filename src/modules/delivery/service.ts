@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { ChangeBus } from '../../db/changes.ts';
 import type { Db } from '../../db/index.ts';
+import { lengthOf } from '../../lib/buffer-parts.ts';
 import { isCountryCode } from '../../lib/geo.ts';
 import { type DeflatedPart, gzipOf, storedPart } from '../../lib/gzip-parts.ts';
 import { GZIP_MIN_BYTES, type LazyDeflate, wholeGzipStore } from '../../lib/lazy-deflate.ts';
@@ -345,7 +346,7 @@ export class DeliveryService {
     const gzip = () => {
       if (gzipped) return gzipped;
       gzipped = this.gzipList(onPage, tail);
-      if (gzipped) set.memo.charge(gzipped.reduce((n, b) => n + b.length, 0));
+      if (gzipped) set.memo.charge(lengthOf(gzipped));
       return gzipped;
     };
     return { body: parts, etag, gzip };
