@@ -88,6 +88,11 @@ async function pairOfApps() {
       await get(fast, path, headers, method),
       await get(slow, path, headers, method),
     ],
+    /** The fast app's request log line, once it is written (the sink writes after the answer). */
+    requestLine: async () => {
+      await new Promise((r) => setTimeout(r, 50));
+      return fastLines.find((l) => l.msg === 'request');
+    },
     /** The fast paths' served counter. */
     served: async () => {
       const text = await quick.services.metrics.registry.getSingleMetricAsString(
@@ -199,8 +204,7 @@ describe('toplist fast path (by slug, by id, resolve, list pages)', () => {
     expect(JSON.parse(a.body).data.slug).toBe(slug);
     expectSameAnswer(a, b);
     expect(await served()).toBe(before + 1);
-    await new Promise((r) => setTimeout(r, 50));
-    expect(apps.fastLines.find((l) => l.msg === 'request')).toMatchObject({
+    expect(await apps.requestLine()).toMatchObject({
       route: BY_ID_ROUTE,
       status: 200,
     });
@@ -219,8 +223,7 @@ describe('toplist fast path (by slug, by id, resolve, list pages)', () => {
       expect(JSON.parse(a.body).data.id).toBe(family.toplistId);
       expectSameAnswer(a, b);
       expect(await served()).toBe(before + 1);
-      await new Promise((r) => setTimeout(r, 50));
-      expect(apps.fastLines.find((l) => l.msg === 'request')).toMatchObject({
+      expect(await apps.requestLine()).toMatchObject({
         route: RESOLVE_ROUTE,
         status: 200,
       });
@@ -244,8 +247,7 @@ describe('toplist fast path (by slug, by id, resolve, list pages)', () => {
       expect(a.status).toBe(200);
       expectSameAnswer(a, b);
       expect(await served()).toBe(before + 1);
-      await new Promise((r) => setTimeout(r, 50));
-      expect(apps.fastLines.find((l) => l.msg === 'request')).toMatchObject({
+      expect(await apps.requestLine()).toMatchObject({
         route: LIST_ROUTE,
         status: 200,
       });
@@ -332,8 +334,7 @@ describe('toplist fast path (by slug, by id, resolve, list pages)', () => {
     apps.fastLines.length = 0;
     const [a] = await apps.both(path, { ...auth, 'x-request-id': 'edge-7' });
     expect(a.headers['x-request-id']).toBe('edge-7');
-    await new Promise((r) => setTimeout(r, 50));
-    const line = apps.fastLines.find((l) => l.msg === 'request');
+    const line = await apps.requestLine();
     expect(line).toMatchObject({ reqId: 'edge-7', route: BY_SLUG_ROUTE, status: 200, method: 'GET' });
     expect(line!.siteId).toBe(demo.siteTokens[0]!.siteId);
     expect(comparableLine(line!)).toEqual(comparableLine(apps.lines.find((l) => l.msg === 'request')!));
@@ -519,8 +520,7 @@ describe('/go fast path', () => {
     expect(row).toEqual({ sub_id: 'nl-top', flag: null });
     expect(await clicks()).toEqual({ n: before.clicks.n + 2, sub: before.clicks.sub + 2 });
     expect(await served()).toBe(before.served + 1);
-    await new Promise((r) => setTimeout(r, 50));
-    const line = apps.fastLines.find((l) => l.msg === 'request')!;
+    const line = (await apps.requestLine())!;
     expect(line).toMatchObject({ reqId: 'edge-9', route: '/go/:slug', status: 302 });
     expect(comparableLine(line)).toEqual(comparableLine(apps.lines.find((l) => l.msg === 'request')!));
   });
@@ -570,8 +570,7 @@ describe('/go fast path', () => {
     expect(Buffer.from(a.body, 'latin1').subarray(0, 6).toString()).toBe('GIF89a');
     expect(await impressions()).toBe(before.n + 2);
     expect(await served()).toBe(before.served + 1);
-    await new Promise((r) => setTimeout(r, 50));
-    const line = apps.fastLines.find((l) => l.msg === 'request')!;
+    const line = (await apps.requestLine())!;
     expect(line).toMatchObject({ reqId: 'edge-11', route: IMP_ROUTE, status: 200 });
     expect(comparableLine(line)).toEqual(comparableLine(apps.lines.find((l) => l.msg === 'request')!));
   });
