@@ -6,7 +6,8 @@
  * each key's upsert costs) and the line through the CPU per statement,
  * `fixed_us_per_statement + us_per_row × rows`, splits what a batch costs whatever its size
  * (protocol, commit, flush, the 20 upserts) from what each click adds (JSON, heap row, indexes,
- * log). A single click's statement is measured beside it (`one_click_us`). Run it alone (other
+ * log). A single click's statement is measured beside it (`one_click_us`), and a 50-click statement
+ * taken apart (`parts_at_50`, see `measureParts`). Run it alone (other
  * scenarios' servers would share the core) and alternate builds, several runs each
  * (bench/README.md, session 19).
  *
@@ -16,10 +17,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { openDb } from '../src/db/index.ts';
+import { type Db, openDb } from '../src/db/index.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { ulid } from '../src/lib/ids.ts';
-import { TrackingRepository } from '../src/modules/tracking/repository.ts';
+import { clickRows, clickRowsParam, TrackingRepository } from '../src/modules/tracking/repository.ts';
 import { RollupZoneRepository } from '../src/modules/tracking/rollup-zone-repository.ts';
 import { RollupZones } from '../src/modules/tracking/rollup-zones.ts';
 import type { ClickRow } from '../src/modules/tracking/types.ts';
@@ -34,6 +35,9 @@ const LINKS = Math.min(20, Math.max(1, Number(process.env.BENCH_CLICK_BATCH_LINK
 const SIZES = [20, 50, 100, 200];
 const ONE_CLICK_STATEMENTS = 2_000;
 const WARM_STATEMENTS = 20;
+const PART_ROWS = 50;
+const PART_ROUNDS = 60;
+const PART_STATEMENTS = 20;
 
 /** One batch size's figures, summed over both passes. */
 export interface SizeFigures {
@@ -142,6 +146,7 @@ async function measure(): Promise<Record<string, unknown>> {
     }
     await timed(repo, 1, WARM_STATEMENTS);
     const one = await timed(repo, 1, ONE_CLICK_STATEMENTS);
+    const parts = await measureParts(db, repo);
     const sizes = [...totals.values()];
     const line = lineThrough(sizes);
     const perStatement = (s: SizeFigures) => s.cpuUs / s.statements;
@@ -160,11 +165,53 @@ async function measure(): Promise<Record<string, unknown>> {
       fixed_us_per_statement: Math.round(line.fixed),
       us_per_row: round1(line.perRow),
       one_click_us: Math.round(one.cpu / ONE_CLICK_STATEMENTS),
+      parts_at_50: parts,
     };
   } finally {
     await db.close();
     rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+/**
+ * A 50-click statement taken apart: CPU µs a statement of five statements that each do a little
+ * more — a round trip (`SELECT 1`), a one-row insert and its commit, the batch's rows parsed from
+ * its JSON parameter into a table without indexes, the same into `clicks` (partition, primary key,
+ * BRIN), and the whole batch statement — and what each step adds. The five run in turn, 20
+ * statements at a time over 60 rounds, so a slow phase of the machine weighs on each alike.
+ */
+async function measureParts(db: Db, repo: TrackingRepository): Promise<Record<string, unknown>> {
+  await db.exec('CREATE TABLE bench_one (a int); CREATE TABLE bench_rows (LIKE clicks)');
+  // clickRows yields the clicks columns in table order, which bench_rows copies.
+  const into = (table: string) => `INSERT INTO ${table} ${clickRows(1)}`;
+  const steps: [string, (rows: ClickRow[]) => Promise<unknown>][] = [
+    ['round_trip', () => db.query('SELECT 1', [], 'bench_round_trip')],
+    ['one_row_commit', () => db.query('INSERT INTO bench_one VALUES (1)', [], 'bench_one_row')],
+    ['rows_unindexed', (rows) => db.query(into('bench_rows'), [clickRowsParam(rows)], 'bench_rows')],
+    ['clicks', (rows) => db.query(into('clicks'), [clickRowsParam(rows)], 'bench_clicks')],
+    ['whole_batch', (rows) => repo.insertClicks(rows)],
+  ];
+  const cpu = new Map(steps.map(([name]) => [name, 0]));
+  for (const [, step] of steps) for (let i = 0; i < WARM_STATEMENTS; i++) await step(batch(PART_ROWS));
+  for (let round = 0; round < PART_ROUNDS; round++) {
+    for (const [name, step] of round % 2 ? steps : [...steps].reverse()) {
+      const batches = Array.from({ length: PART_STATEMENTS }, () => batch(PART_ROWS));
+      const start = process.cpuUsage();
+      for (const b of batches) await step(b);
+      const used = process.cpuUsage(start);
+      cpu.set(name, cpu.get(name)! + used.user + used.system);
+    }
+  }
+  const us = (name: string) => Math.round(cpu.get(name)! / (PART_ROUNDS * PART_STATEMENTS));
+  return {
+    rows: PART_ROWS,
+    us_per_statement: Object.fromEntries(steps.map(([name]) => [name, us(name)])),
+    // What each step adds, the later ones a click: a step's CPU less the one before it.
+    commit_us: us('one_row_commit') - us('round_trip'),
+    rows_us_per_click: round1((us('rows_unindexed') - us('one_row_commit')) / PART_ROWS),
+    clicks_table_us_per_click: round1((us('clicks') - us('rows_unindexed')) / PART_ROWS),
+    rollups_us: us('whole_batch') - us('clicks'),
+  };
 }
 
 if (process.argv[2] === 'child') {
