@@ -3,8 +3,9 @@ import type { Scenario } from '../lib/harness.ts';
 import { cpuMicros, load1, rssMb } from '../lib/proc.ts';
 
 /**
- * One whole minute: the once-a-minute jobs run once in any 60 s window. A 30 s window held them or
- * not by luck, and read 0.67 or 6.7–8.3 ms/s of the same server in one session (session 26).
+ * One whole minute: the once-a-minute jobs start once in any 60 s window (their slots follow the
+ * clock). A 30 s window held them or not, and read 0.67 or 6.7–8.3 ms/s of the same server in one
+ * session (session 26).
  */
 const SECONDS = Number(process.env.BENCH_IDLE_SECONDS ?? 60);
 /**
