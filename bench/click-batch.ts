@@ -111,12 +111,15 @@ export function lineThrough(sizes: readonly SizeFigures[]): { fixed: number; per
 
 const round1 = (x: number) => Math.round(x * 10) / 10;
 
-/** CPU and wall µs of `statements` inserts of `rows` clicks each, the batches built beforehand. */
-async function timed(repo: TrackingRepository, rows: number, statements: number) {
+/** A statement run on one batch of clicks. */
+type Step = (rows: ClickRow[]) => Promise<unknown>;
+
+/** CPU and wall µs of `statements` runs of `step` on `rows` clicks each, the batches built beforehand. */
+async function timed(step: Step, rows: number, statements: number) {
   const batches = Array.from({ length: statements }, () => batch(rows));
   const cpu = process.cpuUsage();
   const wall = performance.now();
-  for (const b of batches) await repo.insertClicks(b);
+  for (const b of batches) await step(b);
   const used = process.cpuUsage(cpu);
   return { cpu: used.user + used.system, wall: (performance.now() - wall) * 1000 };
 }
@@ -131,22 +134,23 @@ async function measure(): Promise<Record<string, unknown>> {
     // batch adds to the 15-minute rollups only (late clicks aside).
     await new RollupZones(new RollupZoneRepository(db)).sync();
     const repo = new TrackingRepository(db);
+    const insert: Step = (rows) => repo.insertClicks(rows);
     const totals = new Map(SIZES.map((rows) => [rows, { rows, statements: 0, cpuUs: 0, wallUs: 0 }]));
     // Sizes forward, then backward: the table grows as it is measured, and each size sees both ends.
     for (const order of [SIZES, [...SIZES].reverse()]) {
       for (const rows of order) {
-        await timed(repo, rows, WARM_STATEMENTS);
+        await timed(insert, rows, WARM_STATEMENTS);
         const statements = Math.ceil(rowsPerSize / rows);
-        const t = await timed(repo, rows, statements);
+        const t = await timed(insert, rows, statements);
         const sum = totals.get(rows)!;
         sum.statements += statements;
         sum.cpuUs += t.cpu;
         sum.wallUs += t.wall;
       }
     }
-    await timed(repo, 1, WARM_STATEMENTS);
-    const one = await timed(repo, 1, ONE_CLICK_STATEMENTS);
-    const parts = await measureParts(db, repo);
+    await timed(insert, 1, WARM_STATEMENTS);
+    const one = await timed(insert, 1, ONE_CLICK_STATEMENTS);
+    const parts = await measureParts(db, insert);
     const sizes = [...totals.values()];
     const line = lineThrough(sizes);
     const perStatement = (s: SizeFigures) => s.cpuUs / s.statements;
@@ -181,28 +185,25 @@ async function measure(): Promise<Record<string, unknown>> {
  * primary key, BRIN), and the whole batch statement — and what each step adds. The five run in
  * turn, 20 statements at a time over 60 rounds, so a slow phase of the machine weighs on each alike.
  */
-async function measureParts(db: Db, repo: TrackingRepository): Promise<Record<string, unknown>> {
+async function measureParts(db: Db, insert: Step): Promise<Record<string, unknown>> {
   await db.exec(
     'CREATE TABLE bench_one (a int); CREATE TABLE bench_rows (LIKE clicks INCLUDING CONSTRAINTS)',
   );
   // clickRows yields the clicks columns in table order, which bench_rows copies.
   const into = (table: string) => `INSERT INTO ${table} ${clickRows(1)}`;
-  const steps: [string, (rows: ClickRow[]) => Promise<unknown>][] = [
+  const steps: [string, Step][] = [
     ['round_trip', () => db.query('SELECT 1', [], 'bench_round_trip')],
     ['one_row_commit', () => db.query('INSERT INTO bench_one VALUES (1)', [], 'bench_one_row')],
     ['rows_unindexed', (rows) => db.query(into('bench_rows'), [clickRowsParam(rows)], 'bench_rows')],
     ['clicks', (rows) => db.query(into('clicks'), [clickRowsParam(rows)], 'bench_clicks')],
-    ['whole_batch', (rows) => repo.insertClicks(rows)],
+    ['whole_batch', insert],
   ];
   const cpu = new Map(steps.map(([name]) => [name, 0]));
-  for (const [, step] of steps) for (let i = 0; i < WARM_STATEMENTS; i++) await step(batch(PART_ROWS));
+  for (const [, step] of steps) await timed(step, PART_ROWS, WARM_STATEMENTS);
   for (let round = 0; round < PART_ROUNDS; round++) {
     for (const [name, step] of round % 2 ? steps : [...steps].reverse()) {
-      const batches = Array.from({ length: PART_STATEMENTS }, () => batch(PART_ROWS));
-      const start = process.cpuUsage();
-      for (const b of batches) await step(b);
-      const used = process.cpuUsage(start);
-      cpu.set(name, cpu.get(name)! + used.user + used.system);
+      const t = await timed(step, PART_ROWS, PART_STATEMENTS);
+      cpu.set(name, cpu.get(name)! + t.cpu);
     }
   }
   const us = (name: string) => Math.round(cpu.get(name)! / (PART_ROUNDS * PART_STATEMENTS));
