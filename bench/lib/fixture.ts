@@ -131,6 +131,9 @@ export async function startFixture(
       ? { ...rest, DATABASE_URL, BENCH_SCHEMA: schema }
       : { ...rest, BENCH_DATA_DIR: join(dir, `${dataset}-db`), PODIUM_DATA_DIR: join(dir, `${dataset}-db`) };
   env.PODIUM_PUBLIC_URL = 'http://127.0.0.1';
+  // The docs server's per-IP budget (60 per 10 s) would refuse wrk's one address within a second;
+  // the highest budget keeps the limiter's work in every request without ever blocking.
+  env.PODIUM_DOCS_RATE_LIMIT = '1000000';
   env.LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'info';
   const logFile = join(dir, `${dataset}-${db}.log`);
   const built = await buildOnce(dataset, db, env, logFile, log);

@@ -5,9 +5,10 @@
  */
 import type { Scenario } from '../lib/harness.ts';
 import { brands, byId, bySlug, bySlugGzip, list, listGzip, resolve } from './delivery.ts';
+import { docs } from './docs.ts';
 import { firstStart } from './first-start.ts';
 import { idle } from './idle.ts';
-import { clickBatch, docs, docsSearch, scale } from './others.ts';
+import { clickBatch, docsSearch, scale } from './others.ts';
 import { go, imp, postbacks, readsWithClicks } from './tracking.ts';
 
 export const SCENARIOS: Scenario[] = [

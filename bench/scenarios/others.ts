@@ -4,19 +4,9 @@
  */
 
 import * as clickBatchBench from '../click-batch.ts';
-import * as docsBench from '../docs.ts';
 import * as docsSearchBench from '../docs-search.ts';
 import type { Scenario } from '../lib/harness.ts';
 import * as scaleBench from '../scale.ts';
-
-/** The documentation server's MCP search against a bare server (bench/docs.ts). */
-export const docs: Scenario = {
-  name: 'docs',
-  about: 'MCP search_docs against a bare server, and in-process search latency (bench/docs.ts)',
-  async run() {
-    return [{ scenario: 'docs', ...(await docsBench.run()) }];
-  },
-};
 
 /** Search quality on the evaluation set (bench/docs-search.ts): recall@1/@3 and MRR, no timing. */
 export const docsSearch: Scenario = {

@@ -5,7 +5,9 @@ import {
   InitializeRequestSchema,
   ListToolsRequestSchema,
   PingRequestSchema,
+  SUPPORTED_PROTOCOL_VERSIONS,
 } from '@modelcontextprotocol/sdk/types.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { charLength, MAX_QUERY_LENGTH } from './search.ts';
@@ -24,8 +26,79 @@ const QUERY = z
   });
 
 /**
+ * Built once: an MCP server built per request would otherwise build its JSON Schema validator
+ * again (a new Ajv instance with its vocabularies: a fifth of a call's CPU, bench/README.md). The
+ * server validates no schema of its own (it asks clients nothing): sharing it shares no state.
+ */
+const VALIDATOR = new AjvJsonSchemaValidator();
+
+type ToolResult = { content: { type: 'text'; text: string }[]; isError?: true };
+
+/** One documentation tool: how the SDK lists it, and what it answers for checked arguments. */
+interface DocsTool<A> {
+  title: string;
+  description: string;
+  /** What `arguments` must be for the direct path: exactly these keys, passing `check` (the SDK's schema). */
+  keys: readonly string[];
+  check: z.ZodType<A>;
+  run(docs: DocsService, args: A): ToolResult;
+}
+
+const SEARCH_INPUT = z.object({ query: QUERY.describe('Keywords or a question') });
+const PAGE_INPUT = z.object({
+  path: z
+    .string()
+    .max(1000)
+    .describe('Page or section path, for example /docs/toplist-api or /docs/toplist-api#errors'),
+});
+
+/** The three read-only tools, for the SDK's server and the direct path alike. */
+const TOOLS = {
+  list_pages: {
+    title: 'List documentation pages',
+    description:
+      'Every documentation page with its product, title, path and direction (you-call-us, we-call-you or empty).',
+    keys: [],
+    check: z.object({}),
+    run: (docs) => json({ pages: docs.list() }),
+  } satisfies DocsTool<Record<string, never>>,
+  search_docs: {
+    title: 'Search the documentation',
+    description: `Keyword search over every section (h2/h3) of every page; identifiers such as forecast_unsupported or Idempotency-Key match whole and in parts, common words are ignored, prefixes and small typos tolerated. Returns at most 10 sections, best first, each with path (page#anchor, for get_page), title (page › heading), page and a snippet holding the matched words. Query at most ${MAX_QUERY_LENGTH} characters.`,
+    keys: ['query'],
+    check: SEARCH_INPUT,
+    run: (docs, { query }) => json({ results: docs.find(query) }),
+  } satisfies DocsTool<z.infer<typeof SEARCH_INPUT>>,
+  get_page: {
+    title: 'Read one documentation page',
+    description:
+      'One page as markdown, or one section of it with a path#anchor. The path must be one returned by list_pages or search_docs.',
+    keys: ['path'],
+    check: PAGE_INPUT,
+    run: (docs, { path }) => {
+      const text = docs.read(path);
+      if (text === undefined) {
+        // Keys in the order the SDK writes a result (its schema's order), as the direct path must.
+        return {
+          content: [
+            {
+              type: 'text' as const,
+              text: `No page at path ${JSON.stringify(path.slice(0, 200))}: use a path returned by list_pages or search_docs.`,
+            },
+          ],
+          isError: true,
+        };
+      }
+      return { content: [{ type: 'text' as const, text }] };
+    },
+  } satisfies DocsTool<z.infer<typeof PAGE_INPUT>>,
+};
+
+const ANNOTATIONS = { readOnlyHint: true, openWorldHint: false };
+
+/**
  * A fresh MCP server with the three read-only documentation tools. Stateless mode needs one per
- * request (the SDK's transport refuses reuse), and building one costs microseconds.
+ * request (the SDK's transport refuses reuse); what does not change between requests is shared.
  */
 export function createDocsMcpServer(docs: DocsService, version: string): McpServer {
   const server = new McpServer(
@@ -33,60 +106,69 @@ export function createDocsMcpServer(docs: DocsService, version: string): McpServ
     {
       instructions:
         'Podium API documentation. Use search_docs to find the sections that answer a question, get_page to read one (a path#anchor from search_docs returns that section, a page path from list_pages the whole page).',
+      jsonSchemaValidator: VALIDATOR,
     },
   );
-  server.registerTool(
-    'list_pages',
-    {
-      title: 'List documentation pages',
-      description:
-        'Every documentation page with its product, title, path and direction (you-call-us, we-call-you or empty).',
-      inputSchema: {},
-      annotations: { readOnlyHint: true, openWorldHint: false },
-    },
-    () => json({ pages: docs.list() }),
+  const { list_pages, search_docs, get_page } = TOOLS;
+  const config = (t: { title: string; description: string }) => ({
+    title: t.title,
+    description: t.description,
+    annotations: ANNOTATIONS,
+  });
+  // A raw empty shape, not z.object({}): the SDK lists it as the schema clients have always seen.
+  server.registerTool('list_pages', { ...config(list_pages), inputSchema: {} }, () => list_pages.run(docs));
+  server.registerTool('search_docs', { ...config(search_docs), inputSchema: SEARCH_INPUT }, (args) =>
+    search_docs.run(docs, args),
   );
-  server.registerTool(
-    'search_docs',
-    {
-      title: 'Search the documentation',
-      description: `Keyword search over every section (h2/h3) of every page; identifiers such as forecast_unsupported or Idempotency-Key match whole and in parts, common words are ignored, prefixes and small typos tolerated. Returns at most 10 sections, best first, each with path (page#anchor, for get_page), title (page › heading), page and a snippet holding the matched words. Query at most ${MAX_QUERY_LENGTH} characters.`,
-      inputSchema: { query: QUERY.describe('Keywords or a question') },
-      annotations: { readOnlyHint: true, openWorldHint: false },
-    },
-    ({ query }) => json({ results: docs.find(query) }),
-  );
-  server.registerTool(
-    'get_page',
-    {
-      title: 'Read one documentation page',
-      description:
-        'One page as markdown, or one section of it with a path#anchor. The path must be one returned by list_pages or search_docs.',
-      inputSchema: {
-        path: z
-          .string()
-          .max(1000)
-          .describe('Page or section path, for example /docs/toplist-api or /docs/toplist-api#errors'),
-      },
-      annotations: { readOnlyHint: true, openWorldHint: false },
-    },
-    ({ path }) => {
-      const text = docs.read(path);
-      if (text === undefined) {
-        return {
-          isError: true,
-          content: [
-            {
-              type: 'text' as const,
-              text: `No page at path ${JSON.stringify(path.slice(0, 200))}: use a path returned by list_pages or search_docs.`,
-            },
-          ],
-        };
-      }
-      return { content: [{ type: 'text' as const, text }] };
-    },
+  server.registerTool('get_page', { ...config(get_page), inputSchema: PAGE_INPUT }, (args) =>
+    get_page.run(docs, args),
   );
   return server;
+}
+
+/** Headers under which the SDK's transport would take a POST: it answers 406, 415 or 400 otherwise. */
+function sdkWouldTake(headers: FastifyRequest['headers']): boolean {
+  const accept = headers.accept;
+  const version = headers['mcp-protocol-version'];
+  return (
+    typeof accept === 'string' &&
+    accept.includes('application/json') &&
+    accept.includes('text/event-stream') &&
+    /^application\/json\s*(;|$)/i.test(headers['content-type'] ?? '') &&
+    (version === undefined || (typeof version === 'string' && SUPPORTED_PROTOCOL_VERSIONS.includes(version)))
+  );
+}
+
+const ENVELOPE_KEYS = new Set(['jsonrpc', 'id', 'method', 'params']);
+const PARAMS_KEYS = new Set(['name', 'arguments']);
+const onlyKeys = (o: object, keys: Set<string>) => Object.keys(o).every((k) => keys.has(k));
+
+/**
+ * The JSON-RPC response to a plain tool call — a known tool, arguments of exactly its keys that
+ * pass its schema, nothing else in the message (no `_meta`, no task) — as the SDK would write
+ * it, without building a server, a transport and a Web request for it (a `get_page` call cost
+ * ~1.7 ms of CPU through the SDK, bench/README.md). Undefined for anything else, which the SDK
+ * answers (test/docs-mcp-direct.test.ts compares both on every kind of call).
+ */
+export function directToolCall(docs: DocsService, message: unknown): object | undefined {
+  const m = message as { id?: unknown; method?: unknown; params?: { name?: unknown; arguments?: unknown } };
+  if (m.method !== 'tools/call' || (typeof m.id !== 'string' && typeof m.id !== 'number')) return undefined;
+  const params = m.params;
+  if (!onlyKeys(m, ENVELOPE_KEYS) || typeof params !== 'object' || params === null) return undefined;
+  if (!onlyKeys(params, PARAMS_KEYS) || typeof params.name !== 'string' || !Object.hasOwn(TOOLS, params.name))
+    return undefined;
+  const tool = TOOLS[params.name as keyof typeof TOOLS] as DocsTool<unknown>;
+  const args = params.arguments === undefined ? {} : params.arguments;
+  if (typeof args !== 'object' || args === null || Array.isArray(args)) return undefined;
+  const keys = Object.keys(args);
+  if (keys.length !== tool.keys.length || !tool.keys.every((k) => Object.hasOwn(args, k))) return undefined;
+  const parsed = tool.check.safeParse(args);
+  if (!parsed.success) return undefined;
+  try {
+    return { result: tool.run(docs, parsed.data), jsonrpc: '2.0', id: m.id };
+  } catch {
+    return undefined;
+  }
 }
 
 /** JSON-RPC 2.0 error codes used before a message reaches the SDK. */
@@ -165,23 +247,35 @@ export function checkEnvelope(text: string): { message: unknown } | { error: Rpc
 }
 
 /**
- * Answers one MCP POST: the envelope checked here (a 400 with a JSON-RPC error), then a fresh
- * server and stateless transport, which write the raw response themselves.
+ * Answers one MCP POST: the envelope checked here (a 400 with a JSON-RPC error), a plain tool
+ * call directly (`directToolCall`), anything else by a fresh server and stateless transport,
+ * which write the raw response themselves.
  */
 export async function serveMcp(docs: DocsService, version: string, req: FastifyRequest, reply: FastifyReply) {
   const checked = checkEnvelope(typeof req.body === 'string' ? req.body : '');
   if ('error' in checked)
     return reply.status(400).type('application/json; charset=utf-8').send(checked.error);
+  const direct = sdkWouldTake(req.headers) ? directToolCall(docs, checked.message) : undefined;
+  // Both answers are written raw, as the SDK writes them, keeping the headers Fastify hooks (rate
+  // limit, CORS) already set.
+  reply.hijack();
+  for (const [name, value] of Object.entries(reply.getHeaders())) {
+    if (value !== undefined) reply.raw.setHeader(name, value as string | number | string[]);
+  }
+  if (direct) {
+    const body = JSON.stringify(direct);
+    reply.raw.writeHead(200, {
+      'content-type': 'application/json',
+      'content-length': Buffer.byteLength(body),
+    });
+    reply.raw.end(body);
+    return;
+  }
   const server = createDocsMcpServer(docs, version);
   const transport = new StreamableHTTPServerTransport({
     sessionIdGenerator: undefined,
     enableJsonResponse: true,
   });
-  // The SDK writes the raw response; keep the headers Fastify hooks (rate limit) already set.
-  reply.hijack();
-  for (const [name, value] of Object.entries(reply.getHeaders())) {
-    if (value !== undefined) reply.raw.setHeader(name, value as string | number | string[]);
-  }
   reply.raw.on('close', () => {
     void transport.close();
     void server.close();
