@@ -100,10 +100,7 @@ const SNIPPET_LEAD = 50;
 /** Full-text search over the h2/h3 sections of the pages (MiniSearch: prefixes, small typos, stop words ignored). */
 export class DocsSearch {
   private readonly index: MiniSearch<IndexedSection>;
-  private readonly entries = new Map<
-    string,
-    { page: Page; section: Section; title: string; text: string; lower: string }
-  >();
+  private readonly entries = new Map<string, { page: Page; section: Section; title: string; text: string }>();
 
   constructor(pages: readonly Page[], pathOf: (page: Page) => string) {
     this.index = new MiniSearch<IndexedSection>({
@@ -114,9 +111,9 @@ export class DocsSearch {
         boost: { ...FIELD_BOOSTS },
         prefix: (term) => term.length >= 3,
         fuzzy: (term) => (term.length >= 5 ? 0.2 : false),
-        // At most two edits, whatever the term's length: 20 % of a long identifier allowed three
-        // or more, the costliest lookups of a search (a fifth of its CPU over the evaluation set,
-        // whose scores did not change; bench/README.md, session 27).
+        // At most two edits, whatever the term's length: 20 % of an identifier of 13 characters or
+        // more allowed three, the costliest walks of the index. Over the evaluation set a search
+        // costs ~5 % less and its scores are unchanged (bench/README.md, session 27).
         maxFuzzy: 2,
         combineWith: 'OR',
       },
@@ -127,7 +124,7 @@ export class DocsSearch {
         const id = section.anchor ? `${pathOf(page)}#${section.anchor}` : pathOf(page);
         const text = plainText(section.markdown);
         const title = [page.title, ...section.headings].join(' › ');
-        this.entries.set(id, { page, section, title, text, lower: text.toLowerCase() });
+        this.entries.set(id, { page, section, title, text });
         docs.push({
           id,
           page: `${page.title}\n${page.summary}`,
@@ -158,9 +155,7 @@ export class DocsSearch {
           title: e.title,
           product: e.page.product,
           direction: e.page.direction,
-          snippet: e.text
-            ? snippet(e.text, r.terms, r.queryTerms, e.lower)
-            : snippet(e.page.summary, r.terms, r.queryTerms),
+          snippet: snippet(e.text || e.page.summary, r.terms, r.queryTerms),
           page: r.id.replace(/#.*$/, ''),
         };
       });
@@ -178,29 +173,13 @@ const closeness = (docTerm: string, queryTerm: string): number => {
   return near ? 0.25 : 0;
 };
 
-/** The index of the first hit at or after `at` in hits sorted by position (binary search). */
-function firstAtOrAfter(byAt: readonly { at: number }[], at: number): number {
-  let lo = 0;
-  let hi = byAt.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (byAt[mid]!.at < at) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
 /**
  * The stretch of `text` that shows best why the section matched: every occurrence of a matched
  * term starts a candidate window, scored by the query terms it covers (longer query terms and
  * exact words count more than prefixes and near misses).
  */
-export function snippet(
-  text: string,
-  docTerms: readonly string[],
-  queryTerms: readonly string[],
-  lower = text.toLowerCase(),
-): string {
+export function snippet(text: string, docTerms: readonly string[], queryTerms: readonly string[]): string {
+  const lower = text.toLowerCase();
   const hits: { at: number; term: string }[] = [];
   for (const term of docTerms) {
     for (let i = lower.indexOf(term), k = 0; i !== -1 && k < 50; i = lower.indexOf(term, i + 1), k++)
@@ -212,18 +191,13 @@ export function snippet(
       for (const t of present) best = Math.max(best, closeness(t, q));
       return sum + best * q.length;
     }, 0);
-  // Each window reads only the hits from its start on (by position), not every hit of the text.
-  const byAt = [...hits].sort((a, b) => a.at - b.at);
   let start = 0;
   let best = -1;
   for (const h of hits) {
     const from = Math.max(0, h.at - SNIPPET_LEAD);
-    const to = from + SNIPPET_WIDTH;
     const present = new Set<string>();
-    for (let i = firstAtOrAfter(byAt, from); i < byAt.length && byAt[i]!.at < to; i++) {
-      const o = byAt[i]!;
-      if (o.at + o.term.length <= to) present.add(o.term);
-    }
+    for (const o of hits)
+      if (o.at >= from && o.at + o.term.length <= from + SNIPPET_WIDTH) present.add(o.term);
     const score = weight(present);
     if (score > best) {
       best = score;
