@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance } from 'fastify';
@@ -79,6 +80,9 @@ describe('MCP tool calls answered without the SDK', () => {
       { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_pages' }, extra: 1 },
       { jsonrpc: '2.0', method: 'tools/call', params: { name: 'list_pages' } },
       { jsonrpc: '2.0', id: null, method: 'tools/call', params: { name: 'list_pages' } },
+      { jsonrpc: '2.0', id: 2 ** 53, method: 'tools/call', params: { name: 'list_pages' } },
+      { jsonrpc: '2.0', id: 1e21, method: 'tools/call', params: { name: 'list_pages' } },
+      { jsonrpc: '2.0', id: 1.5, method: 'tools/call', params: { name: 'list_pages' } },
       { jsonrpc: '2.0', id: 1, method: 'tools/list' },
       { jsonrpc: '2.0', id: 1, method: 'ping' },
     ];
@@ -123,6 +127,54 @@ describe('MCP tool calls answered without the SDK', () => {
       });
       expect(old.statusCode).toBe(400);
       expect(old.json().error.message).toContain('Unsupported protocol version');
+    });
+
+    /** One raw HTTP/1.1 exchange (repeated headers exactly as given): status, content-type, body. */
+    async function raw(url: string, headerLines: string[], body: string) {
+      const { hostname, port } = new URL(url);
+      const text = await new Promise<string>((resolve, reject) => {
+        const socket = connect(Number(port), hostname);
+        const chunks: Buffer[] = [];
+        socket.on('data', (c) => chunks.push(c));
+        socket.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+        socket.on('error', reject);
+        socket.end(
+          [
+            'POST /docs/mcp HTTP/1.1',
+            `Host: ${hostname}`,
+            'Connection: close',
+            'Accept: application/json, text/event-stream',
+            `Content-Length: ${Buffer.byteLength(body)}`,
+            ...headerLines,
+            '',
+            body,
+          ].join('\r\n'),
+        );
+      });
+      const [head = '', rest = ''] = text.split('\r\n\r\n');
+      return { status: head.split(' ')[1], type: /content-type: (.*)/i.exec(head)?.[1], body: rest };
+    }
+
+    it('answers as the SDK does over HTTP, whatever the Content-Type or id (the SDK answers the same call with _meta)', async () => {
+      const url = await app.listen({ host: '127.0.0.1', port: 0 });
+      const cases: [string[], string | number][] = [
+        [['Content-Type: application/json'], 1],
+        [['Content-Type: application/json; charset=utf-8'], 'a'],
+        [['Content-Type: Application/JSON'], 2],
+        [['Content-Type: application/json; charset=utf-8, text/html'], 3],
+        [['Content-Type: application/json;a=,'], 4],
+        [['Content-Type: application/json', 'Content-Type: text/plain'], 5],
+        [['Content-Type: application/json'], 2 ** 53],
+        [['Content-Type: application/json'], 1e21],
+      ];
+      for (const [headers, id] of cases) {
+        const message = call('get_page', { path: '/docs/toplist-api#errors' }, id);
+        const viaSdk = { ...message, params: { ...message.params, _meta: {} } };
+        const direct = await raw(url, headers, JSON.stringify(message));
+        expect(direct, `${headers.join(' | ')} id ${id}`).toEqual(
+          await raw(url, headers, JSON.stringify(viaSdk)),
+        );
+      }
     });
   });
 });

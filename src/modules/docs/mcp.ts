@@ -126,15 +126,25 @@ export function createDocsMcpServer(docs: DocsService, version: string): McpServ
   return server;
 }
 
-/** Headers under which the SDK's transport would take a POST: it answers 406, 415 or 400 otherwise. */
-function sdkWouldTake(headers: FastifyRequest['headers']): boolean {
-  const accept = headers.accept;
-  const version = headers['mcp-protocol-version'];
+/** The two spellings of a JSON body the direct path takes; any other goes to the SDK's own media-type check. */
+const PLAIN_JSON = /^application\/json(?:; ?charset=utf-8)?$/i;
+
+/**
+ * Requests the SDK's transport would surely take: it answers 406, 415 or 400 otherwise. One
+ * `Content-Type` only: the SDK reads repeated headers joined (Node keeps the first), and refuses
+ * `application/json, text/plain`.
+ */
+function sdkWouldTake(req: FastifyRequest): boolean {
+  const { accept, 'content-type': type, 'mcp-protocol-version': version } = req.headers;
+  let types = 0;
+  const raw = req.raw.rawHeaders;
+  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.toLowerCase() === 'content-type') types++;
   return (
     typeof accept === 'string' &&
     accept.includes('application/json') &&
     accept.includes('text/event-stream') &&
-    /^application\/json\s*(;|$)/i.test(headers['content-type'] ?? '') &&
+    types === 1 &&
+    PLAIN_JSON.test(type ?? '') &&
     (version === undefined || (typeof version === 'string' && SUPPORTED_PROTOCOL_VERSIONS.includes(version)))
   );
 }
@@ -152,7 +162,9 @@ const onlyKeys = (o: object, keys: Set<string>) => Object.keys(o).every((k) => k
  */
 export function directToolCall(docs: DocsService, message: unknown): object | undefined {
   const m = message as { id?: unknown; method?: unknown; params?: { name?: unknown; arguments?: unknown } };
-  if (m.method !== 'tools/call' || (typeof m.id !== 'string' && typeof m.id !== 'number')) return undefined;
+  // The SDK's id schema takes safe integers only (it refuses 2^53 + 1 or 1e21 as a parse error).
+  if (m.method !== 'tools/call' || !(typeof m.id === 'string' || Number.isSafeInteger(m.id)))
+    return undefined;
   const params = m.params;
   if (!onlyKeys(m, ENVELOPE_KEYS) || typeof params !== 'object' || params === null) return undefined;
   if (!onlyKeys(params, PARAMS_KEYS) || typeof params.name !== 'string' || !Object.hasOwn(TOOLS, params.name))
@@ -255,7 +267,7 @@ export async function serveMcp(docs: DocsService, version: string, req: FastifyR
   const checked = checkEnvelope(typeof req.body === 'string' ? req.body : '');
   if ('error' in checked)
     return reply.status(400).type('application/json; charset=utf-8').send(checked.error);
-  const direct = sdkWouldTake(req.headers) ? directToolCall(docs, checked.message) : undefined;
+  const direct = sdkWouldTake(req) ? directToolCall(docs, checked.message) : undefined;
   // Both answers are written raw, as the SDK writes them, keeping the headers Fastify hooks (rate
   // limit, CORS) already set.
   reply.hijack();
