@@ -38,9 +38,8 @@ type ToolResult = { content: { type: 'text'; text: string }[]; isError?: true };
 interface DocsTool<A> {
   title: string;
   description: string;
-  /** What `arguments` must be for the direct path: exactly these keys, passing `check` (the SDK's schema). */
-  keys: readonly string[];
-  check: z.ZodType<A>;
+  /** The SDK's schema of `arguments`; the direct path takes exactly its keys, passing it. */
+  check: z.ZodObject<z.ZodRawShape, 'strip', z.ZodTypeAny, A>;
   run(docs: DocsService, args: A): ToolResult;
 }
 
@@ -58,14 +57,12 @@ const TOOLS = {
     title: 'List documentation pages',
     description:
       'Every documentation page with its product, title, path and direction (you-call-us, we-call-you or empty).',
-    keys: [],
     check: z.object({}),
     run: (docs) => json({ pages: docs.list() }),
   } satisfies DocsTool<Record<string, never>>,
   search_docs: {
     title: 'Search the documentation',
     description: `Keyword search over every section (h2/h3) of every page; identifiers such as forecast_unsupported or Idempotency-Key match whole and in parts, common words are ignored, prefixes and small typos tolerated. Returns at most 10 sections, best first, each with path (page#anchor, for get_page), title (page › heading), page and a snippet holding the matched words. Query at most ${MAX_QUERY_LENGTH} characters.`,
-    keys: ['query'],
     check: SEARCH_INPUT,
     run: (docs, { query }) => json({ results: docs.find(query) }),
   } satisfies DocsTool<z.infer<typeof SEARCH_INPUT>>,
@@ -73,7 +70,6 @@ const TOOLS = {
     title: 'Read one documentation page',
     description:
       'One page as markdown, or one section of it with a path#anchor. The path must be one returned by list_pages or search_docs.',
-    keys: ['path'],
     check: PAGE_INPUT,
     run: (docs, { path }) => {
       const text = docs.read(path);
@@ -172,8 +168,9 @@ export function directToolCall(docs: DocsService, message: unknown): object | un
   const tool = TOOLS[params.name as keyof typeof TOOLS] as DocsTool<unknown>;
   const args = params.arguments === undefined ? {} : params.arguments;
   if (typeof args !== 'object' || args === null || Array.isArray(args)) return undefined;
-  const keys = Object.keys(args);
-  if (keys.length !== tool.keys.length || !tool.keys.every((k) => Object.hasOwn(args, k))) return undefined;
+  const want = Object.keys(tool.check.shape);
+  if (Object.keys(args).length !== want.length || !want.every((k) => Object.hasOwn(args, k)))
+    return undefined;
   const parsed = tool.check.safeParse(args);
   if (!parsed.success) return undefined;
   try {
