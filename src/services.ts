@@ -181,6 +181,12 @@ export async function createServices(deps: ServiceDeps): Promise<Services> {
     everyMs: 3_600_000,
     run: async () => void (await webhooks.prune()),
   });
+  // The scheduler's own rows: one per job and slot, kept a week.
+  scheduler.register({
+    name: 'job-runs-retention',
+    everyMs: 3_600_000,
+    run: async (signal) => void (await scheduler.pruneRuns(signal)),
+  });
 
   readiness.register('database', async () => {
     // Checked first: such a database refuses every statement, SELECT 1 too.

@@ -95,4 +95,49 @@ describe(`scheduled jobs run once per slot across processes (${DB_KIND})`, () =>
     await b.tick();
     expect(finishedBy).toBe('b');
   });
+
+  it('keeps a week of runs: older slots of each job go, in bounded batches; the current slot stays claimed', async () => {
+    const MIN = 60_000;
+    const DAY = 86_400_000;
+    const now = clock.now.getTime();
+    const slot = (ms: number, every: number) => Math.floor(ms / every);
+    const insert = (job: string, s: number, startedAt: Date) =>
+      t.db.query(
+        "INSERT INTO job_runs (job, slot, owner, status, started_at) VALUES ($1, $2, 'test', 'succeeded', $3)",
+        [job, s, startedAt],
+      );
+    const minuteAgo = [10 * DAY, 8 * DAY, 7 * DAY + MIN, 7 * DAY - MIN, 3_600_000, 0];
+    for (const ago of minuteAgo) await insert('minute-job', slot(now - ago, MIN), new Date(now - ago));
+    for (const back of [3, 2, 1, 0]) await insert('week-job', slot(now, 7 * DAY) - back, clock.now);
+    // A job this process does not register (renamed, removed): kept 30 days by start time.
+    await insert('gone-job', 1, new Date(now - 31 * DAY));
+    await insert('gone-job', 2, new Date(now - 29 * DAY));
+
+    const [a] = schedulers();
+    let runs = 0;
+    a.register({ name: 'minute-job', everyMs: MIN, run: async () => void runs++ });
+    a.register({ name: 'week-job', everyMs: 7 * DAY, run: async () => void runs++ });
+    expect(() => a.register({ name: 'fortnight', everyMs: 14 * DAY, run: async () => {} })).toThrow(
+      /seven days/,
+    );
+
+    const left = async (job: string) =>
+      (
+        await t.db.query<{ slot: string }>('SELECT slot FROM job_runs WHERE job = $1 ORDER BY slot', [job])
+      ).map((r) => Number(r.slot));
+    const retention = { keepMs: 7 * DAY, batch: 2, maxBatches: 1 };
+    const signal = new AbortController().signal;
+    // One batch of two per call: the backlog goes over several calls.
+    expect(await a.pruneRuns(signal, retention)).toBe(2);
+    expect(await a.pruneRuns(signal, { ...retention, maxBatches: 100 })).toBe(4);
+    expect(await a.pruneRuns(signal, retention)).toBe(0);
+    expect(await left('minute-job')).toEqual(
+      [7 * DAY - MIN, 3_600_000, 0].map((ago) => slot(now - ago, MIN)),
+    );
+    expect(await left('week-job')).toEqual([1, 0].map((back) => slot(now, 7 * DAY) - back));
+    expect(await left('gone-job')).toEqual([2]);
+    // The current slots' rows stayed, so their runs are not repeated.
+    await a.tick();
+    expect(runs).toBe(0);
+  });
 });

@@ -11,6 +11,23 @@ export interface JobDefinition {
   run(signal: AbortSignal): Promise<void>;
 }
 
+/** The longest period a job may have: runs of another process's jobs are kept well past it. */
+const MAX_PERIOD_MS = 7 * 86_400_000;
+/** How long runs of a job this process does not know (renamed, removed, another version's) are kept. */
+const UNKNOWN_JOB_RETENTION_MS = 30 * 86_400_000;
+
+/** How `pruneRuns` bounds its work. */
+export interface RunRetention {
+  /** Runs of slots that ended longer ago than this go (the current and the last slot always stay). */
+  keepMs: number;
+  /** Rows deleted per statement. */
+  batch: number;
+  /** Statements per call at most: a backlog (a database that never pruned) goes over several calls. */
+  maxBatches: number;
+}
+
+export const DEFAULT_RUN_RETENTION: RunRetention = { keepMs: 7 * 86_400_000, batch: 5_000, maxBatches: 100 };
+
 export interface JobStats {
   runs: number;
   failures: number;
@@ -45,6 +62,7 @@ export class Scheduler {
 
   register(job: JobDefinition): void {
     if (job.everyMs < 1000) throw new Error(`job ${job.name}: period under one second`);
+    if (job.everyMs > MAX_PERIOD_MS) throw new Error(`job ${job.name}: period over seven days`);
     this.jobs.set(job.name, job);
     this.stats.set(job.name, { runs: 0, failures: 0, lastLagMs: 0 });
   }
@@ -107,6 +125,30 @@ export class Scheduler {
     this.running.add(run);
     await run;
     this.running.delete(run);
+  }
+
+  /**
+   * Deletes the runs no slot can need again, so the table keeps about `keepMs` of history instead
+   * of growing by a row per job and slot for ever (~7 000 a day with the per-minute jobs). A job's
+   * claim needs only its current slot's row; every slot before the one `keepMs` ago goes. Returns
+   * how many rows went.
+   */
+  async pruneRuns(signal: AbortSignal, retention: RunRetention = DEFAULT_RUN_RETENTION): Promise<number> {
+    const nowMs = this.now().getTime();
+    const keepFrom = new Map<string, number>();
+    for (const job of this.jobs.values())
+      keepFrom.set(
+        job.name,
+        Math.min(Math.floor(nowMs / job.everyMs) - 1, Math.floor((nowMs - retention.keepMs) / job.everyMs)),
+      );
+    const unknownBefore = new Date(nowMs - Math.max(retention.keepMs, UNKNOWN_JOB_RETENTION_MS));
+    let deleted = 0;
+    for (let i = 0; i < retention.maxBatches && !signal.aborted; i++) {
+      const n = await this.repo.prune(keepFrom, unknownBefore, retention.batch);
+      deleted += n;
+      if (n < retention.batch) break;
+    }
+    return deleted;
   }
 
   /** Stops ticking, asks running jobs to stop, and waits for them (they record their outcome). */
