@@ -17,7 +17,7 @@ const PART_SECONDS = 60;
  * come later and fall inside the window: V8's memory reducer, a full collection 45–100 s after
  * start that costs 250–300 ms of CPU once and gives ~35 MB back, and V8 compiling PGlite's
  * WebAssembly functions to optimised code in background threads the first few times a minute's
- * jobs run them (~50 ms a minute, session 28). Settled, the server uses ~2 ms/s.
+ * jobs run them (~50 ms a minute, session 28). Settled, the server uses ~3 ms/s.
  */
 const SETTLE_SECONDS = Number(process.env.BENCH_IDLE_SETTLE_SECONDS ?? 60);
 
