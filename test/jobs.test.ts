@@ -96,46 +96,56 @@ describe(`scheduled jobs run once per slot across processes (${DB_KIND})`, () =>
     expect(finishedBy).toBe('b');
   });
 
-  it('keeps a week of runs: older slots of each job go, in bounded batches; the current slot stays claimed', async () => {
+  it('keeps eight days of runs, deleted in bounded batches; every current slot keeps its row', async () => {
     const MIN = 60_000;
     const DAY = 86_400_000;
     const now = clock.now.getTime();
-    const slot = (ms: number, every: number) => Math.floor(ms / every);
-    const insert = (job: string, s: number, startedAt: Date) =>
+    const insert = (job: string, slot: number, agoMs: number) =>
       t.db.query(
         "INSERT INTO job_runs (job, slot, owner, status, started_at) VALUES ($1, $2, 'test', 'succeeded', $3)",
-        [job, s, startedAt],
+        [job, slot, new Date(now - agoMs)],
       );
-    const minuteAgo = [10 * DAY, 8 * DAY, 7 * DAY + MIN, 7 * DAY - MIN, 3_600_000, 0];
-    for (const ago of minuteAgo) await insert('minute-job', slot(now - ago, MIN), new Date(now - ago));
-    for (const back of [3, 2, 1, 0]) await insert('week-job', slot(now, 7 * DAY) - back, clock.now);
-    // A job this process does not register (renamed, removed): kept 30 days by start time.
-    await insert('gone-job', 1, new Date(now - 31 * DAY));
-    await insert('gone-job', 2, new Date(now - 29 * DAY));
+    const minuteAgo = [10 * DAY, 9 * DAY, 8 * DAY + MIN, 8 * DAY - MIN, 3_600_000, 0];
+    for (const ago of minuteAgo) await insert('minute-job', Math.floor((now - ago) / MIN), ago);
+    // A weekly job claimed at the very start of its slot, and the slots before.
+    const week = 7 * DAY;
+    const current = Math.floor(now / week);
+    for (const back of [2, 1, 0]) await insert('week-job', current - back, now - (current - back) * week);
+    // The same job as another process sets it, with another period (slot numbers of its own): its
+    // current run, claimed six days ago, must stay.
+    await insert('week-job', 1, 6 * DAY);
+    // A job no process registers any more.
+    await insert('gone-job', 1, 31 * DAY);
 
     const [a] = schedulers();
     let runs = 0;
     a.register({ name: 'minute-job', everyMs: MIN, run: async () => void runs++ });
-    a.register({ name: 'week-job', everyMs: 7 * DAY, run: async () => void runs++ });
-    expect(() => a.register({ name: 'fortnight', everyMs: 14 * DAY, run: async () => {} })).toThrow(
+    a.register({ name: 'week-job', everyMs: week, run: async () => void runs++ });
+    expect(() => a.register({ name: 'fortnight', everyMs: week + 1, run: async () => {} })).toThrow(
       /seven days/,
     );
 
-    const left = async (job: string) =>
+    const startedAgo = async (job: string) =>
       (
-        await t.db.query<{ slot: string }>('SELECT slot FROM job_runs WHERE job = $1 ORDER BY slot', [job])
-      ).map((r) => Number(r.slot));
-    const retention = { keepMs: 7 * DAY, batch: 2, maxBatches: 1 };
+        await t.db.query<{ started_at: Date }>(
+          'SELECT started_at FROM job_runs WHERE job = $1 ORDER BY started_at',
+          [job],
+        )
+      ).map((r) => now - new Date(r.started_at).getTime());
+    const weekOld = [2, 1].filter((back) => now - (current - back) * week > 8 * DAY).length;
+    const expected = 3 + weekOld + 1;
+    const retention = { keepMs: 0, batch: 2, maxBatches: 1 };
     const signal = new AbortController().signal;
-    // One batch of two per call: the backlog goes over several calls.
+    // keepMs never goes below eight days; one batch of two per call, the rest on the next call.
     expect(await a.pruneRuns(signal, retention)).toBe(2);
-    expect(await a.pruneRuns(signal, { ...retention, maxBatches: 100 })).toBe(4);
+    expect(await a.pruneRuns(signal, { ...retention, maxBatches: 100 })).toBe(expected - 2);
     expect(await a.pruneRuns(signal, retention)).toBe(0);
-    expect(await left('minute-job')).toEqual(
-      [7 * DAY - MIN, 3_600_000, 0].map((ago) => slot(now - ago, MIN)),
-    );
-    expect(await left('week-job')).toEqual([1, 0].map((back) => slot(now, 7 * DAY) - back));
-    expect(await left('gone-job')).toEqual([2]);
+    expect(await startedAgo('minute-job')).toEqual([8 * DAY - MIN, 3_600_000, 0]);
+    const weekLeft = await startedAgo('week-job');
+    expect(weekLeft).toContain(now - current * week);
+    expect(weekLeft).toContain(6 * DAY);
+    expect(weekLeft.every((ago) => ago <= 8 * DAY)).toBe(true);
+    expect(await startedAgo('gone-job')).toEqual([]);
     // The current slots' rows stayed, so their runs are not repeated.
     await a.tick();
     expect(runs).toBe(0);

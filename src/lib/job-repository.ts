@@ -38,20 +38,11 @@ export class JobRunRepository {
     );
   }
 
-  /**
-   * Deletes at most `limit` runs that no slot can need again: of each job in `keepFrom`, the runs
-   * of slots before its bound; of any other job (renamed, removed), the runs started before
-   * `unknownBefore`. Returns how many went.
-   */
-  async prune(keepFrom: ReadonlyMap<string, number>, unknownBefore: Date, limit: number): Promise<number> {
+  /** Deletes at most `limit` runs started before `before`; returns how many went. */
+  async prune(before: Date, limit: number): Promise<number> {
     const rows = await this.db.query(
-      `DELETE FROM job_runs WHERE id IN (
-         SELECT r.id FROM job_runs r
-           LEFT JOIN unnest($1::text[], $2::bigint[]) AS k(job, keep_from) ON k.job = r.job
-          WHERE CASE WHEN k.job IS NULL THEN r.started_at < $3 ELSE r.slot < k.keep_from END
-          LIMIT $4)
-       RETURNING id`,
-      [[...keepFrom.keys()], [...keepFrom.values()], unknownBefore, limit],
+      'DELETE FROM job_runs WHERE id IN (SELECT id FROM job_runs WHERE started_at < $1 LIMIT $2) RETURNING id',
+      [before, limit],
       'job_run_prune',
     );
     return rows.length;

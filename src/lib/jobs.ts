@@ -11,14 +11,16 @@ export interface JobDefinition {
   run(signal: AbortSignal): Promise<void>;
 }
 
-/** The longest period a job may have: runs of another process's jobs are kept well past it. */
-const MAX_PERIOD_MS = 7 * 86_400_000;
-/** How long runs of a job this process does not know (renamed, removed, another version's) are kept. */
-const UNKNOWN_JOB_RETENTION_MS = 30 * 86_400_000;
+const DAY_MS = 86_400_000;
+/**
+ * The longest period a job may have (`PODIUM_AGGREGATE_PULL_MINUTES` allows exactly that). Runs are
+ * kept at least a day longer, so no process's current slot loses its row, whatever period it sets.
+ */
+const MAX_PERIOD_MS = 7 * DAY_MS;
 
 /** How `pruneRuns` bounds its work. */
 export interface RunRetention {
-  /** Runs of slots that ended longer ago than this go (the current and the last slot always stay). */
+  /** Runs started longer ago than this go (never less than the longest period and a day). */
   keepMs: number;
   /** Rows deleted per statement. */
   batch: number;
@@ -26,7 +28,11 @@ export interface RunRetention {
   maxBatches: number;
 }
 
-export const DEFAULT_RUN_RETENTION: RunRetention = { keepMs: 7 * 86_400_000, batch: 5_000, maxBatches: 100 };
+export const DEFAULT_RUN_RETENTION: RunRetention = {
+  keepMs: MAX_PERIOD_MS + DAY_MS,
+  batch: 5_000,
+  maxBatches: 100,
+};
 
 export interface JobStats {
   runs: number;
@@ -128,23 +134,18 @@ export class Scheduler {
   }
 
   /**
-   * Deletes the runs no slot can need again, so the table keeps about `keepMs` of history instead
-   * of growing by a row per job and slot for ever (~7 000 a day with the per-minute jobs). A job's
-   * claim needs only its current slot's row; every slot before the one `keepMs` ago goes. Returns
-   * how many rows went.
+   * Deletes old runs, so the table keeps about `keepMs` of history instead of growing by a row per
+   * job and slot for ever (~7 000 a day with the per-minute jobs). A claim needs only its current
+   * slot's row, claimed (or taken over) within the last period, so runs started longer ago than the
+   * longest period go. By start time, not slot: slots depend on a period that processes may set
+   * differently (`PODIUM_ADSERVER_REPORT_MINUTES`), and a job no process registers any more goes
+   * too. Returns how many rows went.
    */
   async pruneRuns(signal: AbortSignal, retention: RunRetention = DEFAULT_RUN_RETENTION): Promise<number> {
-    const nowMs = this.now().getTime();
-    const keepFrom = new Map<string, number>();
-    for (const job of this.jobs.values())
-      keepFrom.set(
-        job.name,
-        Math.min(Math.floor(nowMs / job.everyMs) - 1, Math.floor((nowMs - retention.keepMs) / job.everyMs)),
-      );
-    const unknownBefore = new Date(nowMs - Math.max(retention.keepMs, UNKNOWN_JOB_RETENTION_MS));
+    const before = new Date(this.now().getTime() - Math.max(retention.keepMs, MAX_PERIOD_MS + DAY_MS));
     let deleted = 0;
     for (let i = 0; i < retention.maxBatches && !signal.aborted; i++) {
-      const n = await this.repo.prune(keepFrom, unknownBefore, retention.batch);
+      const n = await this.repo.prune(before, retention.batch);
       deleted += n;
       if (n < retention.batch) break;
     }
