@@ -38,11 +38,16 @@ export class JobRunRepository {
     );
   }
 
-  /** Deletes at most `limit` runs started before `before`; returns how many went. */
-  async prune(before: Date, limit: number): Promise<number> {
+  /**
+   * Deletes at most `limit` runs started more than `olderThanMs` ago by the database's clock, the one
+   * `started_at` is written by; returns how many went.
+   */
+  async prune(olderThanMs: number, limit: number): Promise<number> {
     const rows = await this.db.query(
-      'DELETE FROM job_runs WHERE id IN (SELECT id FROM job_runs WHERE started_at < $1 LIMIT $2) RETURNING id',
-      [before, limit],
+      `DELETE FROM job_runs WHERE id IN (
+         SELECT id FROM job_runs WHERE started_at < now() - make_interval(secs => $1::float8 / 1000) LIMIT $2)
+       RETURNING id`,
+      [olderThanMs, limit],
       'job_run_prune',
     );
     return rows.length;

@@ -139,13 +139,14 @@ export class Scheduler {
    * slot's row, claimed (or taken over) within the last period, so runs started longer ago than the
    * longest period go. By start time, not slot: slots depend on a period that processes may set
    * differently (`PODIUM_ADSERVER_REPORT_MINUTES`), and a job no process registers any more goes
-   * too. Returns how many rows went.
+   * too. Age by the database's clock, which wrote `started_at` (not this scheduler's, which tests
+   * set to another day). Returns how many rows went.
    */
   async pruneRuns(signal: AbortSignal, retention: RunRetention = DEFAULT_RUN_RETENTION): Promise<number> {
-    const before = new Date(this.now().getTime() - Math.max(retention.keepMs, MAX_PERIOD_MS + DAY_MS));
+    const olderThanMs = Math.max(retention.keepMs, MAX_PERIOD_MS + DAY_MS);
     let deleted = 0;
     for (let i = 0; i < retention.maxBatches && !signal.aborted; i++) {
-      const n = await this.repo.prune(before, retention.batch);
+      const n = await this.repo.prune(olderThanMs, retention.batch);
       deleted += n;
       if (n < retention.batch) break;
     }
