@@ -181,7 +181,7 @@ export async function createServices(deps: ServiceDeps): Promise<Services> {
     everyMs: 3_600_000,
     run: async () => void (await webhooks.prune()),
   });
-  // The scheduler's own rows: one per job and slot, kept a week.
+  // The scheduler's own rows: one per job and slot, kept eight days.
   scheduler.register({
     name: 'job-runs-retention',
     everyMs: 3_600_000,
