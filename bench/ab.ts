@@ -1,5 +1,5 @@
 /**
- * `npm run bench:ab -- <baseline-checkout> [go|imp|by-slug|by-id|resolve]`: this checkout's build against
+ * `npm run bench:ab -- <baseline-checkout> [go|imp|by-slug|by-id|resolve|brands]`: this checkout's build against
  * another's, both serving at once, in many short pinned wrk runs that alternate between them
  * (A B, B A, …), on PGlite with the demo dataset each checkout builds itself. On this virtual
  * machine a build's CPU per response moves by up to 40 % from one run to the next, with the
@@ -22,12 +22,12 @@ import { median } from './lib/harness.ts';
 import { cpuMicros, load1 } from './lib/proc.ts';
 import { signTestP } from './lib/sign-test.ts';
 import { ensureWrk, type LoadSpec, runWrk } from './lib/wrk.ts';
-import { resolvePaths } from './scenarios/delivery.ts';
+import { pagePaths, resolvePaths } from './scenarios/delivery.ts';
 import { UA } from './scenarios/tracking.ts';
 
 const log = (m: string) => process.stderr.write(`${m}\n`);
 const [baseArg, scenario = 'go'] = process.argv.slice(2);
-const SCENARIOS = ['go', 'imp', 'by-slug', 'by-id', 'resolve'];
+const SCENARIOS = ['go', 'imp', 'by-slug', 'by-id', 'resolve', 'brands'];
 if (!baseArg || !SCENARIOS.includes(scenario)) {
   log(`usage: npm run bench:ab -- <baseline-checkout> [${SCENARIOS.join('|')}]`);
   process.exit(2);
@@ -49,8 +49,8 @@ interface Server {
   url: string;
   pid: number;
   info: FixtureInfo;
-  /** `resolve`: the paths its dataset answers 200 (`resolvePaths`). */
-  resolvePaths?: string[];
+  /** `resolve`, `brands`: the paths its dataset answers (`resolvePaths`, `pagePaths`). */
+  paths?: string[];
   stop(): Promise<void>;
 }
 
@@ -80,14 +80,20 @@ function load(s: Server): LoadSpec {
   if (scenario === 'go' || scenario === 'imp')
     return { paths: s.info.goSlugs.map((x) => `/${scenario}/${x}`), headers: { 'user-agent': UA } };
   return {
-    paths:
-      scenario === 'resolve'
-        ? s.resolvePaths!
-        : scenario === 'by-slug'
-          ? s.info.slugs.map((x) => `/api/v1/toplists/by-slug/${x}`)
-          : s.info.ids.map((x) => `/api/v1/toplists/${x}`),
-    headers: { authorization: `Bearer ${s.info.siteToken}` },
+    paths: s.paths
+      ? s.paths
+      : scenario === 'by-slug'
+        ? s.info.slugs.map((x) => `/api/v1/toplists/by-slug/${x}`)
+        : s.info.ids.map((x) => `/api/v1/toplists/${x}`),
+    headers: headersOf(s),
   };
+}
+
+/** A site's request headers; the brand pages as a sync client asks for them, gzipped. */
+function headersOf(s: Server): Record<string, string> {
+  const headers: Record<string, string> = { authorization: `Bearer ${s.info.siteToken}` };
+  if (scenario === 'brands') headers['accept-encoding'] = 'gzip';
+  return headers;
 }
 
 const round = (x: number, d = 3) => Math.round(x * 10 ** d) / 10 ** d;
@@ -104,9 +110,9 @@ const servers: Server[] = [];
 try {
   servers.push(await start('baseline', base, dir), await start('this', here, dir));
   const [a, b] = servers as [Server, Server];
-  if (scenario === 'resolve')
-    for (const s of servers)
-      s.resolvePaths = await resolvePaths(s.url, s.info.ids, { authorization: `Bearer ${s.info.siteToken}` });
+  for (const s of servers)
+    if (scenario === 'resolve') s.paths = await resolvePaths(s.url, s.info.ids, headersOf(s));
+    else if (scenario === 'brands') s.paths = await pagePaths(s.url, 'brands', 15, headersOf(s));
   const run = async (s: Server, seconds = SECONDS) => {
     const c0 = cpuMicros(s.pid);
     const w = await runWrk(s.url, load(s), { seconds, connections: CONNECTIONS, dir });

@@ -3,7 +3,13 @@ import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app.ts';
 import { type DemoTokens, loadDemo } from '../src/modules/catalog/demo.ts';
-import { BY_ID_ROUTE, BY_SLUG_ROUTE, LIST_ROUTE, RESOLVE_ROUTE } from '../src/modules/delivery/fast-path.ts';
+import {
+  BRANDS_ROUTE,
+  BY_ID_ROUTE,
+  BY_SLUG_ROUTE,
+  LIST_ROUTE,
+  RESOLVE_ROUTE,
+} from '../src/modules/delivery/fast-path.ts';
 import { IMP_ROUTE } from '../src/modules/tracking/go-fast-path.ts';
 import { type HttpAnswer, httpRequest, type TestApp, testApp, untilGzipped } from './helpers.ts';
 
@@ -108,7 +114,7 @@ async function pairOfApps() {
   };
 }
 
-describe('toplist fast path (by slug, by id, resolve, list pages)', () => {
+describe('toplist fast path (by slug, by id, resolve, list and brand pages)', () => {
   let apps: Awaited<ReturnType<typeof pairOfApps>>;
   let t: TestApp;
   let demo: DemoTokens;
@@ -183,6 +189,13 @@ describe('toplist fast path (by slug, by id, resolve, list pages)', () => {
     ['a percent-encoded list page', '/api/v1/toplists?page=%32', {}],
     ['a path that only starts like the list', '/api/v1/toplistsx', {}],
     ['HEAD of a list page', '/api/v1/toplists?per_page=5', {}, 'HEAD'],
+    ['a brand page 0 (422)', '/api/v1/brands?page=0', {}],
+    ['a brand page of 101 (422)', '/api/v1/brands?per_page=101', {}],
+    ['a brand page size given twice (422)', '/api/v1/brands?per_page=1&per_page=2', {}],
+    ['brands with another parameter (the route ignores it)', '/api/v1/brands?per_page=5&x=1', {}],
+    ['a path that only starts like the brands', '/api/v1/brandsx', {}],
+    ['a brand page under the brands', '/api/v1/brands/1', {}],
+    ['HEAD of a brand page', '/api/v1/brands?per_page=5', {}, 'HEAD'],
   ];
 
   it('answers a live toplist with the bytes and headers of the Fastify route, and counts it', async () => {
@@ -266,6 +279,35 @@ describe('toplist fast path (by slug, by id, resolve, list pages)', () => {
     const third = JSON.parse((await get(apps.fast, '/api/v1/toplists?page=3&per_page=5', auth)).body);
     expect(third.meta).toMatchObject({ current_page: 3, per_page: 5, from: 11, to: 15 });
     expect(third.data).toHaveLength(5);
+  });
+
+  it('answers brand pages with the bytes, headers and log route of the Fastify route, and counts them', async () => {
+    for (const query of ['', '?per_page=5', '?page=2&per_page=3', '?per_page=3&page=2', '?page=999']) {
+      const before = await served();
+      apps.fastLines.length = 0;
+      const [a, b] = await apps.both(`/api/v1/brands${query}`, auth);
+      expect(a.status).toBe(200);
+      expectSameAnswer(a, b);
+      expect(await served()).toBe(before + 1);
+      expect(await apps.requestLine()).toMatchObject({ route: BRANDS_ROUTE, status: 200 });
+    }
+    const second = JSON.parse((await get(apps.fast, '/api/v1/brands?page=2&per_page=3', auth)).body);
+    expect(second.meta).toMatchObject({ current_page: 2, per_page: 3, from: 4, to: 6 });
+    expect(second.data).toHaveLength(3);
+  });
+
+  it('gzips a brand page like the route, and answers its ETag with 304', async () => {
+    const path = '/api/v1/brands?per_page=100';
+    const plain = await get(apps.fast, path, auth);
+    const gz = { ...auth, 'accept-encoding': 'gzip' };
+    const zipped = await untilGzipped(apps.fast, path, gz);
+    expect(gunzipSync(zipped!.body).toString()).toBe(plain.body);
+    const viaRoute = await untilGzipped(apps.slowUrl, path, gz);
+    expect(viaRoute?.body.equals(zipped!.body)).toBe(true);
+    expect(comparable(viaRoute!.headers)).toEqual(comparable(zipped!.headers));
+    const [a, b] = await apps.both(path, { ...gz, 'if-none-match': zipped!.headers.etag as string });
+    expect(a.status).toBe(304);
+    expectSameAnswer(a, b);
   });
 
   it('gzips a list page like the route, and answers its ETag with 304', async () => {

@@ -146,6 +146,26 @@ export const resolve: Scenario = {
 };
 
 /**
+ * Every page of a listing at `perPage` a page, as paths; with `Accept-Encoding: gzip` in
+ * `headers`, each primed until it comes gzipped.
+ */
+export async function pagePaths(
+  url: string,
+  resource: 'toplists' | 'brands',
+  perPage: number,
+  headers: Record<string, string>,
+): Promise<string[]> {
+  const first = await fetch(`${url}/api/v1/${resource}?per_page=${perPage}`, { headers });
+  const { meta } = (await first.json()) as { meta: { last_page: number } };
+  const paths = Array.from(
+    { length: meta.last_page },
+    (_, p) => `/api/v1/${resource}?per_page=${perPage}&page=${p + 1}`,
+  );
+  if (headers['accept-encoding'] === 'gzip') await primeGzip(url, paths, headers);
+  return paths;
+}
+
+/**
  * `GET /api/v1/{resource}?per_page=N&page=P`, every page of the demo site in turn (gzipped with
  * `gzip`), at pages of 15 and of 100.
  */
@@ -159,13 +179,7 @@ function pages(name: string, about: string, resource: 'toplists' | 'brands', gzi
       if (gzip) headers['accept-encoding'] = 'gzip';
       const out = [];
       for (const perPage of [15, 100]) {
-        const first = await fetch(`${fx.podium.url}/api/v1/${resource}?per_page=${perPage}`, { headers });
-        const { meta } = (await first.json()) as { meta: { last_page: number } };
-        const paths = Array.from(
-          { length: meta.last_page },
-          (_, p) => `/api/v1/${resource}?per_page=${perPage}&page=${p + 1}`,
-        );
-        if (gzip) await primeGzip(fx.podium.url, paths, headers);
+        const paths = await pagePaths(fx.podium.url, resource, perPage, headers);
         const line = await compare(ctx, `${name}-${perPage}`, fx, { paths, headers }, undefined);
         out.push({ ...line, paths: paths.length });
       }

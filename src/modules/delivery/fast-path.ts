@@ -18,7 +18,10 @@ export const BY_SLUG_ROUTE = '/api/v1/toplists/by-slug/:slug';
 export const BY_ID_ROUTE = '/api/v1/toplists/:id';
 export const RESOLVE_ROUTE = '/api/v1/toplists/resolve';
 export const LIST_ROUTE = '/api/v1/toplists';
-const PREFIX = '/api/v1/toplists';
+export const BRANDS_ROUTE = '/api/v1/brands';
+const PREFIX = '/api/v1/';
+const TOPLISTS = 'toplists';
+const BRANDS = 'brands';
 const SLUG_PREFIX = 'by-slug/';
 const RESOLVE_PREFIX = 'resolve?';
 /** Slugs that need no percent-decoding and fit Fastify's `maxParamLength` (200). */
@@ -61,21 +64,37 @@ interface ResolveKey {
   country: string;
 }
 
-/** A page of the site's toplists, as `GET /toplists?page=…&per_page=…` names it. */
+/**
+ * A page of the site's toplists or of their brands, as `GET /toplists?page=…&per_page=…` and
+ * `GET /brands?page=…&per_page=…` name it.
+ */
 interface ListKey {
+  of: typeof TOPLISTS | typeof BRANDS;
   page: number;
   perPage: number;
 }
 
 /**
  * What a request names: a toplist by slug (a string) or id (a number), a family's variant, or a
- * page of the list.
+ * page of the list or of the brands.
  */
 type Key = string | number | ResolveKey | ListKey;
 
 /** What the rest of a path after PREFIX names in a form the fast path takes, else undefined. */
 function keyOf(afterPrefix: string): Key | undefined {
-  if (afterPrefix === '' || afterPrefix.startsWith('?')) return listKeyOf(afterPrefix.slice(1));
+  if (afterPrefix.startsWith(BRANDS)) return pageKeyOf(BRANDS, afterPrefix.slice(BRANDS.length));
+  if (!afterPrefix.startsWith(TOPLISTS)) return undefined;
+  return toplistKeyOf(afterPrefix.slice(TOPLISTS.length));
+}
+
+/** The page a listing's path names after its own name (nothing, or `?` and its query), else undefined. */
+function pageKeyOf(of: ListKey['of'], rest: string): ListKey | undefined {
+  return rest === '' || rest.startsWith('?') ? listKeyOf(of, rest.slice(1)) : undefined;
+}
+
+/** What the rest of a path after `/api/v1/toplists` names, else undefined. */
+function toplistKeyOf(afterPrefix: string): Key | undefined {
+  if (afterPrefix === '' || afterPrefix.startsWith('?')) return pageKeyOf(TOPLISTS, afterPrefix);
   if (!afterPrefix.startsWith('/')) return undefined;
   const rest = afterPrefix.slice(1);
   if (rest.startsWith(SLUG_PREFIX)) {
@@ -93,10 +112,10 @@ function keyOf(afterPrefix: string): Key | undefined {
 }
 
 /** The list page a query names (no other parameter, none twice, within the schema's bounds). */
-function listKeyOf(query: string): ListKey | undefined {
+function listKeyOf(of: ListKey['of'], query: string): ListKey | undefined {
   const m = LIST_QUERY.exec(query);
   if (!m || (m[3] !== undefined && m[3] === m[1])) return undefined;
-  const key = { page: 1, perPage: DEFAULT_PER_PAGE };
+  const key = { of, page: 1, perPage: DEFAULT_PER_PAGE };
   for (const [name, value] of [
     [m[1], m[2]],
     [m[3], m[4]],
@@ -115,7 +134,9 @@ const routeOf = (key: Key) =>
     : typeof key === 'number'
       ? BY_ID_ROUTE
       : isList(key)
-        ? LIST_ROUTE
+        ? key.of === BRANDS
+          ? BRANDS_ROUTE
+          : LIST_ROUTE
         : RESOLVE_ROUTE;
 
 export interface FastPathDeps extends FastPathBase {
@@ -141,12 +162,12 @@ export interface FastPathCounts {
   handedOver: number;
 }
 
-/** The counters every fast path (toplists by slug, id, resolve or list page, /go and /imp) adds to, exported as metrics. */
+/** The counters every fast path (toplists by slug, id, resolve or list page, brand pages, /go and /imp) adds to, exported as metrics. */
 export function fastPathCounts(metrics: Metrics): FastPathCounts {
   const counts: FastPathCounts = { served: 0, handedOver: 0 };
   metrics.counterFrom(
     'podium_http_fast_path_served_total',
-    'Toplist requests (by slug, id, resolve or a list page), /go clicks and /imp impressions answered by their fast path (the rest by the Fastify route)',
+    'Toplist requests (by slug, id, resolve, a list page or a brand page), /go clicks and /imp impressions answered by their fast path (the rest by the Fastify route)',
     () => counts.served,
   );
   metrics.counterFrom(
@@ -159,12 +180,12 @@ export function fastPathCounts(metrics: Metrics): FastPathCounts {
 
 /**
  * `GET /api/v1/toplists/by-slug/{slug}`, `/api/v1/toplists/{id}`,
- * `/api/v1/toplists/resolve?template_id=…&country=…` and `/api/v1/toplists?page=…&per_page=…`,
- * the API's hottest requests (every page view of a publisher's site, resolve for sites that pick a
- * geo family's variant per visitor, the list pages a sync client walks), answered without
- * Fastify's routing, hook chain and reply machinery in their plain case: no query string
- * (resolve: its two parameters alone, unencoded; the list: `page` and `per_page` alone, in plain
- * digits), a live site token, a live toplist (resolve: a variant picked). Everything else —
+ * `/api/v1/toplists/resolve?template_id=…&country=…`, `/api/v1/toplists?page=…&per_page=…` and
+ * `/api/v1/brands?page=…&per_page=…`, the API's hottest requests (every page view of a
+ * publisher's site, resolve for sites that pick a geo family's variant per visitor, the list and
+ * brand pages a sync client walks), answered without Fastify's routing, hook chain and reply
+ * machinery in their plain case: no query string (resolve: its two parameters alone, unencoded;
+ * the list and the brands: `page` and `per_page` alone, in plain digits), a live site token, a live toplist (resolve: a variant picked). Everything else —
  * another query string, HEAD, a missing or unknown token, an unknown slug, a family with no
  * variant for the visitor, a closing server, an error — goes to Fastify untouched, so every
  * error and edge case has one implementation. The answer keeps what
@@ -194,7 +215,9 @@ export function toplistFastPath(deps: FastPathDeps): FastPath {
       ? typeof key !== 'object'
         ? delivery.known(known.siteId, key)
         : isList(key)
-          ? delivery.knownList(known.siteId, key)
+          ? key.of === BRANDS
+            ? delivery.knownBrands(known.siteId, key)
+            : delivery.knownList(known.siteId, key)
           : delivery.knownResolve(known.siteId, key.templateId, key.country)
       : undefined;
     if (known && found) {
@@ -226,7 +249,9 @@ export function toplistFastPath(deps: FastPathDeps): FastPath {
         : typeof key === 'number'
           ? await delivery.byId(site.siteId, key)
           : isList(key)
-            ? await delivery.list(site.siteId, key)
+            ? key.of === BRANDS
+              ? await delivery.brands(site.siteId, key)
+              : await delivery.list(site.siteId, key)
             : await delivery.resolve(site.siteId, key.templateId, key.country);
     // No variant for the visitor: the route's 404 says why.
     if (!found || 'reason' in found) return false;

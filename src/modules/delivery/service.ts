@@ -65,12 +65,17 @@ export type NoVariant = {
   candidates: number[];
 };
 
-export interface ListParams {
+/** A page of a listing: its number (from 1) and size. */
+export interface PageParams {
+  page: number;
+  perPage: number;
+}
+
+/** A page of the toplist listing and its filters. */
+export interface ListParams extends PageParams {
   templateId?: number | undefined;
   geoType?: string | undefined;
   geoCode?: string | undefined;
-  page: number;
-  perPage: number;
 }
 
 const LIST_OPEN = Buffer.from('{"data":[');
@@ -299,10 +304,15 @@ export class DeliveryService {
 
   /** `list` when the site's set is already in memory, else undefined: the toplist fast path answers from it. */
   knownList(siteId: number, p: ListParams): Rendered | undefined {
+    return this.fromLoaded(siteId, (set) => this.listOf(set, p));
+  }
+
+  /** What `answer` makes of the site's set when it is in memory (a cache hit), else undefined. */
+  private fromLoaded(siteId: number, answer: (set: SiteSet) => Rendered): Rendered | undefined {
     const set = this.loaded.get(siteId);
     if (!set) return undefined;
     this.stats.hits++;
-    return this.listOf(set, p);
+    return answer(set);
   }
 
   private listOf(set: SiteSet, p: ListParams): Rendered {
@@ -374,8 +384,16 @@ export class DeliveryService {
    * plugins sync: the brand of its newest edition, `brandStatus: "Active"`, the product types and
    * top geos of the toplists that rank it, and its offers there (newest edition wins) with trackers.
    */
-  async brands(siteId: number, p: { page: number; perPage: number }): Promise<Rendered> {
-    const set = await this.siteSet(siteId);
+  async brands(siteId: number, p: PageParams): Promise<Rendered> {
+    return this.brandsOf(await this.siteSet(siteId), p);
+  }
+
+  /** `brands` when the site's set is already in memory, else undefined: the toplist fast path answers from it. */
+  knownBrands(siteId: number, p: PageParams): Rendered | undefined {
+    return this.fromLoaded(siteId, (set) => this.brandsOf(set, p));
+  }
+
+  private brandsOf(set: SiteSet, p: PageParams): Rendered {
     const nowMs = this.now().getTime();
     return set.memo.get(
       JSON.stringify(['brands', p.page, p.perPage]),
@@ -385,7 +403,7 @@ export class DeliveryService {
     );
   }
 
-  private brandPage(set: SiteSet, p: { page: number; perPage: number }, nowMs: number): Rendered {
+  private brandPage(set: SiteSet, p: PageParams, nowMs: number): Rendered {
     // Every page reads the whole listing: built once per window, as its pages are.
     const all = set.memo.get(
       JSON.stringify(['brands']),
