@@ -1,5 +1,5 @@
 /**
- * `npm run bench:ab -- <baseline-checkout> [go|imp|by-slug|by-id|resolve|brands]`: this checkout's build against
+ * `npm run bench:ab -- <baseline-checkout> [go|imp|by-slug|by-id|resolve|list|list-gzip|brands]`: this checkout's build against
  * another's, both serving at once, in many short pinned wrk runs that alternate between them
  * (A B, B A, …), on PGlite with the demo dataset each checkout builds itself. On this virtual
  * machine a build's CPU per response moves by up to 40 % from one run to the next, with the
@@ -27,7 +27,13 @@ import { UA } from './scenarios/tracking.ts';
 
 const log = (m: string) => process.stderr.write(`${m}\n`);
 const [baseArg, scenario = 'go'] = process.argv.slice(2);
-const SCENARIOS = ['go', 'imp', 'by-slug', 'by-id', 'resolve', 'brands'];
+const SCENARIOS = ['go', 'imp', 'by-slug', 'by-id', 'resolve', 'list', 'list-gzip', 'brands'];
+/** The listings measured by their pages of 15, and whether gzipped (as `npm run bench` does). */
+const PAGES: Record<string, { resource: 'toplists' | 'brands'; gzip: boolean }> = {
+  list: { resource: 'toplists', gzip: false },
+  'list-gzip': { resource: 'toplists', gzip: true },
+  brands: { resource: 'brands', gzip: true },
+};
 if (!baseArg || !SCENARIOS.includes(scenario)) {
   log(`usage: npm run bench:ab -- <baseline-checkout> [${SCENARIOS.join('|')}]`);
   process.exit(2);
@@ -89,10 +95,10 @@ function load(s: Server): LoadSpec {
   };
 }
 
-/** A site's request headers; the brand pages as a sync client asks for them, gzipped. */
+/** A site's request headers (gzip asked for the gzipped listings). */
 function headersOf(s: Server): Record<string, string> {
   const headers: Record<string, string> = { authorization: `Bearer ${s.info.siteToken}` };
-  if (scenario === 'brands') headers['accept-encoding'] = 'gzip';
+  if (PAGES[scenario]?.gzip) headers['accept-encoding'] = 'gzip';
   return headers;
 }
 
@@ -112,7 +118,7 @@ try {
   const [a, b] = servers as [Server, Server];
   for (const s of servers)
     if (scenario === 'resolve') s.paths = await resolvePaths(s.url, s.info.ids, headersOf(s));
-    else if (scenario === 'brands') s.paths = await pagePaths(s.url, 'brands', 15, headersOf(s));
+    else if (PAGES[scenario]) s.paths = await pagePaths(s.url, PAGES[scenario].resource, 15, headersOf(s));
   const run = async (s: Server, seconds = SECONDS) => {
     const c0 = cpuMicros(s.pid);
     const w = await runWrk(s.url, load(s), { seconds, connections: CONNECTIONS, dir });
