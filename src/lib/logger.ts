@@ -119,6 +119,23 @@ export function loggerOptions(config: Config): object {
 export type DirectLine = (level: pino.Level, fields: string, msg: string) => void;
 
 const directWriters = new WeakMap<object, DirectLine | null>();
+
+/** Names quoted so far (JSON.stringify of a short string is ~0.2 µs, a Map hit a tenth of it). */
+const quotedNames = new Map<string, string>();
+const MAX_QUOTED_NAMES = 1000;
+
+/**
+ * `name` as a JSON string, for values drawn from a small set (route patterns, HTTP methods, log
+ * messages), kept once quoted: three of them in every request line cost ~0.6 µs quoted afresh.
+ */
+export function quotedName(name: string): string {
+  let q = quotedNames.get(name);
+  if (q === undefined) {
+    q = JSON.stringify(name);
+    if (quotedNames.size < MAX_QUOTED_NAMES) quotedNames.set(name, q);
+  }
+  return q;
+}
 const S = pino.symbols;
 /** In pino's symbols at run time, not in its types. */
 const MSG_PREFIX = (S as unknown as Record<string, symbol>).msgPrefixSym;
@@ -167,7 +184,7 @@ function makeDirect(log: pino.Logger): DirectLine {
     if (!log.isLevelEnabled(level)) return;
     // Read per line: setBindings and a replaced stream take effect at once, as in pino.
     l[S.streamSym].write(
-      `{"level":${log.levels.values[level]},"time":${Date.now()}${l[S.chindingsSym]}${fields},"msg":${JSON.stringify(msg)}}\n`,
+      `{"level":${log.levels.values[level]},"time":${Date.now()}${l[S.chindingsSym]}${fields},"msg":${quotedName(msg)}}\n`,
     );
   };
 }

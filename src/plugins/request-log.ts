@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify';
 import { ulid } from '../lib/ids.ts';
-import { directLineWriter, TRUSTED_LINE } from '../lib/logger.ts';
+import { directLineWriter, quotedName, TRUSTED_LINE } from '../lib/logger.ts';
 
 const SAFE_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
@@ -55,7 +55,7 @@ export function logRequest(log: FastifyBaseLogger, r: RequestLine): void {
   const ms = Math.round(r.ms * 10) / 10;
   const direct = r.status < 500 && Number.isFinite(ms) ? directLineWriter(log) : undefined;
   if (direct) {
-    let fields = `,"reqId":${JSON.stringify(r.reqId)},"method":${JSON.stringify(r.method)},"route":${JSON.stringify(r.route)},"status":${r.status},"ms":${ms}`;
+    let fields = `,"reqId":${JSON.stringify(r.reqId)},"method":${quotedName(r.method)},"route":${quotedName(r.route)},"status":${r.status},"ms":${ms}`;
     if (r.siteId !== undefined) fields += `,"siteId":${r.siteId}`;
     if (r.adminTokenId !== undefined) fields += `,"adminTokenId":${r.adminTokenId}`;
     direct('info', fields, 'request');

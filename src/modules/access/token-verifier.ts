@@ -1,13 +1,13 @@
 import type { Change, ChangeBus } from '../../db/changes.ts';
-import { parseBearer, sameBytes, TOKEN_PREFIX, tokenKey } from '../../lib/tokens.ts';
+import { parseBearer, sameBytes, sameChars, TOKEN_PREFIX, tokenKey } from '../../lib/tokens.ts';
 import type { AdminPrincipal, SitePrincipal } from '../../plugins/auth.ts';
 import type { AccessRepository } from './repository.ts';
 
 type Entry = { principal: SitePrincipal | AdminPrincipal | null };
 
-/** The live site token a connection last sent: its whole Authorization header, as UTF-8. */
+/** The live site token a connection last sent: its whole Authorization header. */
 interface ConnectionMemo {
-  header: Buffer;
+  header: string;
   /** The cache's generation when the token was found live: any token change since voids it. */
   generation: number;
   site: SitePrincipal;
@@ -71,14 +71,14 @@ export class TokenVerifier {
   knownSiteOn(connection: object, authorization: string): SitePrincipal | null | undefined {
     const memo = this.byConnection.get(connection);
     if (memo !== undefined && memo.generation === this.generation) {
-      if (sameBytes(Buffer.from(authorization), memo.header)) return memo.site;
+      if (sameChars(authorization, memo.header)) return memo.site;
     }
     const token = parseBearer(authorization);
     if (token === undefined) return undefined;
     const site = this.knownSite(token);
     if (site)
       this.byConnection.set(connection, {
-        header: Buffer.from(authorization),
+        header: authorization,
         generation: this.generation,
         site,
       });
