@@ -296,7 +296,7 @@ describe('toplist fast path (by slug, by id, resolve, list and brand pages)', ()
     expect(second.data).toHaveLength(3);
   });
 
-  it('gzips a brand page like the route, and answers its ETag with 304', async () => {
+  it('gzips a brand page like the route, and answers its ETag with 304, both from the fast path', async () => {
     const path = '/api/v1/brands?per_page=100';
     const plain = await get(apps.fast, path, auth);
     const gz = { ...auth, 'accept-encoding': 'gzip' };
@@ -305,9 +305,14 @@ describe('toplist fast path (by slug, by id, resolve, list and brand pages)', ()
     const viaRoute = await untilGzipped(apps.slowUrl, path, gz);
     expect(viaRoute?.body.equals(zipped!.body)).toBe(true);
     expect(comparable(viaRoute!.headers)).toEqual(comparable(zipped!.headers));
+    let before = await served();
+    expect((await httpRequest(apps.fast, path, gz)).body.equals(zipped!.body)).toBe(true);
+    expect(await served()).toBe(before + 1);
+    before = await served();
     const [a, b] = await apps.both(path, { ...gz, 'if-none-match': zipped!.headers.etag as string });
     expect(a.status).toBe(304);
     expectSameAnswer(a, b);
+    expect(await served()).toBe(before + 1);
   });
 
   it('gzips a list page like the route, and answers its ETag with 304', async () => {

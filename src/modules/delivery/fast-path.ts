@@ -210,29 +210,31 @@ export function toplistFastPath(deps: FastPathDeps): FastPath {
     };
     // The common case, a known token and a loaded site, is answered here and now: no promise,
     // no microtask.
-    const known = tokens.knownSiteOn(req.socket, authorization);
-    const found = known
-      ? typeof key !== 'object'
-        ? delivery.known(known.siteId, key)
-        : isList(key)
-          ? key.of === BRANDS
-            ? delivery.knownBrands(known.siteId, key)
-            : delivery.knownList(known.siteId, key)
-          : delivery.knownResolve(known.siteId, key.templateId, key.country)
-      : undefined;
-    if (known && found) {
-      try {
+    // A throw here would leave the server's request listener (and end the process): building a
+    // page (the first brand page of a window parses every toplist) is inside the try too.
+    try {
+      const known = tokens.knownSiteOn(req.socket, authorization);
+      const found = known ? knownAnswer(known.siteId, key) : undefined;
+      if (known && found) {
         respond(req, res, known, key, found, started);
-      } catch (err) {
-        log.error({ err }, 'toplist fast path: answering failed');
-        handOver();
+        return;
       }
+    } catch (err) {
+      log.error({ err }, 'toplist fast path: answering failed');
+      handOver();
       return;
     }
     const token = parseBearer(authorization);
     if (!token) return fallback();
     lookUp(req, res, token, key, started).then((done) => done || handOver(), handOver);
   };
+
+  /** The answer for `key` from memory (the site's set loaded), else undefined. */
+  function knownAnswer(siteId: number, key: Key): Rendered | undefined {
+    if (typeof key !== 'object') return delivery.known(siteId, key);
+    if (!isList(key)) return delivery.knownResolve(siteId, key.templateId, key.country);
+    return key.of === BRANDS ? delivery.knownBrands(siteId, key) : delivery.knownList(siteId, key);
+  }
 
   async function lookUp(
     req: IncomingMessage,

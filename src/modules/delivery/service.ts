@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { ChangeBus } from '../../db/changes.ts';
 import type { Db } from '../../db/index.ts';
+import { joinParts } from '../../lib/buffer-parts.ts';
 import { isCountryCode } from '../../lib/geo.ts';
 import { type DeflatedPart, gzipOf, storedPart } from '../../lib/gzip-parts.ts';
 import { GZIP_MIN_BYTES, type LazyDeflate, wholeGzipStore } from '../../lib/lazy-deflate.ts';
@@ -357,7 +358,7 @@ export class DeliveryService {
       if (gzipped) return gzipped;
       const parts = this.gzipList(onPage, tail);
       if (!parts) return undefined;
-      gzipped = Buffer.concat(parts);
+      gzipped = joinParts(parts);
       set.memo.charge(gzipped.length);
       return gzipped;
     };
