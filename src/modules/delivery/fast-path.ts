@@ -185,10 +185,11 @@ export function fastPathCounts(metrics: Metrics): FastPathCounts {
  * publisher's site, resolve for sites that pick a geo family's variant per visitor, the list and
  * brand pages a sync client walks), answered without Fastify's routing, hook chain and reply
  * machinery in their plain case: no query string (resolve: its two parameters alone, unencoded;
- * the list and the brands: `page` and `per_page` alone, in plain digits), a live site token, a live toplist (resolve: a variant picked). Everything else —
- * another query string, HEAD, a missing or unknown token, an unknown slug, a family with no
- * variant for the visitor, a closing server, an error — goes to Fastify untouched, so every
- * error and edge case has one implementation. The answer keeps what
+ * the list and the brands: `page` and `per_page` alone, in plain digits), a live site token, a
+ * live toplist (resolve: a variant picked). Everything else — another query string, HEAD, a
+ * missing or unknown token, an unknown slug, a family with no variant for the visitor, a closing
+ * server, an error — goes to Fastify untouched, so every error and edge case has one
+ * implementation. The answer keeps what
  * the route does: the same bytes and headers (ETag, 304 on If-None-Match, cache headers), the
  * request id, the per-request log line and the metrics (test/fast-path.test.ts compares both
  * paths). Fastify's share was ~30 % of this request's CPU.
