@@ -11,7 +11,7 @@ import { logRequest, requestId } from '../../plugins/request-log.ts';
 import type { Metrics } from '../ops/metrics.ts';
 import { CACHE_HEADERS, etagMatches, gzipBody, JSON_TYPE, TOPLIST_ID } from './routes.ts';
 import { ListQuerySchema, ResolveQuerySchema } from './schemas.ts';
-import type { DeliveryService, Rendered } from './service.ts';
+import type { DeliveryService, NoVariant, Rendered } from './service.ts';
 
 /** The route patterns the fast path answers, as the Fastify routes name them in logs and metrics. */
 export const BY_SLUG_ROUTE = '/api/v1/toplists/by-slug/:slug';
@@ -126,18 +126,56 @@ function listKeyOf(of: ListKey['of'], query: string): ListKey | undefined {
   return key.page <= MAX_PAGE && key.perPage <= MAX_PER_PAGE ? key : undefined;
 }
 
-const isList = (key: Key): key is ListKey => typeof key === 'object' && 'perPage' in key;
+/**
+ * How the fast path answers one kind of key: from memory when the site's set is loaded (`known`),
+ * else after loading it (`load`), and the Fastify route's pattern its logs and metrics carry.
+ */
+interface Kind<K extends Key> {
+  route: string;
+  known(delivery: DeliveryService, siteId: number, key: K): Rendered | undefined;
+  load(delivery: DeliveryService, siteId: number, key: K): Promise<Rendered | NoVariant | undefined>;
+}
 
-const routeOf = (key: Key) =>
-  typeof key === 'string'
-    ? BY_SLUG_ROUTE
+const BY_SLUG: Kind<string> = {
+  route: BY_SLUG_ROUTE,
+  known: (delivery, siteId, slug) => delivery.known(siteId, slug),
+  load: (delivery, siteId, slug) => delivery.bySlug(siteId, slug),
+};
+const BY_ID: Kind<number> = {
+  route: BY_ID_ROUTE,
+  known: (delivery, siteId, id) => delivery.known(siteId, id),
+  load: (delivery, siteId, id) => delivery.byId(siteId, id),
+};
+const RESOLVE: Kind<ResolveKey> = {
+  route: RESOLVE_ROUTE,
+  known: (delivery, siteId, k) => delivery.knownResolve(siteId, k.templateId, k.country),
+  load: (delivery, siteId, k) => delivery.resolve(siteId, k.templateId, k.country),
+};
+const LIST_PAGE: Kind<ListKey> = {
+  route: LIST_ROUTE,
+  known: (delivery, siteId, page) => delivery.knownList(siteId, page),
+  load: (delivery, siteId, page) => delivery.list(siteId, page),
+};
+const BRAND_PAGE: Kind<ListKey> = {
+  route: BRANDS_ROUTE,
+  known: (delivery, siteId, page) => delivery.knownBrands(siteId, page),
+  load: (delivery, siteId, page) => delivery.brands(siteId, page),
+};
+
+/**
+ * The kind of a key, the one place the fast path tells them apart (the key itself stays a plain
+ * string or number for the commonest requests: nothing allocated per request).
+ */
+const kindOf = (key: Key): Kind<Key> =>
+  (typeof key === 'string'
+    ? BY_SLUG
     : typeof key === 'number'
-      ? BY_ID_ROUTE
-      : isList(key)
+      ? BY_ID
+      : 'perPage' in key
         ? key.of === BRANDS
-          ? BRANDS_ROUTE
-          : LIST_ROUTE
-        : RESOLVE_ROUTE;
+          ? BRAND_PAGE
+          : LIST_PAGE
+        : RESOLVE) as Kind<Key>;
 
 export interface FastPathDeps extends FastPathBase {
   tokens: SiteTokens;
@@ -200,6 +238,7 @@ export function toplistFastPath(deps: FastPathDeps): FastPath {
     if (!mayAnswer(req, PREFIX, deps)) return fallback();
     const key = keyOf(req.url.slice(PREFIX.length));
     if (key === undefined) return fallback();
+    const kind = kindOf(key);
     const authorization = req.headers.authorization;
     if (authorization === undefined) return fallback();
     const started = performance.now();
@@ -215,9 +254,9 @@ export function toplistFastPath(deps: FastPathDeps): FastPath {
     // page (the first brand page of a window parses every toplist) is inside the try too.
     try {
       const known = tokens.knownSiteOn(req.socket, authorization);
-      const found = known ? knownAnswer(known.siteId, key) : undefined;
+      const found = known ? kind.known(delivery, known.siteId, key) : undefined;
       if (known && found) {
-        respond(req, res, known, key, found, started);
+        respond(req, res, known, kind.route, found, started);
         return;
       }
     } catch (err) {
@@ -227,38 +266,23 @@ export function toplistFastPath(deps: FastPathDeps): FastPath {
     }
     const token = parseBearer(authorization);
     if (!token) return fallback();
-    lookUp(req, res, token, key, started).then((done) => done || handOver(), handOver);
+    lookUp(req, res, token, kind, key, started).then((done) => done || handOver(), handOver);
   };
-
-  /** The answer for `key` from memory (the site's set loaded), else undefined. */
-  function knownAnswer(siteId: number, key: Key): Rendered | undefined {
-    if (typeof key !== 'object') return delivery.known(siteId, key);
-    if (!isList(key)) return delivery.knownResolve(siteId, key.templateId, key.country);
-    return key.of === BRANDS ? delivery.knownBrands(siteId, key) : delivery.knownList(siteId, key);
-  }
 
   async function lookUp(
     req: IncomingMessage,
     res: ServerResponse,
     token: string,
+    kind: Kind<Key>,
     key: Key,
     started: number,
   ): Promise<boolean> {
     const site = await tokens.verifySite(token);
     if (!site) return false;
-    const found =
-      typeof key === 'string'
-        ? await delivery.bySlug(site.siteId, key)
-        : typeof key === 'number'
-          ? await delivery.byId(site.siteId, key)
-          : isList(key)
-            ? key.of === BRANDS
-              ? await delivery.brands(site.siteId, key)
-              : await delivery.list(site.siteId, key)
-            : await delivery.resolve(site.siteId, key.templateId, key.country);
+    const found = await kind.load(delivery, site.siteId, key);
     // No variant for the visitor: the route's 404 says why.
     if (!found || 'reason' in found) return false;
-    respond(req, res, site, key, found, started);
+    respond(req, res, site, kind.route, found, started);
     return true;
   }
 
@@ -266,7 +290,7 @@ export function toplistFastPath(deps: FastPathDeps): FastPath {
     req: IncomingMessage,
     res: ServerResponse,
     site: SitePrincipal,
-    key: Key,
+    route: string,
     found: Rendered,
     started: number,
   ): void {
@@ -296,7 +320,6 @@ export function toplistFastPath(deps: FastPathDeps): FastPath {
     }
     counts.served++;
     const ms = performance.now() - started;
-    const route = routeOf(key);
     metrics.observeHttp('GET', route, status, ms / 1000);
     logRequest(log, { reqId: id, method: 'GET', route, status, ms, siteId: site.siteId });
   }
