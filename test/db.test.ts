@@ -1,3 +1,6 @@
+import { once } from 'node:events';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChangeBus } from '../src/db/changes.ts';
 import { JsonParam } from '../src/db/index.ts';
@@ -82,6 +85,33 @@ describe(`database (${DB_KIND})`, () => {
       await expect(t.db.query(sql, [new JsonParam([[bad, 1, null, null]])])).rejects.toMatchObject({
         code: 'validation_failed',
       });
+  });
+
+  it('answers HTTP requests between the statements of a long chain, in a transaction too', async () => {
+    // PGlite runs statements on this thread: a chain that never yielded held every request
+    // that arrived meanwhile until its last statement (a minute's jobs: 30 ms turns under load).
+    const server = http.createServer((_req, res) => res.end('ok'));
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+    try {
+      for (const inTx of [false, true]) {
+        let done = false;
+        const statements = async (q: Pick<typeof t.db, 'query'>) => {
+          for (let i = 0; i < 400; i++) await q.query('SELECT $1::int AS i', [i]);
+        };
+        const chain = (inTx ? t.db.tx(statements) : statements(t.db)).then(() => {
+          done = true;
+        });
+        const res = await fetch(url);
+        expect(await res.text()).toBe('ok');
+        const answeredDuringChain = !done;
+        await chain;
+        expect(answeredDuringChain).toBe(true);
+      }
+    } finally {
+      server.close();
+    }
   });
 
   it('delivers change notifications to this process at once and through NOTIFY', async () => {

@@ -118,6 +118,26 @@ export class JsonParam {
   constructor(readonly value: unknown) {}
 }
 
+/**
+ * Lets one call into PGlite start per event-loop turn. PGlite runs a statement on this thread and
+ * resolves it with promises alone, so a chain of statements (a minute's jobs, an import) ran in
+ * one turn, every request that arrived meanwhile waiting for all of it (a 30 ms turn at each
+ * minute under load, bench/README.md, session 31). A call that finds this turn's start taken
+ * waits for the next turn; the one call of a turn (a click batch) does not wait at all.
+ */
+class TurnGate {
+  private taken = false;
+  private readonly free = () => {
+    this.taken = false;
+  };
+
+  async enter(): Promise<void> {
+    while (this.taken) await new Promise<void>((resolve) => setImmediate(resolve));
+    this.taken = true;
+    setImmediate(this.free);
+  }
+}
+
 /** `query` over PGlite's own, for the few statements run before the handle exists. */
 function rowsOf(lite: PGlite): Pick<Queryable, 'query'> {
   return {
@@ -212,8 +232,10 @@ async function openPglite(
   const { lite, disk } = started;
   const named = namedStatements(lite);
   const slow = new SlowStatements();
+  const turns = new TurnGate();
   /** Runs one call into PGlite unless a flush failed, and fails it when a flush fails during it. */
   const guarded = async <T>(run: () => Promise<T>): Promise<T> => {
+    await turns.enter();
     disk?.refuseIfFailed();
     try {
       return await run();
