@@ -238,9 +238,9 @@ export function toplistFastPath(deps: FastPathDeps): FastPath {
     if (!mayAnswer(req, PREFIX, deps)) return fallback();
     const key = keyOf(req.url.slice(PREFIX.length));
     if (key === undefined) return fallback();
-    const kind = kindOf(key);
     const authorization = req.headers.authorization;
     if (authorization === undefined) return fallback();
+    const kind = kindOf(key);
     const started = performance.now();
     // Fastify takes over whatever this did not answer (nothing has been written then).
     const handOver = () => {
