@@ -100,7 +100,10 @@ const SNIPPET_LEAD = 50;
 /** Full-text search over the h2/h3 sections of the pages (MiniSearch: prefixes, small typos, stop words ignored). */
 export class DocsSearch {
   private readonly index: MiniSearch<IndexedSection>;
-  private readonly entries = new Map<string, { page: Page; section: Section; title: string; text: string }>();
+  private readonly entries = new Map<
+    string,
+    { page: Page; section: Section; title: string; text: string; lower: string }
+  >();
 
   constructor(pages: readonly Page[], pathOf: (page: Page) => string) {
     this.index = new MiniSearch<IndexedSection>({
@@ -124,7 +127,7 @@ export class DocsSearch {
         const id = section.anchor ? `${pathOf(page)}#${section.anchor}` : pathOf(page);
         const text = plainText(section.markdown);
         const title = [page.title, ...section.headings].join(' › ');
-        this.entries.set(id, { page, section, title, text });
+        this.entries.set(id, { page, section, title, text, lower: text.toLowerCase() });
         docs.push({
           id,
           page: `${page.title}\n${page.summary}`,
@@ -155,7 +158,9 @@ export class DocsSearch {
           title: e.title,
           product: e.page.product,
           direction: e.page.direction,
-          snippet: snippet(e.text || e.page.summary, r.terms, r.queryTerms),
+          snippet: e.text
+            ? snippet(e.text, r.terms, r.queryTerms, e.lower)
+            : snippet(e.page.summary, r.terms, r.queryTerms),
           page: r.id.replace(/#.*$/, ''),
         };
       });
@@ -173,34 +178,69 @@ const closeness = (docTerm: string, queryTerm: string): number => {
   return near ? 0.25 : 0;
 };
 
+/** The index of the first hit at or after `at` in hits sorted by position. */
+function firstAtOrAfter(hits: readonly { at: number }[], at: number): number {
+  let lo = 0;
+  let hi = hits.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (hits[mid]!.at < at) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
 /**
  * The stretch of `text` that shows best why the section matched: every occurrence of a matched
  * term starts a candidate window, scored by the query terms it covers (longer query terms and
- * exact words count more than prefixes and near misses).
+ * exact words count more than prefixes and near misses); the first best window wins. `lower` is
+ * `text` lower-cased (the search keeps each section's).
+ *
+ * A window looks only at the hits inside it (hits sorted by position), each term's closeness to
+ * each query term is worked out once, and a window start shared by several hits is scored once:
+ * trying every hit against every other made this a quarter of a search's CPU (up to 50 hits a
+ * term, a dozen terms with prefixes and near misses; bench/README.md, session 32).
  */
-export function snippet(text: string, docTerms: readonly string[], queryTerms: readonly string[]): string {
-  const lower = text.toLowerCase();
-  const hits: { at: number; term: string }[] = [];
-  for (const term of docTerms) {
+export function snippet(
+  text: string,
+  docTerms: readonly string[],
+  queryTerms: readonly string[],
+  lower = text.toLowerCase(),
+): string {
+  const hits: { at: number; term: number }[] = [];
+  for (const [t, term] of docTerms.entries()) {
     for (let i = lower.indexOf(term), k = 0; i !== -1 && k < 50; i = lower.indexOf(term, i + 1), k++)
-      hits.push({ at: i, term });
+      hits.push({ at: i, term: t });
   }
-  const weight = (present: Set<string>) =>
-    queryTerms.reduce((sum, q) => {
+  const close = docTerms.map((d) => queryTerms.map((q) => closeness(d, q)));
+  const byAt = [...hits].sort((a, b) => a.at - b.at);
+  const present = new Uint8Array(docTerms.length);
+  const scores = new Map<number, number>();
+  const score = (from: number): number => {
+    const known = scores.get(from);
+    if (known !== undefined) return known;
+    const to = from + SNIPPET_WIDTH;
+    present.fill(0);
+    for (let j = firstAtOrAfter(byAt, from); j < byAt.length && byAt[j]!.at <= to; j++) {
+      const o = byAt[j]!;
+      if (o.at + docTerms[o.term]!.length <= to) present[o.term] = 1;
+    }
+    let sum = 0;
+    for (const [q, queryTerm] of queryTerms.entries()) {
       let best = 0;
-      for (const t of present) best = Math.max(best, closeness(t, q));
-      return sum + best * q.length;
-    }, 0);
+      for (let t = 0; t < docTerms.length; t++) if (present[t]) best = Math.max(best, close[t]![q]!);
+      sum += best * queryTerm.length;
+    }
+    scores.set(from, sum);
+    return sum;
+  };
   let start = 0;
   let best = -1;
   for (const h of hits) {
     const from = Math.max(0, h.at - SNIPPET_LEAD);
-    const present = new Set<string>();
-    for (const o of hits)
-      if (o.at >= from && o.at + o.term.length <= from + SNIPPET_WIDTH) present.add(o.term);
-    const score = weight(present);
-    if (score > best) {
-      best = score;
+    const s = score(from);
+    if (s > best) {
+      best = s;
       start = from;
     }
   }
