@@ -5,11 +5,15 @@ import { ChangeBus } from '../src/db/changes.ts';
 import { openDb } from '../src/db/index.ts';
 import { migrate } from '../src/db/migrate.ts';
 
-/** Opens the benchmark database (`schema` on PostgreSQL) and builds a silent app on it. */
-export async function openBench(schema: string) {
+/**
+ * Opens the benchmark database (`schema` on PostgreSQL) and builds a silent app on it; `migrated`
+ * first when asked (the app's services read their tables as they start: the click journal's mark).
+ */
+export async function openBench(schema: string, migrated = false) {
   const url = process.env.DATABASE_URL;
   const dataDir = process.env.BENCH_DATA_DIR;
   const db = await openDb({ url, schema: url ? schema : undefined, dataDir: url ? undefined : dataDir });
+  if (migrated) await migrate(db);
   const bus = new ChangeBus(db);
   await bus.start();
   const config = loadConfig({}, { publicUrl: 'http://127.0.0.1', logLevel: 'silent' });
@@ -24,9 +28,7 @@ export async function freshBench(schema: string) {
     await db.exec(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
     await db.close();
   }
-  const opened = await openBench(schema);
-  await migrate(opened.db);
-  return opened;
+  return openBench(schema, true);
 }
 
 /** Closes what `openBench` opened, dropping the schema on PostgreSQL when asked. */

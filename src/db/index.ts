@@ -37,6 +37,13 @@ export interface Db extends Queryable {
   listen(channel: string, fn: Listener): Promise<() => Promise<void>>;
   /** Reports statements that take `thresholdMs` or more (0: none), a few lines a minute at most (slow-statements.ts). */
   watchSlow(thresholdMs: number, report: (s: SlowStatement) => void): void;
+  /**
+   * PGlite only: writes kept outside the database for a while (the click journal) reach it before
+   * any statement reads it. `loadFirst` is called before every statement and transaction; when it
+   * returns a promise, the statement waits for it. Returns a handle whose statements skip it, for
+   * the loader's own. One loader per database.
+   */
+  writeBehind?(loadFirst: () => Promise<void> | undefined): Queryable;
   close(): Promise<void>;
 }
 
@@ -233,8 +240,16 @@ async function openPglite(
   const named = namedStatements(lite);
   const slow = new SlowStatements();
   const turns = new TurnGate();
-  /** Runs one call into PGlite unless a flush failed, and fails it when a flush fails during it. */
-  const guarded = async <T>(run: () => Promise<T>): Promise<T> => {
+  let loadFirst: (() => Promise<void> | undefined) | undefined;
+  /**
+   * Runs one call into PGlite unless a flush failed, and fails it when a flush fails during it.
+   * `behind`: the write-behind loader's rows reach the database first (`writeBehind`).
+   */
+  const guarded = async <T>(run: () => Promise<T>, behind: boolean): Promise<T> => {
+    if (behind && loadFirst) {
+      const loading = loadFirst();
+      if (loading) await loading;
+    }
     await turns.enter();
     disk?.refuseIfFailed();
     try {
@@ -245,14 +260,20 @@ async function openPglite(
       disk?.refuseIfFailed();
     }
   };
-  const wrap = (q: Pick<PGlite, 'query' | 'exec'>, outside: boolean): Queryable => ({
+  /**
+   * `outside` a transaction or in one; `behind`: waits for the write-behind loader (not inside a
+   * transaction, which waited when it began, nor for the loader itself).
+   */
+  const wrap = (q: Pick<PGlite, 'query' | 'exec'>, outside: boolean, behind: boolean): Queryable => ({
     async query<T>(sql: string, params?: readonly unknown[], name?: string) {
       const values = checkedParams(params);
       // Inside a transaction the statement runs plainly: the named path takes the locks a
       // transaction already holds.
       return slow.time(sql, name, () =>
-        guarded(async () =>
-          name && outside ? named<T>(name, sql, values ?? []) : (await q.query<T>(sql, values)).rows,
+        guarded(
+          async () =>
+            name && outside ? named<T>(name, sql, values ?? []) : (await q.query<T>(sql, values)).rows,
+          behind,
         ),
       );
     },
@@ -260,16 +281,21 @@ async function openPglite(
       // The data files flushed in the thread pool first, so the checkpoint's own flushes on the
       // serving thread find little left to write.
       if (outside && CHECKPOINT.test(sql)) await disk?.flushDataDir();
-      await slow.time(sql, undefined, () => guarded(() => q.exec(sql)));
+      await slow.time(sql, undefined, () => guarded(() => q.exec(sql), behind));
     },
   });
   return {
     kind: 'pglite',
     dataDir,
-    ...wrap(lite, true),
+    ...wrap(lite, true, true),
     watchSlow: (ms, report) => slow.watch(ms, report),
     diskProblem: () => disk?.problem() ?? null,
-    tx: (fn) => guarded(() => lite.transaction((t) => fn(wrap(t, false)))),
+    tx: (fn) => guarded(() => lite.transaction((t) => fn(wrap(t, false, false))), true),
+    writeBehind(fn) {
+      if (loadFirst) throw new Error('this database already has a write-behind loader');
+      loadFirst = fn;
+      return wrap(lite, true, false);
+    },
     async listen(channel, fn) {
       const unsub = await lite.listen(channel, fn);
       return () => unsub();

@@ -141,7 +141,7 @@ export class Metrics {
     });
     this.gaugeFrom(
       'podium_tracking_pending_hits',
-      'Clicks and impressions waiting for or in their group commit',
+      'Clicks and impressions waiting for or in their group commit, or answered and waiting in the click journal for their load',
       pending,
     );
     const postbacks = new Counter({

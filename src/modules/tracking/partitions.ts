@@ -4,7 +4,7 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import type { Config } from '../../config.ts';
-import type { Db } from '../../db/index.ts';
+import type { Queryable } from '../../db/index.ts';
 import { csvCell } from '../../lib/csv.ts';
 import type { Scheduler } from '../../lib/jobs.ts';
 import {
@@ -61,7 +61,7 @@ export class TrackingPartitions {
   private readonly repo: PartitionRepository;
 
   constructor(
-    db: Db,
+    db: Queryable,
     private readonly config: RetentionConfig,
     private readonly now: () => Date,
   ) {

@@ -1,0 +1,246 @@
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { type Db, openDb } from '../src/db/index.ts';
+import { migrate } from '../src/db/migrate.ts';
+import {
+  ClickJournal,
+  type ClickJournalOptions,
+  JOURNAL_DIR,
+  journalLine,
+  parseJournalLine,
+  REFUSED_FILE,
+  segmentName,
+} from '../src/modules/tracking/click-journal.ts';
+import { TrackingRepository } from '../src/modules/tracking/repository.ts';
+import type { HitContext } from '../src/modules/tracking/service.ts';
+import type { ClickRow } from '../src/modules/tracking/types.ts';
+import type { Services } from '../src/services.ts';
+import { servicesOn } from './helpers.ts';
+import { trackingFixture } from './tracking-fixture.ts';
+
+const ctx: HitContext = {
+  method: 'GET',
+  userAgent: 'Mozilla/5.0 (X11; Linux x86_64) Firefox/120.0',
+  referrer: 'https://casinos.example/best',
+  country: 'DE',
+  prefetch: false,
+  subId: 'journal',
+};
+
+const dirs: string[] = [];
+const dbs: Db[] = [];
+afterAll(async () => {
+  for (const db of dbs) await db.close().catch(() => {});
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+async function openOn(dir: string): Promise<Db> {
+  const db = await openDb({ dataDir: dir });
+  dbs.push(db);
+  await migrate(db);
+  return db;
+}
+
+/** A migrated PGlite data directory with the tracking fixture, its database closed. */
+async function seeded(): Promise<{ dir: string; slug: string }> {
+  const dir = mkdtempSync(join(tmpdir(), 'podium-journal-'));
+  dirs.push(dir);
+  const db = await openOn(dir);
+  const fx = await trackingFixture(await servicesOn(db), db);
+  await db.close();
+  return { dir, slug: fx.slugs[0] as string };
+}
+
+/** The journal of `db` with its own options, loading through a plain repository (no partition check). */
+function journalOn(db: Db, dir: string, opts: ClickJournalOptions): Promise<ClickJournal> {
+  return ClickJournal.on(
+    db as Db & Required<Pick<Db, 'writeBehind'>>,
+    join(dir, JOURNAL_DIR),
+    (raw) => {
+      const repo = new TrackingRepository(raw);
+      return {
+        load: (rows, loadedTo) => repo.insertClicks(rows, 0, loadedTo),
+        mark: () => repo.journalMark(),
+        setMark: (mark) => repo.setJournalMark(mark),
+        refused: () => db.diskProblem(),
+      };
+    },
+    opts,
+  );
+}
+
+const counts = (db: Db) =>
+  db
+    .query<{ raw: number; rolled: number | null }>(
+      `SELECT (SELECT count(*)::int FROM clicks WHERE flag IS NULL) AS raw,
+              (SELECT sum(n)::int FROM click_rollups) AS rolled`,
+    )
+    .then((r) => r[0]!);
+
+const segments = (dir: string) =>
+  readdirSync(join(dir, JOURNAL_DIR))
+    .filter((f) => f.startsWith('clicks-'))
+    .sort();
+
+function row(id: string, at: Date, extra: Partial<ClickRow> = {}): ClickRow {
+  return {
+    id,
+    kind: 'click',
+    at,
+    linkId: 1,
+    trackerId: 1,
+    offerId: 1,
+    brandId: 1,
+    siteId: 1,
+    toplistId: 1,
+    position: 1,
+    programId: null,
+    subId: 'sub "quoted"\nline',
+    referrer: null,
+    userAgent: 'ü-agent',
+    country: 'DE',
+    flag: null,
+    ...extra,
+  };
+}
+
+describe('click journal lines', () => {
+  it('read back what they hold and refuse torn or foreign lines', () => {
+    const r = row('01J0000000000000000000000A', new Date('2026-11-29T01:02:03.456Z'), { flag: 'bot' });
+    const line = journalLine(r);
+    expect(line.endsWith('\n')).toBe(true);
+    // A newline inside a field is escaped: one row is one line.
+    expect(line.indexOf('\n')).toBe(line.length - 1);
+    expect(parseJournalLine(line)).toEqual(r);
+    expect(parseJournalLine(line.slice(0, -10))).toBeUndefined();
+    expect(parseJournalLine('["x","click"]\n')).toBeUndefined();
+    expect(parseJournalLine(line.replace('"click"', '"view"'))).toBeUndefined();
+    expect(parseJournalLine(line.replace('"DE"', '42'))).toBeUndefined();
+  });
+});
+
+describe('click journal on PGlite on disk', () => {
+  it('answers clicks from the journal, and every later statement sees them loaded', async () => {
+    const { dir, slug } = await seeded();
+    const db = await openOn(dir);
+    const services: Services = await servicesOn(db);
+    const n = 300;
+    await Promise.all(Array.from({ length: n }, () => services.tracking.click(slug, ctx)));
+    // Answered from the journal: the rows are in its file, most not loaded yet.
+    const lines = segments(dir).flatMap((f) =>
+      readFileSync(join(dir, JOURNAL_DIR, f), 'utf8')
+        .split('\n')
+        .filter(Boolean),
+    );
+    expect(lines).toHaveLength(n);
+    expect(services.tracking.pendingHits).toBeGreaterThan(0);
+    // The first statement after them waits for their load: every click counted, raw and rolled up.
+    expect(await counts(db)).toEqual({ raw: n, rolled: n });
+    expect(services.tracking.pendingHits).toBe(0);
+    const [mark] = await db.query<{ segment: number; position: number }>(
+      'SELECT segment::int, position::int FROM click_journal',
+    );
+    const last = segments(dir).at(-1)!;
+    expect(mark).toEqual({
+      segment: Number(last.slice(7, 23)),
+      position: readFileSync(join(dir, JOURNAL_DIR, last)).length,
+    });
+    await services.close();
+    await db.close();
+  }, 60_000);
+
+  it('loads at start what a stopped process answered past the mark, once; drops a torn last line', async () => {
+    const { dir } = await seeded();
+    const at = new Date();
+    const rows = Array.from({ length: 5 }, (_, i) => row(`01J00000000000000000000R${i}0`, at));
+    const text = rows.map(journalLine).join('');
+    const firstTwo = Buffer.byteLength(rows.slice(0, 2).map(journalLine).join(''));
+    const { mkdirSync } = await import('node:fs');
+    mkdirSync(join(dir, JOURNAL_DIR), { recursive: true });
+    // Segment 3: the first two rows already loaded (the mark is past them); a torn sixth line.
+    writeFileSync(join(dir, JOURNAL_DIR, segmentName(3)), `${text}${journalLine(rows[0]!).slice(0, 20)}`);
+    // Segment 2 is wholly before the mark: deleted unread.
+    writeFileSync(join(dir, JOURNAL_DIR, segmentName(2)), journalLine(row('01J0000000000000000000OLD0', at)));
+    let db = await openOn(dir);
+    await new TrackingRepository(db).insertClicks(rows.slice(0, 2), 0, { segment: 3, position: firstTwo });
+    await db.close();
+
+    db = await openOn(dir);
+    const services = await servicesOn(db);
+    const ids = await db.query<{ id: string }>('SELECT id FROM clicks ORDER BY id');
+    expect(ids.map((r) => r.id)).toEqual(rows.map((r) => r.id));
+    expect(await counts(db)).toEqual({ raw: 5, rolled: 5 });
+    expect(segments(dir)).toEqual([segmentName(3)]);
+    await services.close();
+    await db.close();
+
+    // A third start finds nothing past the mark: nothing is loaded twice.
+    db = await openOn(dir);
+    await servicesOn(db);
+    expect(await counts(db)).toEqual({ raw: 5, rolled: 5 });
+    await db.close();
+  }, 60_000);
+
+  it('keeps a row the database refuses aside, with its error, and loads the rest', async () => {
+    const { dir } = await seeded();
+    const db = await openOn(dir);
+    const warnings: string[] = [];
+    const journal = await journalOn(db, dir, {
+      loadBatch: 1000,
+      loadDelayMs: 60_000,
+      segmentBytes: 1 << 20,
+      maxBacklog: 10_000,
+      warn: (m) => warnings.push(m),
+    });
+    const at = new Date();
+    const good = [row('01J0000000000000000000000G', at), row('01J0000000000000000000000H', at)];
+    // A country of three letters does not fit char(2).
+    const bad = row('01J0000000000000000000000B', at, { country: 'DEU' });
+    await journal.append([good[0]!, bad]);
+    await journal.append([good[1]!]);
+    expect(journal.backlog).toBe(3);
+    const ids = await db.query<{ id: string }>('SELECT id FROM clicks ORDER BY id');
+    expect(ids.map((r) => r.id)).toEqual(good.map((r) => r.id).sort());
+    expect(journal.backlog).toBe(0);
+    const kept = readFileSync(join(dir, JOURNAL_DIR, REFUSED_FILE), 'utf8')
+      .trim()
+      .split('\n');
+    expect(kept).toHaveLength(1);
+    const entry = JSON.parse(kept[0]!) as { error: string; line: string };
+    expect(entry.error).toMatch(/too long/);
+    expect(parseJournalLine(entry.line)).toEqual(bad);
+    expect(warnings.some((w) => w.includes(REFUSED_FILE))).toBe(true);
+    // The mark is past all three rows: a restart loads none of them again.
+    const [mark] = await db.query<{ position: number }>('SELECT position::int FROM click_journal');
+    expect(mark?.position).toBe(readFileSync(join(dir, JOURNAL_DIR, segments(dir).at(-1)!)).length);
+    await journal.drain();
+    await db.close();
+  }, 60_000);
+
+  it('starts a new segment past its size and deletes the old ones once loaded', async () => {
+    const { dir } = await seeded();
+    const lineBytes = Buffer.byteLength(journalLine(row('01J000000000000000000000S0', new Date())));
+    const db = await openOn(dir);
+    // Every segment takes two appends of a row.
+    const opts = {
+      loadBatch: 1000,
+      loadDelayMs: 60_000,
+      segmentBytes: 2 * lineBytes,
+      maxBacklog: 4,
+      warn: () => {},
+    };
+    const journal = await journalOn(db, dir, opts);
+    const at = new Date();
+    for (let i = 0; i < 4; i++) await journal.append([row(`01J000000000000000000000S${i}`, at)]);
+    expect(segments(dir)).toHaveLength(2);
+    // The backlog is bounded: the fifth row waits for none and is refused.
+    await expect(journal.append([row('01J000000000000000000000S9', at)])).rejects.toThrow(/buffer full/);
+    expect(await counts(db)).toEqual({ raw: 4, rolled: 4 });
+    // The mark is in the second segment: the first is gone.
+    expect(segments(dir)).toEqual([segmentName(2)]);
+    await journal.drain();
+    await db.close();
+  }, 60_000);
+});
