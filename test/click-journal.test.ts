@@ -183,6 +183,38 @@ describe('click journal on PGlite on disk', () => {
     await db.close();
   }, 60_000);
 
+  it('at start keeps a damaged line and a refused row aside and loads the rows around them', async () => {
+    const { dir } = await seeded();
+    const at = new Date();
+    const [a, b, c] = ['A', 'B', 'C'].map((k) => row(`01J00000000000000000000DM${k}`, at));
+    const bad = row('01J00000000000000000000DMX', at, { country: 'DEU' });
+    const { mkdirSync } = await import('node:fs');
+    mkdirSync(join(dir, JOURNAL_DIR), { recursive: true });
+    const text = [
+      journalLine(a!),
+      'not json at all\n',
+      journalLine(b!),
+      journalLine(bad),
+      journalLine(c!),
+    ].join('');
+    writeFileSync(join(dir, JOURNAL_DIR, segmentName(1)), text);
+    const db = await openOn(dir);
+    await servicesOn(db);
+    const ids = await db.query<{ id: string }>('SELECT id FROM clicks ORDER BY id');
+    expect(ids.map((r) => r.id)).toEqual([a!.id, b!.id, c!.id]);
+    const kept = readFileSync(join(dir, JOURNAL_DIR, REFUSED_FILE), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { error: string; line: string });
+    expect(kept.map((k) => k.line)).toEqual(['not json at all', journalLine(bad).trimEnd()]);
+    expect(kept[0]!.error).toMatch(/unreadable line in clicks-0000000000000001\.jsonl at byte \d+/);
+    const [mark] = await db.query<{ segment: number; position: number }>(
+      'SELECT segment::int, position::int FROM click_journal',
+    );
+    expect(mark).toEqual({ segment: 1, position: Buffer.byteLength(text) });
+    await db.close();
+  }, 60_000);
+
   it('keeps a row the database refuses aside, with its error, and loads the rest', async () => {
     const { dir } = await seeded();
     const db = await openOn(dir);

@@ -32,9 +32,11 @@ export interface ClickJournalOptions {
   warn: (msg: string, err?: unknown) => void;
 }
 
-/** Rows appended together, in one segment, ending at byte `end` of it. */
+/** Rows appended together, in one segment, from byte `start` of it to `end`. */
 interface Batch {
   rows: readonly ClickRow[];
+  /** Each row's end offset, when read back from the file (else each is its line's length on). */
+  ends?: readonly number[];
   segment: number;
   start: number;
   end: number;
@@ -303,9 +305,9 @@ export class ClickJournal {
     let deltas = 0;
     for (const b of batches) {
       let end = b.start;
-      for (const row of b.rows) {
+      for (const [i, row] of b.rows.entries()) {
         const line = journalLine(row);
-        end += Buffer.byteLength(line);
+        end = b.ends?.[i] ?? end + Buffer.byteLength(line);
         const loadedTo = { segment: b.segment, position: end };
         try {
           deltas += await this.loader.load([row], loadedTo);
@@ -366,24 +368,34 @@ export class ClickJournal {
     }
   }
 
-  /** Queues a segment's rows from `from` on; damaged lines are kept aside, a torn last one dropped. */
+  /**
+   * Queues a segment's rows from `from` on, each row's end offset as read (the mark of a row
+   * loaded alone). A damaged line is kept aside and ends its batch; a torn last line is dropped.
+   */
   private async readSegment(segment: number, text: Buffer, from: number): Promise<void> {
     let start = from;
-    let batch = { rows: [] as ClickRow[], segment, start, end: start };
+    const fresh = () => ({ rows: [] as ClickRow[], ends: [] as number[], segment, start, end: start });
+    let batch = fresh();
     while (start < text.length) {
       const nl = text.indexOf(10, start);
       // A last line without its newline was torn by a crash before its flush: never answered.
       if (nl < 0) break;
       const line = text.subarray(start, nl + 1).toString('utf8');
       const row = parseJournalLine(line);
-      if (row) batch.rows.push(row);
-      else
+      if (!row) {
+        if (batch.rows.length) this.queue(batch);
         await this.keepAside(line, new Error(`unreadable line in ${segmentName(segment)} at byte ${start}`));
+        start = nl + 1;
+        batch = fresh();
+        continue;
+      }
       start = nl + 1;
+      batch.rows.push(row);
+      batch.ends.push(start);
       batch.end = start;
       if (batch.rows.length >= this.opts.loadBatch) {
         this.queue(batch);
-        batch = { rows: [] as ClickRow[], segment, start, end: start };
+        batch = fresh();
       }
     }
     if (batch.rows.length) this.queue(batch);
