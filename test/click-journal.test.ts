@@ -2,7 +2,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { type Db, openDb } from '../src/db/index.ts';
+import { type Db, openDb, type Queryable } from '../src/db/index.ts';
 import { migrate } from '../src/db/migrate.ts';
 import {
   ClickJournal,
@@ -54,22 +54,42 @@ async function seeded(): Promise<{ dir: string; slug: string }> {
 }
 
 /** The journal of `db` with its own options, loading through a plain repository (no partition check). */
-function journalOn(db: Db, dir: string, opts: ClickJournalOptions): Promise<ClickJournal> {
+function journalOn(
+  db: Db,
+  dir: string,
+  opts: ClickJournalOptions,
+  gotRaw: (raw: Queryable) => void = () => {},
+): Promise<ClickJournal> {
   return ClickJournal.on(
     db as Db & Required<Pick<Db, 'writeBehind'>>,
     join(dir, JOURNAL_DIR),
     (raw) => {
+      gotRaw(raw);
       const repo = new TrackingRepository(raw);
       return {
         load: (rows, loadedTo) => repo.insertClicks(rows, 0, loadedTo),
         mark: () => repo.journalMark(),
         setMark: (mark) => repo.setJournalMark(mark),
-        refused: () => db.diskProblem(),
       };
     },
     opts,
   );
 }
+
+const markOf = (db: Db) =>
+  db
+    .query<{ segment: number; position: number }>('SELECT segment::int, position::int FROM click_journal')
+    .then((r) => r[0]!);
+
+const refusedLines = (dir: string) => {
+  try {
+    return readFileSync(join(dir, JOURNAL_DIR, REFUSED_FILE), 'utf8')
+      .trim()
+      .split('\n');
+  } catch {
+    return [];
+  }
+};
 
 const counts = (db: Db) =>
   db
@@ -135,20 +155,24 @@ describe('click journal on PGlite on disk', () => {
         .filter(Boolean),
     );
     expect(lines).toHaveLength(n);
-    expect(services.tracking.pendingHits).toBeGreaterThan(0);
     // The first statement after them waits for their load: every click counted, raw and rolled up.
     expect(await counts(db)).toEqual({ raw: n, rolled: n });
     expect(services.tracking.pendingHits).toBe(0);
-    const [mark] = await db.query<{ segment: number; position: number }>(
-      'SELECT segment::int, position::int FROM click_journal',
-    );
     const last = segments(dir).at(-1)!;
-    expect(mark).toEqual({
+    const atEnd = () => ({
       segment: Number(last.slice(7, 23)),
       position: readFileSync(join(dir, JOURNAL_DIR, last)).length,
     });
+    expect(await markOf(db)).toEqual(atEnd());
+    // Clicks answered just before a shutdown: the stop loads them (the database is then read
+    // without the journal's services, so nothing is loaded at open).
+    await Promise.all(Array.from({ length: n }, () => services.tracking.click(slug, ctx)));
     await services.close();
     await db.close();
+    const plain = await openOn(dir);
+    expect(await counts(plain)).toEqual({ raw: 2 * n, rolled: 2 * n });
+    expect(await markOf(plain)).toEqual(atEnd());
+    await plain.close();
   }, 60_000);
 
   it('loads at start what a stopped process answered past the mark, once; drops a torn last line', async () => {
@@ -173,13 +197,19 @@ describe('click journal on PGlite on disk', () => {
     expect(ids.map((r) => r.id)).toEqual(rows.map((r) => r.id));
     expect(await counts(db)).toEqual({ raw: 5, rolled: 5 });
     expect(segments(dir)).toEqual([segmentName(3)]);
+    // The mark is past the five whole lines, short of the torn one, which is not kept aside.
+    const whole = { segment: 3, position: Buffer.byteLength(text) };
+    expect(await markOf(db)).toEqual(whole);
+    expect(refusedLines(dir)).toEqual([]);
     await services.close();
     await db.close();
 
-    // A third start finds nothing past the mark: nothing is loaded twice.
+    // A third start finds nothing past the mark: nothing is loaded twice, nothing refused.
     db = await openOn(dir);
     await servicesOn(db);
     expect(await counts(db)).toEqual({ raw: 5, rolled: 5 });
+    expect(await markOf(db)).toEqual(whole);
+    expect(refusedLines(dir)).toEqual([]);
     await db.close();
   }, 60_000);
 
@@ -208,10 +238,7 @@ describe('click journal on PGlite on disk', () => {
       .map((l) => JSON.parse(l) as { error: string; line: string });
     expect(kept.map((k) => k.line)).toEqual(['not json at all', journalLine(bad).trimEnd()]);
     expect(kept[0]!.error).toMatch(/unreadable line in clicks-0000000000000001\.jsonl at byte \d+/);
-    const [mark] = await db.query<{ segment: number; position: number }>(
-      'SELECT segment::int, position::int FROM click_journal',
-    );
-    expect(mark).toEqual({ segment: 1, position: Buffer.byteLength(text) });
+    expect(await markOf(db)).toEqual({ segment: 1, position: Buffer.byteLength(text) });
     await db.close();
   }, 60_000);
 
@@ -227,26 +254,53 @@ describe('click journal on PGlite on disk', () => {
       warn: (m) => warnings.push(m),
     });
     const at = new Date();
-    const good = [row('01J0000000000000000000000G', at), row('01J0000000000000000000000H', at)];
-    // A country of three letters does not fit char(2).
-    const bad = row('01J0000000000000000000000B', at, { country: 'DEU' });
-    await journal.append([good[0]!, bad]);
-    await journal.append([good[1]!]);
-    expect(journal.backlog).toBe(3);
+    const good = ['G', 'H', 'I'].map((k) => row(`01J000000000000000000000${k}0`, at));
+    // A country of three letters does not fit char(2); the second refused row is the last one.
+    const bad = ['X', 'Y'].map((k) => row(`01J000000000000000000000${k}0`, at, { country: 'DEU' }));
+    await journal.append([good[0]!, bad[0]!, good[1]!]);
+    await journal.append([good[2]!, bad[1]!]);
+    expect(journal.backlog).toBe(5);
     const ids = await db.query<{ id: string }>('SELECT id FROM clicks ORDER BY id');
-    expect(ids.map((r) => r.id)).toEqual(good.map((r) => r.id).sort());
+    expect(ids.map((r) => r.id)).toEqual(good.map((r) => r.id));
     expect(journal.backlog).toBe(0);
-    const kept = readFileSync(join(dir, JOURNAL_DIR, REFUSED_FILE), 'utf8')
-      .trim()
-      .split('\n');
-    expect(kept).toHaveLength(1);
-    const entry = JSON.parse(kept[0]!) as { error: string; line: string };
-    expect(entry.error).toMatch(/too long/);
-    expect(parseJournalLine(entry.line)).toEqual(bad);
+    const kept = refusedLines(dir).map((l) => JSON.parse(l) as { error: string; line: string });
+    expect(kept.map((k) => parseJournalLine(k.line))).toEqual(bad);
+    for (const k of kept) expect(k.error).toMatch(/too long/);
     expect(warnings.some((w) => w.includes(REFUSED_FILE))).toBe(true);
-    // The mark is past all three rows: a restart loads none of them again.
-    const [mark] = await db.query<{ position: number }>('SELECT position::int FROM click_journal');
-    expect(mark?.position).toBe(readFileSync(join(dir, JOURNAL_DIR, segments(dir).at(-1)!)).length);
+    // The mark is past every row, the refused last one too: a restart loads none of them again.
+    const file = segments(dir).at(-1)!;
+    expect(await markOf(db)).toEqual({
+      segment: Number(file.slice(7, 23)),
+      position: readFileSync(join(dir, JOURNAL_DIR, file)).length,
+    });
+    await journal.drain();
+    await db.close();
+  }, 60_000);
+
+  it('keeps rows waiting, not aside, while the database fails every load, and loads them after', async () => {
+    const { dir } = await seeded();
+    const db = await openOn(dir);
+    let raw: Queryable | undefined;
+    const opts = {
+      loadBatch: 1000,
+      loadDelayMs: 60_000,
+      segmentBytes: 1 << 20,
+      maxBacklog: 100,
+      warn: () => {},
+    };
+    const journal = await journalOn(db, dir, opts, (q) => {
+      raw = q;
+    });
+    // A failure of the database, not of a row: the mark's table is gone.
+    await raw!.exec('ALTER TABLE click_journal RENAME TO click_journal_away');
+    const at = new Date();
+    await journal.append([row('01J000000000000000000000W0', at), row('01J000000000000000000000W1', at)]);
+    await expect(db.query('SELECT 1')).rejects.toThrow(/click_journal/);
+    expect(journal.backlog).toBe(2);
+    expect(refusedLines(dir)).toEqual([]);
+    await raw!.exec('ALTER TABLE click_journal_away RENAME TO click_journal');
+    expect(await counts(db)).toEqual({ raw: 2, rolled: 2 });
+    expect(journal.backlog).toBe(0);
     await journal.drain();
     await db.close();
   }, 60_000);

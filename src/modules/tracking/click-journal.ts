@@ -1,6 +1,7 @@
 import { type FileHandle, mkdir, open, readdir, readFile, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { Db, Queryable } from '../../db/index.ts';
+import { AppError } from '../../lib/errors.ts';
 import { BufferFullError } from './group-commit.ts';
 import type { JournalMark } from './repository.ts';
 import type { ClickRow } from './types.ts';
@@ -13,8 +14,6 @@ export interface JournalLoader {
   mark(): Promise<JournalMark>;
   /** Moves the mark without loading (past rows kept aside). */
   setMark(mark: JournalMark): Promise<void>;
-  /** Why the database refuses every statement, or null (pglite-fsync.ts). */
-  refused(): string | null;
 }
 
 export interface ClickJournalOptions {
@@ -32,13 +31,17 @@ export interface ClickJournalOptions {
   warn: (msg: string, err?: unknown) => void;
 }
 
-/** Rows appended together, in one segment, from byte `start` of it to `end`. */
+/** Rows appended together (or read back together), in one segment, and where each row's line ends in it. */
 interface Batch {
   rows: readonly ClickRow[];
-  /** Each row's end offset, when read back from the file (else each is its line's length on). */
-  ends?: readonly number[];
+  ends: readonly number[];
   segment: number;
-  start: number;
+}
+
+/** One waiting row and where its line ends. */
+interface WaitingRow {
+  row: ClickRow;
+  segment: number;
   end: number;
 }
 
@@ -148,6 +151,8 @@ export class ClickJournal {
   private lastSegment = 0;
   private broken: string | null = null;
   private lastWarning = '';
+  /** The start's replay, while it runs: statements wait for it as for any load. */
+  private opening: Promise<void> | undefined;
 
   private constructor(
     private readonly dir: string,
@@ -171,7 +176,9 @@ export class ClickJournal {
         let journal: ClickJournal | undefined;
         const raw = db.writeBehind(() => journal?.barrier());
         journal = new ClickJournal(dir, loaderOn(raw), opts);
-        await journal.replay();
+        journal.opening = journal.replay();
+        await journal.opening;
+        journal.opening = undefined;
         return journal;
       })();
       journals.set(db, opening);
@@ -199,7 +206,8 @@ export class ClickJournal {
   private async write(rows: readonly ClickRow[]): Promise<void> {
     if (this.broken) throw new Error(this.broken);
     if (this.backlogRows >= this.opts.maxBacklog) throw new BufferFullError(this.opts.maxBacklog);
-    const bytes = Buffer.from(rows.map(journalLine).join(''), 'utf8');
+    const lines = rows.map(journalLine);
+    const bytes = Buffer.from(lines.join(''), 'utf8');
     let segment: OpenSegment | undefined;
     try {
       segment = await this.segment();
@@ -211,9 +219,10 @@ export class ClickJournal {
       this.broken = `the click journal failed to reach the disk: ${(err as Error).message}`;
       throw err;
     }
-    const start = segment.size;
-    segment.size += bytes.length;
-    this.waiting.push({ rows, segment: segment.number, start, end: segment.size });
+    let end = segment.size;
+    const ends = lines.map((line) => (end += Buffer.byteLength(line)));
+    segment.size = end;
+    this.waiting.push({ rows, ends, segment: segment.number });
     this.backlogRows += rows.length;
     this.appended += rows.length;
     this.schedule();
@@ -252,8 +261,9 @@ export class ClickJournal {
       this.loadThrough(this.appended).catch((err) => this.report('loading the click journal failed', err));
   }
 
-  /** What a statement waits for before it runs: the rows answered so far, loaded. */
+  /** What a statement waits for before it runs: the start's replay, the rows answered so far loaded. */
   private barrier(): Promise<void> | undefined {
+    if (this.opening) return this.opening;
     return this.loaded < this.appended ? this.loadThrough(this.appended) : undefined;
   }
 
@@ -267,59 +277,63 @@ export class ClickJournal {
     }
   }
 
-  /** Loads the oldest waiting batches, ~`loadBatch` rows, in one statement. */
+  /**
+   * Loads the oldest waiting batches, ~`loadBatch` rows, in one statement. When the database
+   * refuses a row for its data, the rows are loaded in halves down to that row (`loadPart`).
+   * Any other failure (the database refused, a full disk) leaves them waiting for the next try.
+   */
   private async loadNext(): Promise<void> {
     let count = 0;
     let rows = 0;
     while (count < this.waiting.length && rows < this.opts.loadBatch)
       rows += this.waiting[count++]!.rows.length;
-    const batches = this.waiting.slice(0, count);
-    const last = batches.at(-1);
-    if (!last) return;
-    const loadedTo = { segment: last.segment, position: last.end };
-    let deltas = 0;
-    try {
-      deltas = await this.loader.load(
-        batches.flatMap((b) => b.rows),
-        loadedTo,
-      );
-    } catch (err) {
-      const refused = this.loader.refused();
-      if (refused) throw new Error(refused);
-      deltas = await this.isolate(batches, err);
-    }
-    this.waiting.splice(0, count);
-    this.backlogRows -= rows;
-    this.loaded += rows;
-    this.opts.onLoaded?.(deltas);
-    await this.deleteBefore(loadedTo.segment);
+    const entries = this.waiting
+      .slice(0, count)
+      .flatMap((b) => b.rows.map((row, i) => ({ row, segment: b.segment, end: b.ends[i]! })));
+    if (entries.length) await this.loadPart(entries, true);
   }
 
-  /**
-   * A load failed while the database takes statements: one of its rows is refused on its own (a
-   * constraint). Each row is loaded alone; one refused again is kept in `refused.jsonl` and
-   * reported, and the mark moves past it.
-   */
-  private async isolate(batches: readonly Batch[], first: unknown): Promise<number> {
-    this.report('a click journal load failed; loading its rows one by one', first);
-    let deltas = 0;
-    for (const b of batches) {
-      let end = b.start;
-      for (const [i, row] of b.rows.entries()) {
-        const line = journalLine(row);
-        end = b.ends?.[i] ?? end + Buffer.byteLength(line);
-        const loadedTo = { segment: b.segment, position: end };
-        try {
-          deltas += await this.loader.load([row], loadedTo);
-        } catch (err) {
-          const refused = this.loader.refused();
-          if (refused) throw new Error(refused);
-          await this.keepAside(line, err);
-          await this.loader.setMark(loadedTo);
-        }
+  /** Loads `entries` (the head of the waiting rows) and moves the mark past them, or halves them. */
+  private async loadPart(entries: readonly WaitingRow[], whole: boolean): Promise<void> {
+    const last = entries.at(-1)!;
+    const loadedTo = { segment: last.segment, position: last.end };
+    try {
+      const deltas = await this.loader.load(
+        entries.map((e) => e.row),
+        loadedTo,
+      );
+      this.consume(entries.length);
+      this.opts.onLoaded?.(deltas);
+    } catch (err) {
+      if (!refusesRow(err)) throw err;
+      if (whole) this.report('a click journal load was refused; looking for the row in halves', err);
+      if (entries.length === 1) {
+        await this.keepAside(journalLine(last.row), err);
+        await this.loader.setMark(loadedTo);
+        this.consume(1);
+      } else {
+        const half = entries.length >>> 1;
+        await this.loadPart(entries.slice(0, half), false);
+        await this.loadPart(entries.slice(half), false);
       }
     }
-    return deltas;
+    if (whole) await this.deleteBefore(loadedTo.segment);
+  }
+
+  /** Takes `n` rows, now in the database or kept aside, off the head of the waiting ones. */
+  private consume(n: number): void {
+    this.backlogRows -= n;
+    this.loaded += n;
+    while (n > 0) {
+      const head = this.waiting[0]!;
+      if (head.rows.length <= n) {
+        n -= head.rows.length;
+        this.waiting.shift();
+      } else {
+        this.waiting[0] = { rows: head.rows.slice(n), ends: head.ends.slice(n), segment: head.segment };
+        n = 0;
+      }
+    }
   }
 
   /** Keeps a line the database would not take, with why, flushed before the mark moves past it. */
@@ -335,17 +349,25 @@ export class ClickJournal {
     this.opts.warn(`click journal: a row was refused by the database and kept in ${REFUSED_FILE}`, err);
   }
 
-  /** Deletes the closed segments wholly before the mark's. */
+  /** Deletes the closed segments wholly before the mark's; one that cannot be is tried again later. */
   private async deleteBefore(segment: number): Promise<void> {
     while (this.closed.length && this.closed[0]! < segment) {
-      const n = this.closed.shift()!;
-      await unlink(path.join(this.dir, segmentName(n))).catch((err) => {
-        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-      });
+      try {
+        await unlink(path.join(this.dir, segmentName(this.closed[0]!)));
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') {
+          this.report('deleting a loaded click journal file failed', err);
+          return;
+        }
+      }
+      this.closed.shift();
     }
   }
 
-  /** Reads the segments past the database's mark and loads their rows. */
+  /**
+   * Reads the segments past the database's mark and loads their rows; then moves the mark to the
+   * end of the last whole line read (past a damaged line no row follows, kept aside once).
+   */
   private async replay(): Promise<void> {
     await mkdir(this.dir, { recursive: true });
     const mark = await this.loader.mark();
@@ -355,50 +377,48 @@ export class ClickJournal {
       .map(Number)
       .sort((a, b) => a - b);
     this.lastSegment = Math.max(mark.segment, numbers.at(-1) ?? 0);
+    let read = mark;
     for (const n of numbers) {
       this.closed.push(n);
       if (n < mark.segment) continue;
       const text = await readFile(path.join(this.dir, segmentName(n)));
-      await this.readSegment(n, text, n === mark.segment ? mark.position : 0);
+      const from = n === mark.segment ? mark.position : 0;
+      read = { segment: n, position: await this.readSegment(n, text, from) };
     }
     await this.deleteBefore(mark.segment);
     if (this.appended) {
       this.opts.warn(`click journal: loading ${this.appended} answered rows the database lacks`);
       await this.loadThrough(this.appended);
     }
+    if (read.segment !== mark.segment || read.position !== mark.position) await this.loader.setMark(read);
   }
 
   /**
-   * Queues a segment's rows from `from` on, each row's end offset as read (the mark of a row
-   * loaded alone). A damaged line is kept aside and ends its batch; a torn last line is dropped.
+   * Queues a segment's rows from byte `from` on; returns where its last whole line ends. A damaged
+   * line is kept aside; a torn last line (no newline) is left.
    */
-  private async readSegment(segment: number, text: Buffer, from: number): Promise<void> {
+  private async readSegment(segment: number, text: Buffer, from: number): Promise<number> {
     let start = from;
-    const fresh = () => ({ rows: [] as ClickRow[], ends: [] as number[], segment, start, end: start });
-    let batch = fresh();
+    let batch: { rows: ClickRow[]; ends: number[]; segment: number } = { rows: [], ends: [], segment };
     while (start < text.length) {
       const nl = text.indexOf(10, start);
       // A last line without its newline was torn by a crash before its flush: never answered.
       if (nl < 0) break;
       const line = text.subarray(start, nl + 1).toString('utf8');
       const row = parseJournalLine(line);
-      if (!row) {
-        if (batch.rows.length) this.queue(batch);
+      if (row) {
+        batch.rows.push(row);
+        batch.ends.push(nl + 1);
+      } else
         await this.keepAside(line, new Error(`unreadable line in ${segmentName(segment)} at byte ${start}`));
-        start = nl + 1;
-        batch = fresh();
-        continue;
-      }
       start = nl + 1;
-      batch.rows.push(row);
-      batch.ends.push(start);
-      batch.end = start;
       if (batch.rows.length >= this.opts.loadBatch) {
         this.queue(batch);
-        batch = fresh();
+        batch = { rows: [], ends: [], segment };
       }
     }
     if (batch.rows.length) this.queue(batch);
+    return start;
   }
 
   private queue(batch: Batch): void {
@@ -413,12 +433,16 @@ export class ClickJournal {
     clearTimeout(this.timer);
     this.timer = undefined;
     await this.loadThrough(this.appended);
-    const open = this.current;
-    if (open) {
+    // Closed in the appends' own order, so no append in flight finds its file closed under it.
+    const closing = this.appending.then(async () => {
+      const open = this.current;
+      if (!open) return;
       this.current = undefined;
       this.closed.push(open.number);
       await open.file.close();
-    }
+    });
+    this.appending = closing.catch(() => {});
+    await closing;
   }
 
   /** Reports a failure once until a different one comes (a refused database fails every load). */
@@ -428,6 +452,17 @@ export class ClickJournal {
     this.lastWarning = text;
     this.opts.warn(msg, err);
   }
+}
+
+/**
+ * Whether a load failed for its rows' data, not for the database: PostgreSQL's data exceptions
+ * and constraint violations (classes 22 and 23), or a value no database stores (`checkedParams`).
+ * A full disk, a refused or closed database fail every row alike: those rows wait instead.
+ */
+function refusesRow(err: unknown): boolean {
+  if (err instanceof AppError) return err.code === 'validation_failed';
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^2[23][0-9A-Z]{3}$/.test(code);
 }
 
 /** Flushes a directory, so a file just created in it is found after a crash. */

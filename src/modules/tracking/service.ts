@@ -235,7 +235,6 @@ export class TrackingService {
             ),
           mark: () => repo.journalMark(),
           setMark: (mark) => repo.setJournalMark(mark),
-          refused: () => db.diskProblem(),
         };
       },
       {
