@@ -9,6 +9,7 @@ import {
   type ClickJournalOptions,
   JOURNAL_DIR,
   journalLine,
+  MAX_REFUSED_IN_A_ROW,
   parseJournalLine,
   REFUSED_FILE,
   segmentName,
@@ -301,6 +302,36 @@ describe('click journal on PGlite on disk', () => {
     await raw!.exec('ALTER TABLE click_journal_away RENAME TO click_journal');
     expect(await counts(db)).toEqual({ raw: 2, rolled: 2 });
     expect(journal.backlog).toBe(0);
+    await journal.drain();
+    await db.close();
+  }, 60_000);
+
+  it('takes rows refused one after another for a failure of the statement: sets aside a few, keeps the rest', async () => {
+    const { dir } = await seeded();
+    const db = await openOn(dir);
+    let raw: Queryable | undefined;
+    const opts = {
+      loadBatch: 1000,
+      loadDelayMs: 60_000,
+      segmentBytes: 1 << 20,
+      maxBacklog: 100,
+      warn: () => {},
+    };
+    const journal = await journalOn(db, dir, opts, (q) => {
+      raw = q;
+    });
+    // Every row's daily rollup now fails (22023, a data exception) whatever the row holds.
+    await raw!.query(`INSERT INTO rollup_zones (zone) VALUES ('Not/AZone')`);
+    const at = new Date();
+    const rows = Array.from({ length: 15 }, (_, i) =>
+      row(`01J00000000000000000000Z${String(i).padStart(2, '0')}`, at),
+    );
+    await journal.append(rows);
+    await expect(db.query('SELECT 1')).rejects.toThrow(/10 rows refused in a row/);
+    expect(refusedLines(dir)).toHaveLength(MAX_REFUSED_IN_A_ROW);
+    expect(journal.backlog).toBe(15 - MAX_REFUSED_IN_A_ROW);
+    await raw!.query(`DELETE FROM rollup_zones WHERE zone = 'Not/AZone'`);
+    expect(await counts(db)).toEqual({ raw: 5, rolled: 5 });
     await journal.drain();
     await db.close();
   }, 60_000);

@@ -51,6 +51,11 @@ interface OpenSegment {
   size: number;
 }
 
+/**
+ * Rows set aside one after another, with no load succeeding between, past which a refusal is taken
+ * for the statement's failure rather than the rows' (classes 22 and 23 can come from a rollup).
+ */
+export const MAX_REFUSED_IN_A_ROW = 10;
 /** The journal's directory inside PGlite's data directory. */
 export const JOURNAL_DIR = 'podium_click_journal';
 const SEGMENT = /^clicks-(\d{16})\.jsonl$/;
@@ -151,6 +156,8 @@ export class ClickJournal {
   private lastSegment = 0;
   private broken: string | null = null;
   private lastWarning = '';
+  /** Rows set aside since the last load that succeeded (see `MAX_REFUSED_IN_A_ROW`). */
+  private refusedInARow = 0;
   /** The start's replay, while it runs: statements wait for it as for any load. */
   private opening: Promise<void> | undefined;
 
@@ -303,11 +310,19 @@ export class ClickJournal {
         loadedTo,
       );
       this.consume(entries.length);
+      this.refusedInARow = 0;
       this.opts.onLoaded?.(deltas);
     } catch (err) {
       if (!refusesRow(err)) throw err;
       if (whole) this.report('a click journal load was refused; looking for the row in halves', err);
       if (entries.length === 1) {
+        // Rows refused one after another with none loaded between: the statement itself fails
+        // (a bad zone, a counter out of range), not the rows. They wait, as for any failure.
+        if (this.refusedInARow >= MAX_REFUSED_IN_A_ROW)
+          throw new Error(
+            `click journal: ${this.refusedInARow} rows refused in a row and none loaded; the rest wait: ${(err as Error).message}`,
+          );
+        this.refusedInARow += 1;
         await this.keepAside(journalLine(last.row), err);
         await this.loader.setMark(loadedTo);
         this.consume(1);
