@@ -77,6 +77,24 @@ function journalOn(
   );
 }
 
+/** A seeded database with a journal of its own, and the handle its loader runs statements on. */
+async function journalWithLoaderHandle() {
+  const { dir } = await seeded();
+  const db = await openOn(dir);
+  let raw: Queryable | undefined;
+  const opts = {
+    loadBatch: 1000,
+    loadDelayMs: 60_000,
+    segmentBytes: 1 << 20,
+    maxBacklog: 100,
+    warn: () => {},
+  };
+  const journal = await journalOn(db, dir, opts, (q) => {
+    raw = q;
+  });
+  return { dir, db, journal, raw: raw! };
+}
+
 const markOf = (db: Db) =>
   db
     .query<{ segment: number; position: number }>('SELECT segment::int, position::int FROM click_journal')
@@ -279,27 +297,15 @@ describe('click journal on PGlite on disk', () => {
   }, 60_000);
 
   it('keeps rows waiting, not aside, while the database fails every load, and loads them after', async () => {
-    const { dir } = await seeded();
-    const db = await openOn(dir);
-    let raw: Queryable | undefined;
-    const opts = {
-      loadBatch: 1000,
-      loadDelayMs: 60_000,
-      segmentBytes: 1 << 20,
-      maxBacklog: 100,
-      warn: () => {},
-    };
-    const journal = await journalOn(db, dir, opts, (q) => {
-      raw = q;
-    });
+    const { dir, db, journal, raw } = await journalWithLoaderHandle();
     // A failure of the database, not of a row: the mark's table is gone.
-    await raw!.exec('ALTER TABLE click_journal RENAME TO click_journal_away');
+    await raw.exec('ALTER TABLE click_journal RENAME TO click_journal_away');
     const at = new Date();
     await journal.append([row('01J000000000000000000000W0', at), row('01J000000000000000000000W1', at)]);
     await expect(db.query('SELECT 1')).rejects.toThrow(/click_journal/);
     expect(journal.backlog).toBe(2);
     expect(refusedLines(dir)).toEqual([]);
-    await raw!.exec('ALTER TABLE click_journal_away RENAME TO click_journal');
+    await raw.exec('ALTER TABLE click_journal_away RENAME TO click_journal');
     expect(await counts(db)).toEqual({ raw: 2, rolled: 2 });
     expect(journal.backlog).toBe(0);
     await journal.drain();
@@ -307,21 +313,9 @@ describe('click journal on PGlite on disk', () => {
   }, 60_000);
 
   it('takes rows refused one after another for a failure of the statement: sets aside a few, keeps the rest', async () => {
-    const { dir } = await seeded();
-    const db = await openOn(dir);
-    let raw: Queryable | undefined;
-    const opts = {
-      loadBatch: 1000,
-      loadDelayMs: 60_000,
-      segmentBytes: 1 << 20,
-      maxBacklog: 100,
-      warn: () => {},
-    };
-    const journal = await journalOn(db, dir, opts, (q) => {
-      raw = q;
-    });
+    const { dir, db, journal, raw } = await journalWithLoaderHandle();
     // Every row's daily rollup now fails (22023, a data exception) whatever the row holds.
-    await raw!.query(`INSERT INTO rollup_zones (zone) VALUES ('Not/AZone')`);
+    await raw.query(`INSERT INTO rollup_zones (zone) VALUES ('Not/AZone')`);
     const at = new Date();
     const rows = Array.from({ length: 15 }, (_, i) =>
       row(`01J00000000000000000000Z${String(i).padStart(2, '0')}`, at),
@@ -330,7 +324,7 @@ describe('click journal on PGlite on disk', () => {
     await expect(db.query('SELECT 1')).rejects.toThrow(/10 rows refused in a row/);
     expect(refusedLines(dir)).toHaveLength(MAX_REFUSED_IN_A_ROW);
     expect(journal.backlog).toBe(15 - MAX_REFUSED_IN_A_ROW);
-    await raw!.query(`DELETE FROM rollup_zones WHERE zone = 'Not/AZone'`);
+    await raw.query(`DELETE FROM rollup_zones WHERE zone = 'Not/AZone'`);
     expect(await counts(db)).toEqual({ raw: 5, rolled: 5 });
     await journal.drain();
     await db.close();
