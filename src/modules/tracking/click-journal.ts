@@ -132,8 +132,8 @@ const journals = new WeakMap<Db, Promise<ClickJournal>>();
  * append-only file (one `write` and one `fdatasync` per group-commit batch, in the thread pool),
  * and the rows reach the database behind, in statements of ~`loadBatch` rows, each moving the
  * database's mark (migration 0087) in the same statement. PGlite runs statements on the serving
- * thread at a fixed cost each plus a cost per row, so a few large statements take about half the
- * CPU of a 50-row one per answered batch (bench/README.md, session 33).
+ * thread at a fixed cost each plus a cost per row, and a group-commit batch holds at most one row
+ * per connection: loads of ~1 000 took a fifth off `/go`'s CPU a click (bench/README.md, session 33).
  *
  * Nobody sees the database without the journal's rows: every statement and transaction first waits
  * until the rows answered before it was issued are loaded (`Db.writeBehind`). A start loads what
