@@ -144,7 +144,7 @@ const journals = new WeakMap<Db, Promise<ClickJournal>>();
  */
 export class ClickJournal {
   private readonly waiting: Batch[] = [];
-  private backlogRows = 0;
+  /** Rows appended (answered) and rows loaded or set aside since this journal opened: the backlog is the difference. */
   private appended = 0;
   private loaded = 0;
   private loading: Promise<void> | undefined;
@@ -195,7 +195,7 @@ export class ClickJournal {
 
   /** Rows answered and not yet in the database. */
   get backlog(): number {
-    return this.backlogRows;
+    return this.appended - this.loaded;
   }
 
   /** Why clicks are refused (a journal file failed to reach the disk), or null. */
@@ -212,7 +212,7 @@ export class ClickJournal {
 
   private async write(rows: readonly ClickRow[]): Promise<void> {
     if (this.broken) throw new Error(this.broken);
-    if (this.backlogRows >= this.opts.maxBacklog) throw new BufferFullError(this.opts.maxBacklog);
+    if (this.backlog >= this.opts.maxBacklog) throw new BufferFullError(this.opts.maxBacklog);
     const lines = rows.map(journalLine);
     const bytes = Buffer.from(lines.join(''), 'utf8');
     let segment: OpenSegment | undefined;
@@ -230,7 +230,6 @@ export class ClickJournal {
     const ends = lines.map((line) => (end += Buffer.byteLength(line)));
     segment.size = end;
     this.waiting.push({ rows, ends, segment: segment.number });
-    this.backlogRows += rows.length;
     this.appended += rows.length;
     this.schedule();
   }
@@ -255,7 +254,7 @@ export class ClickJournal {
 
   /** Loads at once past `loadBatch` rows, else within `loadDelayMs`. */
   private schedule(): void {
-    if (this.backlogRows >= this.opts.loadBatch) {
+    if (this.backlog >= this.opts.loadBatch) {
       clearTimeout(this.timer);
       this.timer = undefined;
       setImmediate(() => this.background());
@@ -337,7 +336,6 @@ export class ClickJournal {
 
   /** Takes `n` rows, now in the database or kept aside, off the head of the waiting ones. */
   private consume(n: number): void {
-    this.backlogRows -= n;
     this.loaded += n;
     while (n > 0) {
       const head = this.waiting[0]!;
@@ -438,7 +436,6 @@ export class ClickJournal {
 
   private queue(batch: Batch): void {
     this.waiting.push(batch);
-    this.backlogRows += batch.rows.length;
     this.appended += batch.rows.length;
   }
 
