@@ -461,8 +461,8 @@ function syncPathSync(path: string): void {
   }
 }
 
-/** syncPathSync in the thread pool. */
-async function syncPath(path: string): Promise<void> {
+/** syncPathSync in the thread pool (also the click journal's directory after it creates a file). */
+export async function syncPath(path: string): Promise<void> {
   let file: FileHandle;
   try {
     file = await open(path, 'r');

@@ -1,6 +1,7 @@
 import { type FileHandle, mkdir, open, readdir, readFile, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { Db, Queryable } from '../../db/index.ts';
+import { syncPath } from '../../db/pglite-fsync.ts';
 import { AppError } from '../../lib/errors.ts';
 import { BufferFullError } from './group-commit.ts';
 import type { JournalMark } from './repository.ts';
@@ -247,7 +248,8 @@ export class ClickJournal {
       const file = await open(path.join(this.dir, segmentName(number)), 'wx');
       this.lastSegment = number;
       this.current = { number, file, size: 0 };
-      await syncDir(this.dir);
+      // The directory flushed too, so the new file is found after a crash.
+      await syncPath(this.dir);
     }
     return this.current;
   }
@@ -475,14 +477,4 @@ function refusesRow(err: unknown): boolean {
   if (err instanceof AppError) return err.code === 'validation_failed';
   const code = (err as { code?: unknown } | null)?.code;
   return typeof code === 'string' && /^2[23][0-9A-Z]{3}$/.test(code);
-}
-
-/** Flushes a directory, so a file just created in it is found after a crash. */
-async function syncDir(dir: string): Promise<void> {
-  const handle = await open(dir, 'r');
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
 }
