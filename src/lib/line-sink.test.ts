@@ -33,8 +33,13 @@ async function openNonBlocking(fifo: string): Promise<number> {
   throw new Error('the reader never opened the pipe');
 }
 
+/** The child's exit code (or signal), also when it has already exited. */
 const exited = (p: ChildProcess) =>
-  new Promise((r) => (p.exitCode !== null ? r(p.exitCode) : p.once('exit', r)));
+  new Promise((r) =>
+    p.exitCode !== null || p.signalCode !== null
+      ? r(p.exitCode ?? p.signalCode)
+      : p.once('exit', (code, signal) => r(code ?? signal)),
+  );
 
 describe('LineSink', () => {
   it('holds lines until a chunk is full, then writes them in order with their exact UTF-8 bytes', () => {
@@ -135,6 +140,10 @@ describe('LineSink', () => {
   it('keeps every line whole when several processes write to one full pipe (cluster workers share standard output)', async () => {
     const out = file();
     const { fifo, reader } = slowReader(0.5, out);
+    // The test holds a write end until every writer is done: otherwise a writer that finishes
+    // before a slower one has started leaves the pipe without writers, the reader takes that for
+    // the end and exits, and the late writer waits for a reader for ever.
+    const held = await openNonBlocking(fifo);
     const writers = 3;
     const lines = 3000;
     // Lines of 40–440 bytes, so chunks end at every offset; each process opens the pipe as Node
@@ -157,6 +166,7 @@ describe('LineSink', () => {
       }),
     );
     expect(await Promise.all(children.map(exited))).toEqual(children.map(() => 0));
+    closeSync(held);
     await exited(reader);
     const next = Array.from({ length: writers }, () => 0);
     for (const text of readFileSync(out, 'utf8').split('\n').slice(0, -1)) {
