@@ -1,3 +1,5 @@
+import { partitionPoint } from '../../lib/partition-point.ts';
+
 /**
  * The bytes every site's memo may hold together. Sites are many and their sets stay loaded, so
  * the bound is one for all of them: when a value would pass it, every memo is emptied (the values
@@ -80,13 +82,7 @@ export class SetMemo {
   private enter(nowMs: number): void {
     this.clear();
     // The first boundary after now: visibility is the same from the one before it up to it.
-    let lo = 0;
-    let hi = this.boundaries.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (this.boundaries[mid]! <= nowMs) lo = mid + 1;
-      else hi = mid;
-    }
+    const lo = partitionPoint(this.boundaries.length, (i) => this.boundaries[i]! <= nowMs);
     this.fromMs = lo > 0 ? this.boundaries[lo - 1]! : Number.NEGATIVE_INFINITY;
     this.untilMs = lo < this.boundaries.length ? this.boundaries[lo]! : Number.POSITIVE_INFINITY;
   }

@@ -1,4 +1,5 @@
 import MiniSearch from 'minisearch';
+import { partitionPoint } from '../../lib/partition-point.ts';
 import type { Page } from './pages.ts';
 import { type Section, splitSections } from './sections.ts';
 
@@ -178,18 +179,6 @@ const closeness = (docTerm: string, queryTerm: string): number => {
   return near ? 0.25 : 0;
 };
 
-/** The index of the first hit at or after `at` in hits sorted by position. */
-function firstAtOrAfter(hits: readonly { at: number }[], at: number): number {
-  let lo = 0;
-  let hi = hits.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (hits[mid]!.at < at) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
 /**
  * The stretch of `text` that shows best why the section matched: every occurrence of a matched
  * term starts a candidate window, scored by the query terms it covers (longer query terms and
@@ -221,7 +210,11 @@ export function snippet(
     if (known !== undefined) return known;
     const to = from + SNIPPET_WIDTH;
     present.fill(0);
-    for (let j = firstAtOrAfter(byAt, from); j < byAt.length && byAt[j]!.at <= to; j++) {
+    for (
+      let j = partitionPoint(byAt.length, (i) => byAt[i]!.at < from);
+      j < byAt.length && byAt[j]!.at <= to;
+      j++
+    ) {
       const o = byAt[j]!;
       if (o.at + docTerms[o.term]!.length <= to) present[o.term] = 1;
     }
