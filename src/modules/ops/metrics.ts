@@ -1,5 +1,55 @@
+import { type IntervalHistogram, monitorEventLoopDelay } from 'node:perf_hooks';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, type Metric, Registry } from 'prom-client';
 import { KeyedHistogram, type Series } from './keyed-histogram.ts';
+
+/** How often the event loop's delay is sampled: one timer firing a second (see the constructor). */
+const LAG_SAMPLE_MS = 1000;
+/** The longest timer interval Node takes: a monitor with it never fires in a process's life. */
+const NEVER_MS = 2 ** 31 - 1;
+
+/**
+ * The lag series prom-client names, each read from a delay histogram in nanoseconds past the
+ * interval `i` (the histogram holds whole intervals; their spread is the lateness's spread).
+ */
+const LAG_STATS: Record<string, (h: IntervalHistogram, i: number) => number> = {
+  min: (h, i) => h.min - i,
+  max: (h, i) => h.max - i,
+  mean: (h, i) => h.mean - i,
+  stddev: (h) => h.stddev,
+  p50: (h, i) => h.percentile(50) - i,
+  p90: (h, i) => h.percentile(90) - i,
+  p99: (h, i) => h.percentile(99) - i,
+};
+
+/**
+ * prom-client's event-loop lag series (`podium_nodejs_eventloop_lag_{min,…,p99}_seconds`), from a
+ * delay monitor firing every LAG_SAMPLE_MS: each firing's lateness, so an idle loop reads ~0. A
+ * stall shows when a firing falls in it (once a second catches a 100 ms stall one time in ten):
+ * the series are a sample; request durations and slow-statement lines show single stalls.
+ */
+function eventLoopLag(registry: Registry): void {
+  const delay = monitorEventLoopDelay({ resolution: LAG_SAMPLE_MS });
+  delay.enable();
+  let taken: Record<string, number> = {};
+  for (const [i, stat] of Object.keys(LAG_STATS).entries()) {
+    new Gauge({
+      name: `podium_nodejs_eventloop_lag_${stat}_seconds`,
+      help: `The ${stat} of the event loop's delay past a timer firing every ${LAG_SAMPLE_MS} ms, since the last scrape.`,
+      registers: [registry],
+      collect() {
+        // The first series of a scrape takes every figure and starts the next window.
+        if (i === 0) {
+          taken = {};
+          if (delay.count > 0)
+            for (const [name, get] of Object.entries(LAG_STATS))
+              taken[name] = Math.max(0, get(delay, LAG_SAMPLE_MS * 1e6)) / 1e9;
+          delay.reset();
+        }
+        this.set(taken[stat] ?? 0);
+      },
+    });
+  }
+}
 
 /**
  * The app's Prometheus registry (one per app, so tests and several apps in one process never
@@ -64,7 +114,18 @@ export class Metrics {
     // with pidstat; bench/README.md, session 22). A stall is recorded when a firing falls in it, so
     // once a second catches a 100 ms stall one time in ten: the lag series are a sample, and the
     // request durations and slow-statement lines are where single stalls show.
-    collectDefaultMetrics({ register: this.registry, prefix: 'podium_', eventLoopMonitoringPrecision: 1000 });
+    // Node's delay histogram records each whole interval between firings, not the delay past it:
+    // prom-client reports those values as they are, so at one firing a second every lag series
+    // read ~1 s on an idle server and a 150 ms stall did not show. Its own monitor is left with a
+    // firing it never reaches and its series replaced by `eventLoopLag`'s, which subtract the interval.
+    collectDefaultMetrics({
+      register: this.registry,
+      prefix: 'podium_',
+      eventLoopMonitoringPrecision: NEVER_MS,
+    });
+    for (const stat of Object.keys(LAG_STATS))
+      this.registry.removeSingleMetric(`podium_nodejs_eventloop_lag_${stat}_seconds`);
+    eventLoopLag(this.registry);
   }
 
   /** Scheduled-job runs, failures and lag, read from the scheduler at scrape time. */
