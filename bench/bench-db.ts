@@ -7,7 +7,7 @@ import { migrate } from '../src/db/migrate.ts';
 
 /**
  * Opens the benchmark database (`schema` on PostgreSQL) and builds a silent app on it; `migrated`
- * first when asked (the app's services read their tables as they start: the click journal's mark).
+ * first when asked (the app's services read their tables as they start).
  */
 export async function openBench(schema: string, migrated = false) {
   const url = process.env.DATABASE_URL;

@@ -282,7 +282,7 @@ export const SETTINGS = [
     key: 'clickBufferMax',
     env: 'PODIUM_CLICK_BUFFER_MAX',
     description:
-      'Clicks and impressions waiting for their group commit (on the embedded database also those answered and waiting in the click journal for their load) beyond which /go and /imp answer 503 and /readyz reports not ready.',
+      'Clicks and impressions waiting for their group commit beyond which /go and /imp answer 503 and /readyz reports not ready.',
     default: () => 20_000,
     parse: int(100, 1_000_000),
   } satisfies Setting<'clickBufferMax'>,

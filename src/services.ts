@@ -127,7 +127,6 @@ export async function createServices(deps: ServiceDeps): Promise<Services> {
     reads,
     (msg, err) => log.error(msg, err),
   );
-  await tracking.openJournal((msg, err) => (err === undefined ? log.warn(msg) : log.error(msg, err)));
   registerCheckpointJob(scheduler, db);
   if (db.kind === 'pglite') {
     const freezer = new PgliteFreezer(db, PGLITE_FREEZING, (msg) => log.warn(msg));

@@ -10,7 +10,7 @@ import { redirectedClickIds, storm, trackingFixture } from './tracking-fixture.t
  * A real `podium serve` process under a click storm gets SIGTERM part-way: every click it
  * answered with a 302 must be in the database afterwards (pending batches are drained). Killed
  * outright (SIGKILL), it must still have every click it answered: a 302 leaves only after its
- * batch committed (on PGlite: was flushed to the click journal, which the next start loads).
+ * batch committed and its log was flushed, on PGlite as on PostgreSQL.
  */
 describe(`SIGTERM or SIGKILL during a click storm (${DB_KIND})`, () => {
   const all: ServedDb[] = [];
@@ -36,8 +36,7 @@ describe(`SIGTERM or SIGKILL during a click storm (${DB_KIND})`, () => {
     return {
       env,
       slug: fx.slugs[0] as string,
-      // On PGlite a killed server's answered clicks may wait in its click journal: the next start
-      // (here its services) loads them.
+      // On PGlite the killed server's data directory is opened again, as its next start would.
       reopen: async () => {
         if (!dir) return db;
         const again = await openDb({ dataDir: dir });

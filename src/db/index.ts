@@ -1,10 +1,9 @@
 import { mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { PGlite, parse as pgliteParse, protocol } from '@electric-sql/pglite';
+import { PGlite } from '@electric-sql/pglite';
 import type pg from 'pg';
 import { AppError } from '../lib/errors.ts';
 import { findUnstorable } from '../lib/text.ts';
-import { bindExecute } from './bind-message.ts';
 import { lockDir } from './dir-lock.ts';
 import { idleDatabasesToFreeze, PGLITE_FREEZING } from './freeze.ts';
 import { DiskSync, DURABLE_START_PARAMS } from './pglite-fsync.ts';
@@ -13,9 +12,9 @@ import { type SlowStatement, SlowStatements } from './slow-statements.ts';
 /** Anything that runs SQL: the database itself or an open transaction. */
 export interface Queryable {
   /**
-   * One parameterised statement; returns its rows. With `name`, the statement is parsed and
-   * planned once per connection and then run by that name (hot paths: a click batch's statement
-   * cost PGlite ~2 ms of CPU to plan each time, bench/README.md); one name, one text.
+   * One parameterised statement; returns its rows. With `name`, PostgreSQL parses and plans the
+   * statement once per connection and then runs it by that name (one name, one text); PGlite runs
+   * it like any other, through its public `query`.
    */
   query<T = Record<string, unknown>>(sql: string, params?: readonly unknown[], name?: string): Promise<T[]>;
   /** Several statements without parameters (migrations). */
@@ -37,13 +36,6 @@ export interface Db extends Queryable {
   listen(channel: string, fn: Listener): Promise<() => Promise<void>>;
   /** Reports statements that take `thresholdMs` or more (0: none), a few lines a minute at most (slow-statements.ts). */
   watchSlow(thresholdMs: number, report: (s: SlowStatement) => void): void;
-  /**
-   * PGlite only: writes kept outside the database for a while (the click journal) reach it before
-   * any statement reads it. `loadFirst` is called before every statement and transaction; when it
-   * returns a promise, the statement waits for it. Returns a handle whose statements skip it, for
-   * the loader's own. One loader per database.
-   */
-  writeBehind?(loadFirst: () => Promise<void> | undefined): Queryable;
   close(): Promise<void>;
 }
 
@@ -84,13 +76,12 @@ function loadPg(): typeof pg {
 
 /**
  * Embedded PostgreSQL settings. Its shared buffers live in the process's WebAssembly memory and are
- * touched at start, so the server default (128 MB) alone put ~115 MB on an idle server's RSS;
+ * touched at start, so the server default (128 MB) would put ~115 MB on an idle server's RSS;
  * 16 MB holds the hot pages of the catalog and the operating system's file cache keeps the rest.
  * `max_wal_size` starts no checkpoint in a single-user backend (wal-checkpoint.ts does); it bounds
  * the log segments a checkpoint keeps for reuse. `wal_init_zero=off`: a new 16 MB log segment is
- * not filled with zeros (and flushed) on the serving thread before its first commit; `/go` on PGlite
- * spent 15–20 % more CPU per click with the zeros (bench/README.md, session 16). Segments recycled
- * after a checkpoint are whole files either way.
+ * not filled with zeros (and flushed) on the serving thread before its first commit; segments
+ * recycled after a checkpoint are whole files either way.
  */
 const PGLITE_SETTINGS = ['-c', 'shared_buffers=16MB', '-c', 'max_wal_size=512MB', '-c', 'wal_init_zero=off'];
 
@@ -127,10 +118,9 @@ export class JsonParam {
 
 /**
  * Lets one call into PGlite start per event-loop turn. PGlite runs a statement on this thread and
- * resolves it with promises alone, so a chain of statements (a minute's jobs, an import) ran in
- * one turn, every request that arrived meanwhile waiting for all of it (a 30 ms turn at each
- * minute under load, bench/README.md, session 31). A call that finds this turn's start taken
- * waits for the next turn; the one call of a turn (a click batch) does not wait at all.
+ * resolves it with promises alone, so a chain of statements (a minute's jobs, an import) would run
+ * in one turn, every request that arrived meanwhile waiting for all of it. A call that finds this
+ * turn's start taken waits for the next turn; the one call of a turn does not wait at all.
  */
 class TurnGate {
   private taken = false;
@@ -158,8 +148,6 @@ export async function openDb(opts: DbOptions): Promise<Db> {
   return opts.url ? openPostgres(opts) : openPglite(opts.dataDir, opts.maxIdleDatabaseAge);
 }
 
-const CHECKPOINT = /^\s*checkpoint\s*;?\s*$/i;
-
 /** PGlite started on `dataDir` (or in memory), its files flushed where PostgreSQL flushes them. */
 interface StartedPglite {
   lite: PGlite;
@@ -175,31 +163,20 @@ async function startPglite(dataDir: string | undefined, database?: string): Prom
     ...(database ? { database } : {}),
   });
   disk?.guard(lite);
-  try {
-    await lite.waitReady;
-    // A flush that failed while it started (PGlite left unclosed: no shutdown checkpoint then).
-    disk?.refuseIfFailed();
-  } catch (err) {
-    await disk?.release();
-    throw err;
-  }
+  await lite.waitReady;
+  // A flush that failed while it started (PGlite left unclosed: no shutdown checkpoint then).
+  disk?.refuseIfFailed();
   return { lite, disk };
 }
 
-/** Shuts PGlite down, its shutdown checkpoint on disk, unless a flush failed; releases the disk watch. */
+/** Shuts PGlite down, its shutdown checkpoint on disk, unless a flush failed. */
 async function stopPglite({ lite, disk }: StartedPglite): Promise<void> {
-  try {
-    // After a failed flush no shutdown checkpoint may claim the files are on disk: the next
-    // start recovers from the last good checkpoint, as PostgreSQL does after its PANIC.
-    if (!disk?.problem()) {
-      await lite.close();
-      await disk?.settle();
-      // PGlite only logs a flush that failed in its shutdown checkpoint.
-      disk?.refuseIfFailed();
-    }
-  } finally {
-    await disk?.release();
-  }
+  // After a failed flush no shutdown checkpoint may claim the files are on disk: the next start
+  // recovers from the last good checkpoint, as PostgreSQL does after its PANIC.
+  if (disk?.problem()) return;
+  await lite.close();
+  // PGlite only logs a flush that failed in its shutdown checkpoint.
+  disk?.refuseIfFailed();
 }
 
 /**
@@ -237,65 +214,35 @@ async function openPglite(
     throw err;
   }
   const { lite, disk } = started;
-  const named = namedStatements(lite);
   const slow = new SlowStatements();
   const turns = new TurnGate();
-  let loadFirst: (() => Promise<void> | undefined) | undefined;
-  /**
-   * Runs one call into PGlite unless a flush failed, and fails it when a flush fails during it.
-   * `behind`: the write-behind loader's rows reach the database first (`writeBehind`).
-   */
-  const guarded = async <T>(run: () => Promise<T>, behind: boolean): Promise<T> => {
-    if (behind && loadFirst) {
-      const loading = loadFirst();
-      if (loading) await loading;
-    }
+  /** Runs one call into PGlite unless a flush failed, and fails it when a flush fails during it. */
+  const guarded = async <T>(run: () => Promise<T>): Promise<T> => {
     await turns.enter();
     disk?.refuseIfFailed();
     try {
       return await run();
     } finally {
-      // The commit's log on disk before the caller is answered (pglite-fsync.ts).
-      await disk?.settle();
       disk?.refuseIfFailed();
     }
   };
-  /**
-   * `outside` a transaction or in one; `behind`: waits for the write-behind loader (not inside a
-   * transaction, which waited when it began, nor for the loader itself).
-   */
-  const wrap = (q: Pick<PGlite, 'query' | 'exec'>, outside: boolean, behind: boolean): Queryable => ({
+  /** The database itself or a transaction's handle: each of their statements through `guarded`. */
+  const wrap = (q: Pick<PGlite, 'query' | 'exec'>): Queryable => ({
     async query<T>(sql: string, params?: readonly unknown[], name?: string) {
       const values = checkedParams(params);
-      // Inside a transaction the statement runs plainly: the named path takes the locks a
-      // transaction already holds.
-      return slow.time(sql, name, () =>
-        guarded(
-          async () =>
-            name && outside ? named<T>(name, sql, values ?? []) : (await q.query<T>(sql, values)).rows,
-          behind,
-        ),
-      );
+      return slow.time(sql, name, () => guarded(async () => (await q.query<T>(sql, values)).rows));
     },
     async exec(sql: string) {
-      // The data files flushed in the thread pool first, so the checkpoint's own flushes on the
-      // serving thread find little left to write.
-      if (outside && CHECKPOINT.test(sql)) await disk?.flushDataDir();
-      await slow.time(sql, undefined, () => guarded(() => q.exec(sql), behind));
+      await slow.time(sql, undefined, () => guarded(() => q.exec(sql)));
     },
   });
   return {
     kind: 'pglite',
     dataDir,
-    ...wrap(lite, true, true),
+    ...wrap(lite),
     watchSlow: (ms, report) => slow.watch(ms, report),
     diskProblem: () => disk?.problem() ?? null,
-    tx: (fn) => guarded(() => lite.transaction((t) => fn(wrap(t, false, false))), true),
-    writeBehind(fn) {
-      if (loadFirst) throw new Error('this database already has a write-behind loader');
-      loadFirst = fn;
-      return wrap(lite, true, false);
-    },
+    tx: (fn) => guarded(() => lite.transaction((t) => fn(wrap(t)))),
     async listen(channel, fn) {
       const unsub = await lite.listen(channel, fn);
       return () => unsub();
@@ -308,58 +255,6 @@ async function openPglite(
         unlock();
       }
     },
-  };
-}
-
-/**
- * PGlite's `query` parses, describes and plans its statement on every call (six protocol
- * exchanges). This runs a statement prepared once under `name`: one Bind/Describe/Execute/Sync exchange,
- * holding the same locks `query` takes, so it never lands inside another caller's transaction.
- * PostgreSQL re-plans a prepared statement itself when a table it reads changes (new partitions).
- */
-function namedStatements(
-  lite: PGlite,
-): <T>(name: string, sql: string, params: readonly unknown[]) => Promise<T[]> {
-  const S = protocol.serialize;
-  const prepared = new Map<string, { sql: string; types: number[] }>();
-  const stream = (message: Uint8Array) => lite.execProtocolStream(message, { syncToFs: false });
-  async function prepare(name: string, sql: string): Promise<number[]> {
-    const known = prepared.get(name);
-    if (known) {
-      if (known.sql !== sql) throw new Error(`statement ${name} was prepared with another text`);
-      return known.types;
-    }
-    try {
-      await stream(S.parse({ name, text: sql }));
-      const types = pgliteParse.parseDescribeStatementResults(await stream(S.describe({ type: 'S', name })));
-      prepared.set(name, { sql, types });
-      return types;
-    } finally {
-      await stream(S.sync());
-    }
-  }
-  return async <T>(name: string, sql: string, params: readonly unknown[]) => {
-    await lite._checkReady();
-    return lite._runExclusiveTransaction(() =>
-      lite._runExclusiveQuery(async () => {
-        const types = await prepare(name, sql);
-        const values = params.map((v, i) => {
-          if (v === null || v === undefined) return null;
-          const serialize = lite.serializers[types[i] ?? 0];
-          return serialize ? serialize(v) : String(v);
-        });
-        let messages: Awaited<ReturnType<typeof stream>>;
-        try {
-          messages = await stream(bindExecute(name, values));
-        } catch (err) {
-          // The Sync inside the failed message was skipped with the rest; end the error state.
-          await stream(S.sync());
-          throw err;
-        }
-        await lite.syncToFs();
-        return (pgliteParse.parseResults(messages, lite.parsers)[0]?.rows ?? []) as T[];
-      }),
-    );
   };
 }
 

@@ -7,9 +7,9 @@ import { type Db, openDb } from './index.ts';
 import { DURABLE_START_PARAMS } from './pglite-fsync.ts';
 
 /**
- * The real fdatasync and fsync calls, with the path of the file each flushed: on the serving
- * thread (`fdatasync`, `fsync`), in the thread pool (`pool`, once done; `handle`), and, while
- * `writes.on`, every write to a file that is not a log segment.
+ * The real fdatasync and fsync calls, with the path of the file each flushed, and, while
+ * `writes.on`, every write to a file that is not a log segment. Every flush is synchronous: a call
+ * into the thread pool (`pool`, `handle`) would be a flush the statement did not wait for.
  */
 async function watchFlushes() {
   const seen: { call: 'fdatasync' | 'fsync' | 'handle' | 'pool' | 'write' | 'truncate'; path: string }[] = [];
@@ -45,7 +45,6 @@ async function watchFlushes() {
       truncate(file, len);
     }),
   ];
-  // The data directory flushed at open goes through file handles, in the thread pool.
   const probe = await open(__filename, 'r');
   const proto = Object.getPrototypeOf(probe) as { datasync(this: FileHandle): Promise<void> };
   await probe.close();
@@ -94,20 +93,19 @@ describe('PGlite on disk flushes where PostgreSQL flushes', { timeout: 60_000 },
       await db.exec('CREATE TABLE t (id int)');
       flushes.seen.length = 0;
 
-      // In the thread pool, done before the statement is answered.
+      // On this thread, before the statement returns.
+      const log = { call: 'fdatasync', path: expect.stringMatching(/\/pg_wal\/[0-9A-F]{24}$/) };
       await db.query('INSERT INTO t VALUES ($1)', [1]);
-      expect(flushes.seen).toEqual([
-        { call: 'pool', path: expect.stringMatching(/\/pg_wal\/[0-9A-F]{24}$/) },
-      ]);
+      expect(flushes.seen).toEqual([log]);
       flushes.seen.length = 0;
       await db.query('INSERT INTO t VALUES ($1)', [2], 'insert_t');
-      expect(flushes.seen.map((f) => f.call)).toEqual(['pool']);
+      expect(flushes.seen).toEqual([log]);
       flushes.seen.length = 0;
       await db.tx(async (q) => {
         await q.query('INSERT INTO t VALUES ($1)', [3]);
         await q.query('INSERT INTO t VALUES ($1)', [4]);
       });
-      expect(flushes.seen.map((f) => f.call)).toEqual(['pool']);
+      expect(flushes.seen).toEqual([log]);
       flushes.seen.length = 0;
 
       expect(await db.query('SELECT count(*)::int AS n FROM t')).toEqual([{ n: 4 }]);
@@ -115,10 +113,9 @@ describe('PGlite on disk flushes where PostgreSQL flushes', { timeout: 60_000 },
 
       const [rel] = await db.query<{ p: string }>("SELECT pg_relation_filepath('t') AS p");
       await db.exec('CHECKPOINT');
-      // First the whole directory in the thread pool, then PostgreSQL's own flushes.
-      const own = flushes.seen.findIndex((f) => f.call !== 'handle');
-      expect(flushes.seen.slice(0, own).map((f) => f.path)).toContain(join(data, rel!.p));
-      const paths = flushes.seen.slice(own).map((f) => f.path);
+      expect(flushes.seen.map((f) => f.call)).not.toContain('pool');
+      expect(flushes.seen.map((f) => f.call)).not.toContain('handle');
+      const paths = flushes.seen.map((f) => f.path);
       expect(paths).toContain(join(data, rel!.p));
       // pg_control after the table's file: the checkpoint is recorded once what it wrote is on disk.
       expect(paths.indexOf(join(data, rel!.p))).toBeLessThan(
@@ -132,24 +129,12 @@ describe('PGlite on disk flushes where PostgreSQL flushes', { timeout: 60_000 },
     expect(flushes.seen.map((f) => f.path)).toContain(join(data, 'global', 'pg_control'));
   });
 
-  it("flushes a commit's log before anything reads it or is written after it", async () => {
+  it("flushes the log before what PostgreSQL orders after it: pg_control, a TRUNCATE's emptied files", async () => {
     const db = await openDb({ dataDir: data });
     try {
       await db.exec('CREATE TABLE IF NOT EXISTS u (id int)');
       flushes.seen.length = 0;
-      // A statement that got in before the commit's flush in the thread pool finished flushes it
-      // at once, before it runs.
-      const [written, read] = await Promise.all([
-        db.query('INSERT INTO u VALUES ($1)', [1]),
-        db.query<{ n: number }>('SELECT count(*)::int AS n FROM u'),
-      ]);
-      expect(written).toEqual([]);
-      expect(read).toEqual([{ n: 1 }]);
-      expect(flushes.seen[0]).toEqual({ call: 'fdatasync', path: expect.stringMatching(/\/pg_wal\//) });
-      flushes.seen.length = 0;
-
-      // A checkpoint: its record's flush is owed like a commit's, and is paid on this thread
-      // before `pg_control`, which points at the record, is written.
+      // A checkpoint: its record flushed before `pg_control`, which points at the record, is written.
       flushes.writes.on = true;
       await db.exec('CHECKPOINT');
       flushes.writes.on = false;
@@ -310,8 +295,7 @@ describe('PGlite on disk when the disk fails a flush', { timeout: 60_000 }, () =
   it('refuses a statement already waiting behind the one whose flush failed', async () => {
     const { db, data } = await seeded('queued');
     try {
-      // A disk that failed a log flush fails the next ones too, whichever of the two (the
-      // first commit's in the thread pool, the queued statement's on this thread) comes first.
+      // A disk that failed a log flush fails the next ones too.
       fails = (call, path) => call === 'fdatasync' && path.includes('/pg_wal/');
       const first = db.query('INSERT INTO t VALUES ($1)', [4]);
       const queued = db.query('INSERT INTO t VALUES ($1)', [5]);

@@ -202,7 +202,7 @@ export class Metrics {
     });
     this.gaugeFrom(
       'podium_tracking_pending_hits',
-      'Clicks and impressions waiting for or in their group commit, or answered and waiting in the click journal for their load',
+      'Clicks and impressions waiting for or in their group commit',
       pending,
     );
     const postbacks = new Counter({

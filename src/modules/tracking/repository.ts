@@ -157,14 +157,8 @@ const countedRows = (n: number) =>
           (g->>6)::int AS program_id, (g->>7)::int AS link_id, (g->>8)::bigint AS n
    FROM jsonb_array_elements($${n}::jsonb) AS g`;
 
-/** A place in the click journal: a segment file's number and a byte offset in it. */
-export interface JournalMark {
-  segment: number;
-  position: number;
-}
-
-/** The click batch statement; `mark` adds a CTE of its own (the journal's mark). */
-const insertClicksSql = (mark: string) => `WITH ins AS (
+/** The click batch statement. */
+const INSERT_CLICKS = `WITH ins AS (
          INSERT INTO clicks (id, kind, at, link_id, tracker_id, offer_id, brand_id, site_id, toplist_id, position,
                              program_id, sub_id, referrer, user_agent, country, flag)
          ${clickRows(1)}
@@ -173,7 +167,7 @@ const insertClicksSql = (mark: string) => `WITH ins AS (
        ), deltas AS (
          INSERT INTO click_rollup_deltas (bucket, kind, site_id, toplist_id, position, brand_id, program_id, link_id, n)
          SELECT * FROM counted
-       )${mark}
+       )
        INSERT INTO click_daily_rollups (zone, day, kind, site_id, toplist_id, position, brand_id, program_id, n, lane)
        SELECT z.zone, (c.bucket AT TIME ZONE z.zone)::date, kind, site_id, toplist_id, position, brand_id,
               program_id, sum(n), $2::smallint
@@ -181,10 +175,6 @@ const insertClicksSql = (mark: string) => `WITH ins AS (
        GROUP BY 1, 2, 3, 4, 5, 6, 7, 8
        ${ROLLUP_ORDER}
        ON CONFLICT ON CONSTRAINT click_daily_rollups_key DO UPDATE SET n = click_daily_rollups.n + EXCLUDED.n`;
-const INSERT_CLICKS = insertClicksSql('');
-const INSERT_CLICKS_JOURNALED = insertClicksSql(`, mark AS (
-         UPDATE click_journal SET segment = $4, position = $5
-       )`);
 
 /** Tracking SQL of programmes, clicks and postbacks (stats read through `StatsRepository`). */
 export class TrackingRepository {
@@ -312,35 +302,12 @@ export class TrackingRepository {
    * never see a batch half-counted. Rows older than a zone's folded instant (late clicks;
    * migration 0084) are added to that zone's daily rollups too, to `lane`'s row of each key (one
    * lane per batch in flight, migration 0083); the others reach them when the rollup-zones job
-   * folds their quarter hour. With `loadedTo`, the click journal's mark moves there in the same
-   * statement (migration 0087). Returns how many deltas it appended.
+   * folds their quarter hour. Returns how many deltas it appended.
    */
-  async insertClicks(rows: readonly ClickRow[], lane = 0, loadedTo?: JournalMark): Promise<number> {
+  async insertClicks(rows: readonly ClickRow[], lane = 0): Promise<number> {
     const counts = clickCountsParam(rows);
-    const params: unknown[] = [clickRowsParam(rows), lane, counts];
-    if (loadedTo) params.push(loadedTo.segment, loadedTo.position);
-    await this.db.query(
-      loadedTo ? INSERT_CLICKS_JOURNALED : INSERT_CLICKS,
-      params,
-      loadedTo ? 'insert_clicks_journaled' : 'insert_clicks',
-    );
+    await this.db.query(INSERT_CLICKS, [clickRowsParam(rows), lane, counts], 'insert_clicks');
     return (counts.value as unknown[]).length;
-  }
-
-  /** Where the click journal is loaded up to (migration 0087). */
-  async journalMark(): Promise<JournalMark> {
-    const [r] = await this.db.query<{ segment: string | number; position: string | number }>(
-      'SELECT segment, position FROM click_journal',
-    );
-    return { segment: Number(r?.segment ?? 0), position: Number(r?.position ?? 0) };
-  }
-
-  /** Moves the click journal's mark past rows that were not loaded (refused and kept aside). */
-  async setJournalMark(mark: JournalMark): Promise<void> {
-    await this.db.query('UPDATE click_journal SET segment = $1, position = $2', [
-      mark.segment,
-      mark.position,
-    ]);
   }
 
   /* Postbacks */

@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import path from 'node:path';
 import { isbot } from 'isbot';
 import type { Config } from '../../config.ts';
 import type { Db, Queryable } from '../../db/index.ts';
@@ -16,7 +15,6 @@ import type { TrackingMetrics } from '../ops/metrics.ts';
 import { type BannerLink, type BannerLinkInput, BannerRepository } from './banner-repository.ts';
 import { ClickDeltaRepository } from './click-delta-repository.ts';
 import { ClickDeltaMover } from './click-deltas.ts';
-import { ClickJournal, JOURNAL_DIR } from './click-journal.ts';
 import { GroupCommit } from './group-commit.ts';
 import { HistoryWriter } from './history-writer.ts';
 import { LandingTemplate, MACROS, unknownMacros } from './landing.ts';
@@ -120,9 +118,6 @@ export class TrackingService {
   /** Stats report queries (rollups, money, sub_id), on the same connection as `reports`. */
   private readonly statsReports: StatsRepository;
   private readonly hits: GroupCommit<ClickRow>;
-  /** On an embedded database on disk, once `openJournal` ran: where answered clicks wait for their load. */
-  private journal: ClickJournal | undefined;
-  private journalWarn: (msg: string, err?: unknown) => void = () => {};
   /** Moves the deltas click batches append into the 15-minute rollups (migration 0085). */
   private readonly deltas: ClickDeltaMover;
   private readonly links = new Map<string, CachedLink>();
@@ -187,14 +182,12 @@ export class TrackingService {
     );
     this.hits = new GroupCommit(
       async (rows, lane) =>
-        this.journal
-          ? this.journal.append(rows)
-          : this.deltas.appended(
-              await this.partitions.writing(
-                () => rows.map((r) => r.at),
-                () => this.repo.insertClicks(rows, lane),
-              ),
-            ),
+        this.deltas.appended(
+          await this.partitions.writing(
+            () => rows.map((r) => r.at),
+            () => this.repo.insertClicks(rows, lane),
+          ),
+        ),
       {
         // The longest a row waits for answered callers to come back (GroupCommit). PostgreSQL: a
         // batch's commit, not CPU, bounds /go, so at most 1 ms (9 300 vs 7 500 clicks/s at 50
@@ -213,50 +206,13 @@ export class TrackingService {
     );
   }
 
-  /**
-   * On PGlite on disk: answers clicks from the click journal (click-journal.ts) and loads the rows
-   * an earlier process answered and the database lacks. Called once before serving.
-   */
-  async openJournal(warn: (msg: string, err?: unknown) => void): Promise<void> {
-    const { db } = this;
-    if (db.kind !== 'pglite' || !db.dataDir || !db.writeBehind) return;
-    this.journalWarn = warn;
-    this.journal = await ClickJournal.on(
-      db as Db & Required<Pick<Db, 'writeBehind'>>,
-      path.join(db.dataDir, JOURNAL_DIR),
-      (raw) => {
-        const repo = new TrackingRepository(raw);
-        const partitions = new TrackingPartitions(raw, this.config, this.now);
-        return {
-          load: (rows, loadedTo) =>
-            partitions.writing(
-              () => rows.map((r) => r.at),
-              () => repo.insertClicks(rows, 0, loadedTo),
-            ),
-          mark: () => repo.journalMark(),
-          setMark: (mark) => repo.setJournalMark(mark),
-        };
-      },
-      {
-        loadBatch: 1_000,
-        loadDelayMs: 100,
-        segmentBytes: 16 * 1024 * 1024,
-        maxBacklog: this.config.clickBufferMax,
-        onLoaded: (deltas) => this.deltas.appended(deltas),
-        warn,
-      },
-    );
-  }
-
-  /** Clicks and impressions waiting for or in their group commit, or answered and waiting in the journal. */
+  /** Clicks and impressions waiting for or in their group commit. */
   get pendingHits(): number {
-    return this.hits.pending + (this.journal?.backlog ?? 0);
+    return this.hits.pending;
   }
 
   /** Null while clicks are taken and the click buffer is below its bound, else why not (for /readyz). */
   clickBufferProblem(): string | null {
-    const broken = this.journal?.problem();
-    if (broken) return broken;
     const pending = this.pendingHits;
     return pending < this.config.clickBufferMax
       ? null
@@ -513,10 +469,6 @@ export class TrackingService {
   /** Writes every pending click and postback batch; called on shutdown. */
   async drain(): Promise<void> {
     await Promise.all([this.hits.drain(), this.intake.drain()]);
-    // A database that refuses statements keeps the rest in the journal for the next start.
-    await this.journal
-      ?.drain()
-      .catch((err) => this.journalWarn('loading the click journal at shutdown failed', err));
     await this.deltas.stop();
   }
 
