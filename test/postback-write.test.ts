@@ -1,6 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ulid } from '../src/lib/ids.ts';
-import { type PostbackJob, TrackingRepository } from '../src/modules/tracking/repository.ts';
+import {
+  type PostbackJob,
+  type PostbackWritten,
+  TrackingRepository,
+} from '../src/modules/tracking/repository.ts';
 import type { Services } from '../src/services.ts';
 import { servicesOn, type TestDb, testDb } from './helpers.ts';
 
@@ -51,7 +55,7 @@ describe('a postback batch racing another writer for a transaction id', () => {
     const repo = new TrackingRepository(t.db);
     const mine = job(programId, 'RACE-1');
     let settled = false;
-    let write: Promise<void> | undefined;
+    let write: Promise<(PostbackWritten | null)[]> | undefined;
     await t.db.tx(async (q) => {
       // The other writer holds the key, not yet committed, when this batch's statement starts.
       await q.query(
@@ -65,9 +69,9 @@ describe('a postback batch racing another writer for a transaction id', () => {
       await new Promise((r) => setTimeout(r, 300));
       expect(settled).toBe(false);
     });
-    await write;
+    const [written] = (await write) ?? [];
     // The key committed after the statement's snapshot was taken, and is still found and reported.
-    expect(mine.written).toEqual({ conversionId: 'HOLDER', duplicate: true, attributed: true });
+    expect(written).toEqual({ conversionId: 'HOLDER', duplicate: true, attributed: true });
     const outcomes = await t.db.query<{ code: string; conversion_id: string; duplicate: boolean }>(
       `SELECT o.code, o.conversion_id, o.duplicate FROM postback_outcomes o
        JOIN postback_log l ON l.id = o.log_id WHERE l.query->>'txid' = 'RACE-1'`,
@@ -80,9 +84,9 @@ describe('a postback batch racing another writer for a transaction id', () => {
   it('in one batch the earliest of equal transaction ids holds it; the rest are its duplicates', async () => {
     const repo = new TrackingRepository(t.db);
     const batch = [job(programId, 'RACE-2'), job(programId, 'RACE-3'), job(programId, 'RACE-2')];
-    await repo.writePostbacks(batch);
-    expect(batch.map((j) => j.written?.duplicate)).toEqual([false, false, true]);
-    expect(batch[2]!.written!.conversionId).toBe(batch[0]!.conversion!.id);
+    const written = await repo.writePostbacks(batch);
+    expect(written.map((w) => w?.duplicate)).toEqual([false, false, true]);
+    expect(written[2]!.conversionId).toBe(batch[0]!.conversion!.id);
     const rows = await t.db.query<{ transaction_id: string; log_id: string }>(
       `SELECT v.transaction_id, v.log_id::text FROM conversions v
        WHERE v.program_id = $1 AND v.transaction_id IN ('RACE-2', 'RACE-3') ORDER BY v.transaction_id`,

@@ -113,9 +113,9 @@ describe('partitioning migration on an installation with data', () => {
       },
     });
     const jobs = [job('tx-5'), job('tx-new')];
-    await db.tx((q) => repo.with(q).writePostbacks(jobs));
-    expect(jobs[0]?.written).toEqual({ conversionId: 'V5', duplicate: true, attributed: true });
-    expect(jobs[1]?.written).toEqual({ conversionId: 'NEW-tx-new', duplicate: false, attributed: true });
+    const written = await db.tx((q) => repo.with(q).writePostbacks(jobs));
+    expect(written[0]).toEqual({ conversionId: 'V5', duplicate: true, attributed: true });
+    expect(written[1]).toEqual({ conversionId: 'NEW-tx-new', duplicate: false, attributed: true });
     const [attributed] = await db.query<{ site_id: number }>(
       "SELECT site_id FROM conversions WHERE id = 'NEW-tx-new'",
     );

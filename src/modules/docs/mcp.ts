@@ -27,7 +27,7 @@ const QUERY = z
 
 /**
  * Built once: an MCP server built per request would otherwise build its JSON Schema validator
- * again (a new Ajv instance with its vocabularies: a fifth of a call's CPU, bench/README.md). The
+ * again (a new Ajv instance with its vocabularies, a fifth of a call's CPU). The
  * server validates no schema of its own (it asks clients nothing): sharing it shares no state.
  */
 const VALIDATOR = new AjvJsonSchemaValidator();
@@ -152,8 +152,8 @@ const onlyKeys = (o: object, keys: Set<string>) => Object.keys(o).every((k) => k
 /**
  * The JSON-RPC response to a plain tool call — a known tool, arguments of exactly its keys that
  * pass its schema, nothing else in the message (no `_meta`, no task) — as the SDK would write
- * it, without building a server, a transport and a Web request for it (a `get_page` call cost
- * ~1.7 ms of CPU through the SDK, bench/README.md). Undefined for anything else, which the SDK
+ * it, without building a server, a transport and a Web request for it (the SDK's way costs a
+ * call about a millisecond and a half of CPU). Undefined for anything else, which the SDK
  * answers (test/docs-mcp-direct.test.ts compares both on every kind of call).
  */
 export function directToolCall(docs: DocsService, message: unknown): object | undefined {

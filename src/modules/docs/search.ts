@@ -116,8 +116,8 @@ export class DocsSearch {
         prefix: (term) => term.length >= 3,
         fuzzy: (term) => (term.length >= 5 ? 0.2 : false),
         // At most two edits, whatever the term's length: 20 % of an identifier of 13 characters or
-        // more allowed three, the costliest walks of the index. Over the evaluation set a search
-        // costs ~5 % less and its scores are unchanged (bench/README.md, session 27).
+        // more allowed three, the costliest walks of the index, for no better scores over the
+        // evaluation set (bench/docs-search-eval.json).
         maxFuzzy: 2,
         combineWith: 'OR',
       },
@@ -187,8 +187,8 @@ const closeness = (docTerm: string, queryTerm: string): number => {
  *
  * A window looks only at the hits inside it (hits sorted by position), each term's closeness to
  * each query term is worked out once, and a window start shared by several hits is scored once:
- * trying every hit against every other made this a quarter of a search's CPU (up to 50 hits a
- * term, a dozen terms with prefixes and near misses; bench/README.md, session 32).
+ * trying every hit against every other would make this the bulk of a search's CPU (up to 50 hits
+ * a term, a dozen terms with prefixes and near misses).
  */
 export function snippet(
   text: string,

@@ -9,8 +9,8 @@ export interface ClickDeltaMoverOptions {
 
 /**
  * Keeps the click rollup deltas few (migration 0085): reports read them beside the rollup rows, so
- * they are moved at once past `maxDeltas`, and within `everyMs` of a batch appending any (a move of
- * 7 000 on PGlite took ~6 ms of the serving thread, bench/README.md). One move at a time; a move
+ * they are moved at once past `maxDeltas`, and within `everyMs` of a batch appending any (a move of a
+ * few thousand holds PGlite's serving thread for milliseconds). One move at a time; a move
  * that fails is reported and its deltas wait for the next one (they count in reports meanwhile).
  */
 export class ClickDeltaMover {

@@ -25,9 +25,9 @@ export class BufferFullError extends Error {
   }
 }
 
-interface Pending<T> {
+interface Pending<T, R> {
   row: T;
-  resolve: () => void;
+  resolve: (result: R) => void;
   reject: (err: unknown) => void;
 }
 
@@ -43,8 +43,8 @@ interface Pending<T> {
  * the moment its predecessor's callers are all back instead of idling out a timer (on PGlite,
  * where the write runs on this thread, that idle time was a fifth of a core).
  */
-export class GroupCommit<T> {
-  private queue: Pending<T>[] = [];
+export class GroupCommit<T, R = void> {
+  private queue: Pending<T, R>[] = [];
   private timer: NodeJS.Timeout | undefined;
   private turnEnd: NodeJS.Immediate | undefined;
   /** Rows answered by finished batches whose callers have not come back with a row yet. */
@@ -55,15 +55,19 @@ export class GroupCommit<T> {
   private draining = false;
   private idle: (() => void)[] = [];
 
+  /**
+   * `write` commits a batch and returns what it wrote for each row, in the rows' order (nothing
+   * for `R = void`): each caller gets its own row's.
+   */
   constructor(
-    private readonly write: (rows: T[], lane: number) => Promise<void>,
+    private readonly write: (rows: T[], lane: number) => Promise<R[] | void>,
     private readonly opts: GroupCommitOptions<T>,
   ) {
     this.freeLanes = Array.from({ length: opts.maxInFlight }, (_, i) => opts.maxInFlight - 1 - i);
   }
 
-  /** Queues a row; resolves when it is committed, rejects when its batch failed. */
-  add(row: T): Promise<void> {
+  /** Queues a row; resolves to what was written for it once committed, rejects when its batch failed. */
+  add(row: T): Promise<R> {
     const bound = this.opts.maxPending;
     if (bound !== undefined && this.pending >= bound) return Promise.reject(new BufferFullError(bound));
     return new Promise((resolve, reject) => {
@@ -128,13 +132,13 @@ export class GroupCommit<T> {
     }
   }
 
-  private async flush(batch: Pending<T>[], lane: number): Promise<void> {
+  private async flush(batch: Pending<T, R>[], lane: number): Promise<void> {
     const rows = batch.map((p) => p.row);
     const started = performance.now();
     try {
-      await this.write(rows, lane);
+      const results = await this.write(rows, lane);
       this.opts.onBatch?.(rows, (performance.now() - started) / 1000, true);
-      for (const p of batch) p.resolve();
+      batch.forEach((p, i) => p.resolve((results ? results[i] : undefined) as R));
     } catch (err) {
       this.opts.onBatch?.(rows, (performance.now() - started) / 1000, false);
       for (const p of batch) p.reject(err);

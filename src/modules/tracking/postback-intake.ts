@@ -15,7 +15,7 @@ import {
   readPostback,
   redactForLog,
 } from './postback.ts';
-import type { PostbackJob, StoredProgram, TrackingRepository } from './repository.ts';
+import type { PostbackJob, PostbackWritten, StoredProgram, TrackingRepository } from './repository.ts';
 import type { ConversionInput } from './types.ts';
 
 /** A raw postback as it arrived. */
@@ -73,8 +73,8 @@ export interface ReplayOutcome {
  * per batch instead of several per postback and no answer goes out before its batch commits.
  */
 export class PostbackIntake {
-  private readonly batches: GroupCommit<PostbackJob>;
-  private readonly writeOne: (job: PostbackJob) => Promise<void>;
+  private readonly batches: GroupCommit<PostbackJob, PostbackWritten | null>;
+  private readonly writeOne: (job: PostbackJob) => Promise<PostbackWritten | null>;
   private readonly programs = new Map<string, { program: StoredProgram | undefined; expires: number }>();
   private pseudonymKey: Promise<Buffer> | undefined;
 
@@ -88,11 +88,13 @@ export class PostbackIntake {
   ) {
     // One statement a batch, atomic on its own (see TrackingRepository.writePostbacks).
     const write = (jobs: PostbackJob[]) => repo.writePostbacks(jobs);
-    this.writeOne = (job) =>
-      partitions.writing(
-        () => [job.receivedAt],
-        () => write([job]),
-      );
+    this.writeOne = async (job) =>
+      (
+        await partitions.writing(
+          () => [job.receivedAt],
+          () => write([job]),
+        )
+      )[0] ?? null;
     this.batches = new GroupCommit(
       (jobs) =>
         partitions.writing(
@@ -184,8 +186,9 @@ export class PostbackIntake {
       rejection = err;
       job.rejected = { status: err.status, code: err.code };
     }
+    let done: PostbackWritten | null;
     try {
-      await this.batches.add(job);
+      done = await this.batches.add(job);
     } catch {
       this.metrics?.postback('service_unavailable');
       throw new AppError('service_unavailable', 'The postback could not be recorded; send it again');
@@ -194,7 +197,7 @@ export class PostbackIntake {
       this.metrics?.postback(rejection.code);
       throw rejection;
     }
-    const done = job.written as NonNullable<PostbackJob['written']>;
+    if (!done) throw new Error('a postback with a conversion was written without its outcome');
     this.metrics?.postback(done.duplicate ? 'duplicate' : 'accepted');
     return {
       status: 'accepted',
@@ -239,8 +242,7 @@ export class PostbackIntake {
       if (!(err instanceof AppError)) throw err;
       job.rejected = { status: err.status, code: err.code };
     }
-    await this.writeOne(job);
-    const done = job.written;
+    const done = await this.writeOne(job);
     return {
       status: job.rejected?.status ?? 200,
       code: job.rejected?.code ?? (done?.duplicate ? 'duplicate' : 'accepted'),

@@ -30,8 +30,14 @@ export interface PostbackJob {
   conversion?: ConversionInput;
   /** Set when it was refused: the answer's status and code, recorded as its outcome. */
   rejected?: { status: number; code: string };
-  /** Filled by the write: the conversion holding the transaction id. */
-  written?: { conversionId: string; duplicate: boolean; attributed: boolean };
+}
+
+/** What writing a postback with a conversion recorded: the conversion holding its transaction id. */
+export interface PostbackWritten {
+  conversionId: string;
+  /** Another postback of the programme already holds the transaction id. */
+  duplicate: boolean;
+  attributed: boolean;
 }
 
 /** A programme as stored, with its token hash (never leaves the service). */
@@ -80,7 +86,7 @@ const intText = (n: number | null) => (n == null ? null : String(n));
 
 /**
  * A batch of clicks as one JSON array of rows, each the `clicks` columns in table order, read by
- * `clickRows`: one parameter cost both databases less than 16 column arrays (bench/README.md).
+ * `clickRows`: one parameter costs both databases less to send and read than 16 column arrays.
  * Numbers go as JSON strings (the time as epoch milliseconds): PostgreSQL stores a JSON number as
  * `numeric` and each `::int` then turns it into text and parses that, where a string is parsed once;
  * a Date made JSON.stringify call its toJSON per row and the database parse ISO text.
@@ -124,8 +130,8 @@ export const quarterStart = (ms: number) => Math.floor(ms / QUARTER_MS) * QUARTE
 
 /**
  * The counted clicks of a batch (those without a flag) per rollup key, as `countedRows` reads them:
- * counted here rather than by a GROUP BY over the inserted rows, which cost PGlite 3–9 µs a click
- * more (the RETURNING rows kept, sorted and grouped in WebAssembly; bench/README.md, session 19).
+ * counted here rather than by a GROUP BY over the inserted rows, which would keep, sort and group
+ * the RETURNING rows inside the database for every batch.
  */
 export function clickCountsParam(rows: readonly ClickRow[]): JsonParam {
   const counts = new Map<string, { key: (string | null)[]; n: number }>();
@@ -316,7 +322,8 @@ export class TrackingRepository {
    * Writes a batch of postbacks in one statement (atomic on its own: one round trip per batch):
    * their log rows, the conversions of the accepted ones (one per programme and transaction id;
    * a repeat, in this batch or an earlier one, gets the holder's id and attribution), their
-   * 15-minute rollups and the daily rollups of every maintained zone, and every outcome. Fills each job's `written`.
+   * 15-minute rollups and the daily rollups of every maintained zone, and every outcome. Returns, for
+   * each job in order, its conversion's outcome, or null for a job without a conversion (refused).
    *
    * The key table decides which postback holds each transaction id. Keys are taken in key order,
    * so two batches never wait on each other crosswise; the earliest of equal keys in a batch is
@@ -326,10 +333,9 @@ export class TrackingRepository {
    * `ord`), which is how each job finds its own.
    *
    * Planned on every run, not prepared by name like the click batch: the generic plan a prepared
-   * statement settles on after five runs made postbacks 3–4 times slower (bench/README.md).
+   * statement settles on after five runs is several times slower for this statement's shape.
    */
-  async writePostbacks(jobs: readonly PostbackJob[]): Promise<void> {
-    const col = <T>(f: (j: PostbackJob) => T) => jobs.map(f);
+  async writePostbacks(jobs: readonly PostbackJob[]): Promise<(PostbackWritten | null)[]> {
     const rows = await this.db.query<{
       log_id: string | number;
       conversion_id: string | null;
@@ -337,12 +343,13 @@ export class TrackingRepository {
       attributed: boolean | null;
     }>(
       `WITH j AS (
-         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::jsonb[], $5::text[], $6::text[],
-                              $7::timestamptz[], $8::bigint[], $9::int[], $10::text[], $11::text[], $12::int[],
-                              $13::text[], $14::text[], $15::numeric[], $16::text[], $17::text[], $18::text[])
-           WITH ORDINALITY AS j(program, method, content_type, query, body, remote_ip, received_at, log_id,
-                                rej_status, rej_code, conversion_id, program_id, transaction_id, event, amount,
-                                currency, player_ref, click_id, ord)
+         SELECT r.*, e.ord
+         FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS e(doc, ord),
+              jsonb_to_record(e.doc) AS r(program text, method text, content_type text, query jsonb, body text,
+                                          remote_ip text, received_at timestamptz, log_id bigint, rej_status int,
+                                          rej_code text, conversion_id text, program_id int, transaction_id text,
+                                          event text, amount numeric, currency text, player_ref text,
+                                          click_id text)
        ), logs AS (
          INSERT INTO postback_log (program, method, content_type, query, body, remote_ip, received_at)
          SELECT program, method, content_type, query, body, remote_ip, received_at
@@ -355,7 +362,7 @@ export class TrackingRepository {
          LEFT JOIN (SELECT id, row_number() OVER (ORDER BY id) AS rn FROM logs) l ON l.rn = j.rn
        ), clk AS (
          SELECT id, tracker_id, offer_id, brand_id, site_id, toplist_id, position, program_id
-         FROM clicks WHERE id = ANY($18::text[]) AND kind = 'click'
+         FROM clicks WHERE id IN (SELECT click_id FROM j WHERE click_id IS NOT NULL) AND kind = 'click'
        ), acc AS (
          -- A click of another programme's tracker is not this programme's conversion.
          SELECT j.*, c.id IS NOT NULL AS attributed, c.tracker_id, c.offer_id, c.brand_id, c.site_id, c.toplist_id,
@@ -415,35 +422,35 @@ export class TrackingRepository {
        )
        SELECT log_id, conversion_id, created, attributed FROM decided ORDER BY ord`,
       [
-        col((j) => j.log.program),
-        col((j) => j.log.method),
-        col((j) => j.log.contentType),
-        col((j) => JSON.stringify(j.log.query)),
-        col((j) => j.log.body),
-        col((j) => j.log.remoteIp),
-        col((j) => j.receivedAt.toISOString()),
-        col((j) => j.logId ?? null),
-        col((j) => j.rejected?.status ?? null),
-        col((j) => j.rejected?.code ?? null),
-        col((j) => j.conversion?.id ?? null),
-        col((j) => j.conversion?.programId ?? null),
-        col((j) => j.conversion?.transactionId ?? null),
-        col((j) => j.conversion?.event ?? null),
-        col((j) => j.conversion?.amount ?? null),
-        col((j) => j.conversion?.currency ?? null),
-        col((j) => j.conversion?.playerRef ?? null),
-        col((j) => j.conversion?.clickId ?? null),
+        new JsonParam(
+          jobs.map((j) => ({
+            program: j.log.program,
+            method: j.log.method,
+            content_type: j.log.contentType,
+            query: j.log.query,
+            body: j.log.body,
+            remote_ip: j.log.remoteIp,
+            received_at: j.receivedAt.toISOString(),
+            log_id: j.logId ?? null,
+            rej_status: j.rejected?.status ?? null,
+            rej_code: j.rejected?.code ?? null,
+            conversion_id: j.conversion?.id ?? null,
+            program_id: j.conversion?.programId ?? null,
+            transaction_id: j.conversion?.transactionId ?? null,
+            event: j.conversion?.event ?? null,
+            amount: j.conversion?.amount ?? null,
+            currency: j.conversion?.currency ?? null,
+            player_ref: j.conversion?.playerRef ?? null,
+            click_id: j.conversion?.clickId ?? null,
+          })),
+        ),
       ],
     );
-    jobs.forEach((job, i) => {
-      const r = rows[i]!;
-      if (!job.conversion) return;
-      if (r.conversion_id === null) throw new Error('conversion neither inserted nor found');
-      job.written = {
-        conversionId: r.conversion_id,
-        duplicate: !r.created,
-        attributed: r.attributed === true,
-      };
+    return jobs.map((job, i) => {
+      const r = rows[i];
+      if (!job.conversion) return null;
+      if (!r || r.conversion_id === null) throw new Error('conversion neither inserted nor found');
+      return { conversionId: r.conversion_id, duplicate: !r.created, attributed: r.attributed === true };
     });
   }
 

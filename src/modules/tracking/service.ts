@@ -190,9 +190,8 @@ export class TrackingService {
         ),
       {
         // The longest a row waits for answered callers to come back (GroupCommit). PostgreSQL: a
-        // batch's commit, not CPU, bounds /go, so at most 1 ms (9 300 vs 7 500 clicks/s at 50
-        // connections with 2, bench/README.md). PGlite: every statement has a fixed CPU cost, so
-        // larger batches are worth a longer wait.
+        // batch's commit, not CPU, bounds /go, so at most 1 ms. PGlite: every statement has a
+        // fixed CPU cost on the serving thread, so larger batches are worth a longer wait.
         maxWaitMs: db.kind === 'pglite' ? 2 : 1,
         maxBatch: 500,
         maxInFlight: db.kind === 'pglite' ? 1 : 4,
