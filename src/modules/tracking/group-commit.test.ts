@@ -19,6 +19,20 @@ describe('GroupCommit', () => {
     expect(Math.max(...written.map((b) => b.length))).toBeLessThanOrEqual(100);
   });
 
+  it('gives each caller what the write returned for its own row, across batches', async () => {
+    const batches: number[][] = [];
+    const gc = new GroupCommit<number, string>(
+      async (rows) => {
+        batches.push(rows);
+        return rows.map((r) => `wrote ${r}`);
+      },
+      { maxWaitMs: 5, maxBatch: 3, maxInFlight: 2 },
+    );
+    const rows = Array.from({ length: 8 }, (_, i) => i);
+    expect(await Promise.all(rows.map((r) => gc.add(r)))).toEqual(rows.map((r) => `wrote ${r}`));
+    expect(batches.length).toBeGreaterThan(1);
+  });
+
   it('writes at the end of the turn when no answered caller is owed, sharing one batch per turn', async () => {
     const { gc, written } = recording({ maxWaitMs: 60_000, maxBatch: 100, maxInFlight: 4 });
     await gc.add(1);

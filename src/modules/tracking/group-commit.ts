@@ -25,6 +25,12 @@ export class BufferFullError extends Error {
   }
 }
 
+/** Commits a batch; returns what it wrote for each row, in the rows' order (nothing when `R` is void). */
+// biome-ignore lint/suspicious/noConfusingVoidType: R defaults to void for writes that return nothing per row.
+type BatchWrite<T, R> = [R] extends [void]
+  ? (rows: T[], lane: number) => Promise<void>
+  : (rows: T[], lane: number) => Promise<R[]>;
+
 interface Pending<T, R> {
   row: T;
   resolve: (result: R) => void;
@@ -55,12 +61,9 @@ export class GroupCommit<T, R = void> {
   private draining = false;
   private idle: (() => void)[] = [];
 
-  /**
-   * `write` commits a batch and returns what it wrote for each row, in the rows' order (nothing
-   * for `R = void`): each caller gets its own row's.
-   */
+  /** Each caller of `add` gets what `write` returned for its own row. */
   constructor(
-    private readonly write: (rows: T[], lane: number) => Promise<R[] | void>,
+    private readonly write: BatchWrite<T, R>,
     private readonly opts: GroupCommitOptions<T>,
   ) {
     this.freeLanes = Array.from({ length: opts.maxInFlight }, (_, i) => opts.maxInFlight - 1 - i);
@@ -136,9 +139,9 @@ export class GroupCommit<T, R = void> {
     const rows = batch.map((p) => p.row);
     const started = performance.now();
     try {
-      const results = await this.write(rows, lane);
+      const results = (await this.write(rows, lane)) as R[] | undefined;
       this.opts.onBatch?.(rows, (performance.now() - started) / 1000, true);
-      batch.forEach((p, i) => p.resolve((results ? results[i] : undefined) as R));
+      for (const [i, p] of batch.entries()) p.resolve(results?.[i] as R);
     } catch (err) {
       this.opts.onBatch?.(rows, (performance.now() - started) / 1000, false);
       for (const p of batch) p.reject(err);

@@ -95,7 +95,7 @@ export class PostbackIntake {
           () => write([job]),
         )
       )[0] ?? null;
-    this.batches = new GroupCommit(
+    this.batches = new GroupCommit<PostbackJob, PostbackWritten | null>(
       (jobs) =>
         partitions.writing(
           () => jobs.map((j) => j.receivedAt),
