@@ -20,9 +20,9 @@ import { fileURLToPath } from 'node:url';
 import { type Db, openDb } from '../src/db/index.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { ulid } from '../src/lib/ids.ts';
+import { RollupZoneRepository } from '../src/modules/reporting/rollup-zone-repository.ts';
+import { RollupZones } from '../src/modules/reporting/rollup-zones.ts';
 import { clickRows, clickRowsParam, TrackingRepository } from '../src/modules/tracking/repository.ts';
-import { RollupZoneRepository } from '../src/modules/tracking/rollup-zone-repository.ts';
-import { RollupZones } from '../src/modules/tracking/rollup-zones.ts';
 import type { ClickRow } from '../src/modules/tracking/types.ts';
 import { pinnedChild, reply, stop } from './lib/children.ts';
 

@@ -21,12 +21,12 @@ import pg from 'pg';
 import { type Db, openDb } from '../src/db/index.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { ulid } from '../src/lib/ids.ts';
-import { AggregateRepository } from '../src/modules/tracking/aggregate-repository.ts';
-import { ClickDeltaRepository } from '../src/modules/tracking/click-delta-repository.ts';
+import { AggregateRepository } from '../src/modules/reporting/aggregate-repository.ts';
+import { ClickDeltaRepository } from '../src/modules/reporting/click-delta-repository.ts';
+import { RollupZoneRepository } from '../src/modules/reporting/rollup-zone-repository.ts';
+import { RollupZones } from '../src/modules/reporting/rollup-zones.ts';
+import { StatsRepository } from '../src/modules/reporting/stats-repository.ts';
 import { clickRows, clickRowsParam, TrackingRepository } from '../src/modules/tracking/repository.ts';
-import { RollupZoneRepository } from '../src/modules/tracking/rollup-zone-repository.ts';
-import { RollupZones } from '../src/modules/tracking/rollup-zones.ts';
-import { StatsRepository } from '../src/modules/tracking/stats-repository.ts';
 import type { ClickRow } from '../src/modules/tracking/types.ts';
 
 const CLICKS = Number(process.env.BENCH_SCALE_CLICKS ?? 1_000_000);

@@ -14,9 +14,10 @@ import { loadPages } from './modules/docs/pages.ts';
 import { registerDocs } from './modules/docs/routes.ts';
 import { DocsService } from './modules/docs/service.ts';
 import { registerOps } from './modules/ops/routes.ts';
-import { registerAggregateAdmin } from './modules/tracking/aggregate-routes.ts';
+import { registerAggregateAdmin } from './modules/reporting/aggregate-routes.ts';
+import { registerTrackingOps } from './modules/reporting/ops-routes.ts';
+import { registerReportingAdmin } from './modules/reporting/routes.ts';
 import { goFastPath, impFastPath } from './modules/tracking/go-fast-path.ts';
-import { registerTrackingOps } from './modules/tracking/ops-routes.ts';
 import {
   registerPostback,
   registerTrackingAdmin,
@@ -101,7 +102,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   const docs = new DocsService(loadPages(), config.docsBase, config.publicUrl);
   const { access, catalog, delivery, readiness, metrics, audit } = services;
-  const { tracking, adserver, aggregates, backfills, webhooks } = services;
+  const { tracking, reporting, adserver, aggregates, backfills, webhooks } = services;
   app.decorate('services', { ...services, docs });
   if (logStream)
     metrics.counterFrom(
@@ -165,8 +166,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await registerCatalog(admin, catalog, access);
       await registerAuditRoutes(admin, audit, access);
       await registerTrackingAdmin(admin, { tracking, tokens: access });
+      await registerReportingAdmin(admin, { reporting, tokens: access });
       await registerAggregateAdmin(admin, { aggregates, tokens: access });
-      await registerTrackingOps(admin, { tracking, aggregates, backfills, tokens: access });
+      await registerTrackingOps(admin, { reporting, aggregates, backfills, tokens: access });
       await registerSessionRoutes(admin, access.sessions, ADMIN_PREFIX);
       await registerAdserverAdmin(admin, { adserver, tokens: access });
       await registerWebhookAdmin(admin, { webhooks, tokens: access });

@@ -17,13 +17,14 @@ import { CatalogService } from './modules/catalog/service.ts';
 import { DeliveryService } from './modules/delivery/service.ts';
 import { Metrics } from './modules/ops/metrics.ts';
 import { Readiness } from './modules/ops/readiness.ts';
-import { registerAggregateJob } from './modules/tracking/aggregate-job.ts';
-import { AggregateRepository } from './modules/tracking/aggregate-repository.ts';
-import { OperatorAggregates } from './modules/tracking/aggregates.ts';
-import { BackfillRepository } from './modules/tracking/backfill-repository.ts';
-import { AggregateBackfills, registerBackfillJob } from './modules/tracking/backfills.ts';
+import { registerAggregateJob } from './modules/reporting/aggregate-job.ts';
+import { AggregateRepository } from './modules/reporting/aggregate-repository.ts';
+import { OperatorAggregates } from './modules/reporting/aggregates.ts';
+import { BackfillRepository } from './modules/reporting/backfill-repository.ts';
+import { AggregateBackfills, registerBackfillJob } from './modules/reporting/backfills.ts';
+import { registerRollupZoneJob } from './modules/reporting/rollup-zones.ts';
+import { ReportingService } from './modules/reporting/service.ts';
 import { registerPartitionJob } from './modules/tracking/partitions.ts';
-import { registerRollupZoneJob } from './modules/tracking/rollup-zones.ts';
 import { TrackingService } from './modules/tracking/service.ts';
 import { WebhookService } from './modules/webhooks/service.ts';
 
@@ -66,7 +67,10 @@ export interface Services {
   metrics: Metrics;
   audit: AuditLog;
   scheduler: Scheduler;
+  /** Tracking ingestion: programmes, links, clicks, impressions and postbacks written as rows. */
   tracking: TrackingService;
+  /** Reports over those rows: stats, suggested orders, conversions and the postback log, rollups. */
+  reporting: ReportingService;
   adserver: AdserverService;
   aggregates: OperatorAggregates;
   /** Operator report backfills requested over the admin API, run by this process's job runner. */
@@ -118,6 +122,7 @@ export async function createServices(deps: ServiceDeps): Promise<Services> {
   const readiness = new Readiness();
   // Modules register their periodic work here; the server starts it, close() drains it.
   const scheduler = new Scheduler(db, now, (msg, err) => log.warn(msg, err));
+  // Ingestion writes rows; reporting moves each click batch's rollup deltas and answers reports.
   const tracking: TrackingService = new TrackingService(
     db,
     catalog,
@@ -125,6 +130,14 @@ export async function createServices(deps: ServiceDeps): Promise<Services> {
     now,
     metrics.tracking((): number => tracking.pendingHits),
     reads,
+    (deltas) => reporting.clicksWritten(deltas),
+  );
+  const reporting = new ReportingService(
+    db,
+    reads,
+    catalog,
+    now,
+    (entry) => tracking.replay(entry),
     (msg, err) => log.error(msg, err),
   );
   registerCheckpointJob(scheduler, db);
@@ -138,7 +151,7 @@ export async function createServices(deps: ServiceDeps): Promise<Services> {
     );
   }
   registerPartitionJob(scheduler, tracking.partitions);
-  registerRollupZoneJob(scheduler, tracking.rollupZones);
+  registerRollupZoneJob(scheduler, reporting.rollupZones);
   const adserver = new AdserverService(db, sealer, outbound, now, {
     trailingDays: config.adserverTrailingDays,
     counts: (codes, from, to, timezone) => tracking.countsByCode(codes, from, to, timezone),
@@ -238,6 +251,7 @@ export async function createServices(deps: ServiceDeps): Promise<Services> {
     audit,
     scheduler,
     tracking,
+    reporting,
     adserver,
     aggregates,
     backfills,
@@ -265,6 +279,7 @@ export async function createServices(deps: ServiceDeps): Promise<Services> {
         await webhooks.worker.stop();
         // Clicks waiting for their group commit are written before the database closes.
         await tracking.drain();
+        await reporting.stop();
         await outbound.close();
         await replica?.close();
       })();

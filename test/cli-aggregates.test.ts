@@ -5,8 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDb } from '../src/db/index.ts';
 import { OutboundClient } from '../src/lib/outbound.ts';
 import { sealerFromConfig } from '../src/lib/seal.ts';
-import { AggregateRepository } from '../src/modules/tracking/aggregate-repository.ts';
-import { OperatorAggregates } from '../src/modules/tracking/aggregates.ts';
+import { AggregateRepository } from '../src/modules/reporting/aggregate-repository.ts';
+import { OperatorAggregates } from '../src/modules/reporting/aggregates.ts';
 import { podium } from './podium-cli.ts';
 
 /**

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { migrate } from '../src/db/migrate.ts';
 import { ulid } from '../src/lib/ids.ts';
-import { ClickDeltaRepository } from '../src/modules/tracking/click-delta-repository.ts';
-import { ClickDeltaMover } from '../src/modules/tracking/click-deltas.ts';
+import { ClickDeltaRepository } from '../src/modules/reporting/click-delta-repository.ts';
+import { ClickDeltaMover } from '../src/modules/reporting/click-deltas.ts';
+import { RollupZoneRepository } from '../src/modules/reporting/rollup-zone-repository.ts';
+import { RollupZones } from '../src/modules/reporting/rollup-zones.ts';
 import { quarterStart, TrackingRepository } from '../src/modules/tracking/repository.ts';
-import { RollupZoneRepository } from '../src/modules/tracking/rollup-zone-repository.ts';
-import { RollupZones } from '../src/modules/tracking/rollup-zones.ts';
 import type { ClickRow, HitFlag } from '../src/modules/tracking/types.ts';
 import { click, DB_KIND, dbBefore, eventually, type TestDb, testDb } from './helpers.ts';
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureDemo } from '../src/modules/catalog/demo.ts';
-import type { StatsLine } from '../src/modules/tracking/stats.ts';
+import type { StatsLine } from '../src/modules/reporting/stats.ts';
 import { DB_KIND, type TestApp, testApp } from './helpers.ts';
 
 /** What `npm start` loads on an empty database: the catalog and 30 days of tracking history. */

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openReadDb } from '../src/db/read-replica.ts';
-import { StatsRepository } from '../src/modules/tracking/stats-repository.ts';
+import { StatsRepository } from '../src/modules/reporting/stats-repository.ts';
 import { schemaOf, type TestDb, testDb } from './helpers.ts';
 
 describe('report queries without a replica', () => {

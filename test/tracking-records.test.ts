@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConversionList, PostbackList, ReplayAnswer } from '../src/modules/tracking/ops-schemas.ts';
+import { ConversionList, PostbackList, ReplayAnswer } from '../src/modules/reporting/ops-schemas.ts';
 import { DB_KIND, type TestApp, testApp } from './helpers.ts';
 import { expectSchema } from './schema-check.ts';
 import { type TrackingFixture, trackingFixture } from './tracking-fixture.ts';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { BackfillList, BackfillOne, ReportTestAnswer } from '../src/modules/tracking/ops-schemas.ts';
+import { BackfillList, BackfillOne, ReportTestAnswer } from '../src/modules/reporting/ops-schemas.ts';
 import { DB_KIND, eventually, type TestApp, testApp } from './helpers.ts';
 import { json, type LoopbackServer, loopbackServer } from './hostile-server.ts';
 import { expectSchema } from './schema-check.ts';
@@ -51,7 +51,7 @@ describe(`operator report test and backfills (${DB_KIND})`, () => {
 
   beforeAll(async () => {
     t = await testApp(
-      { secretKeys: [{ version: 1, key: Buffer.alloc(32, 9) }], outboundTimeoutMs: 500 },
+      { secretKeys: [{ version: 1, key: Buffer.alloc(32, 9) }], outboundTimeoutMs: 3000 },
       { outboundTestOnly: { allowHttp: true, allowAddresses: ['127.0.0.1'] } },
     );
     fx = await trackingFixture(t.app.services, t.db);
@@ -124,9 +124,9 @@ describe(`operator report test and backfills (${DB_KIND})`, () => {
         ['not json', (res) => json(res, 200, '<html>'), 200, /answer is not JSON/],
         [
           'slow',
-          (res) => void setTimeout(() => json(res, 200, { rows: [] }), 2000),
+          (res) => void setTimeout(() => json(res, 200, { rows: [] }), 8000),
           null,
-          /no complete answer within 500 ms/,
+          /no complete answer within 3000 ms/,
         ],
         ['5xx', (res) => json(res, 503, { code: 'down', message: 'maintenance' }), 503, /HTTP 503/],
       ];

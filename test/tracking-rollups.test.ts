@@ -1,12 +1,12 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.ts';
-import { AggregateRepository } from '../src/modules/tracking/aggregate-repository.ts';
+import { AggregateRepository } from '../src/modules/reporting/aggregate-repository.ts';
+import { RollupZoneRepository, readRollups } from '../src/modules/reporting/rollup-zone-repository.ts';
+import { FOLD_GRACE_MS, RollupZones } from '../src/modules/reporting/rollup-zones.ts';
+import { StatsRepository } from '../src/modules/reporting/stats-repository.ts';
 import { TrackingPartitions } from '../src/modules/tracking/partitions.ts';
 import { type PostbackJob, TrackingRepository } from '../src/modules/tracking/repository.ts';
-import { RollupZoneRepository, readRollups } from '../src/modules/tracking/rollup-zone-repository.ts';
-import { FOLD_GRACE_MS, RollupZones } from '../src/modules/tracking/rollup-zones.ts';
-import { StatsRepository } from '../src/modules/tracking/stats-repository.ts';
 import type { ClickRow, StatsRow, StatsZoneMode } from '../src/modules/tracking/types.ts';
 import { type TestDb, testDb } from './helpers.ts';
 

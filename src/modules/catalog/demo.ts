@@ -1,6 +1,7 @@
 import { countries, countryName } from '../../lib/geo.ts';
 import { rng } from '../../lib/prng.ts';
 import type { AccessService } from '../access/service.ts';
+import type { ReportingService } from '../reporting/service.ts';
 import type { TrackingService } from '../tracking/service.ts';
 import { loadDemoHistory } from './demo-history.ts';
 import type { OfferInputT } from './schemas.ts';
@@ -373,7 +374,7 @@ export async function mintDemoTokens(
  * Returns null for a catalog holding other data, which the demo never touches.
  */
 export async function ensureDemo(
-  services: DemoServices & { tracking: TrackingService },
+  services: DemoServices & { tracking: TrackingService; reporting: ReportingService },
   log: (msg: string) => void = () => {},
   now: Date = new Date(),
 ): Promise<DemoTokens | null> {
@@ -385,7 +386,7 @@ export async function ensureDemo(
     await loadDemoHistory(services.tracking, now, log);
     // The demo's programmes report in zones of their own: their daily rollups are built now, as
     // the zone job would a minute after start, so reports read them from the first request.
-    const zones = await services.tracking.rollupZones.sync();
+    const zones = await services.reporting.rollupZones.sync();
     if (zones.length) log(`demo: daily rollups built for ${zones.join(', ')}`);
     return tokens;
   }

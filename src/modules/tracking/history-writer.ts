@@ -1,5 +1,5 @@
 import type { Db, Queryable } from '../../db/index.ts';
-import { ClickDeltaRepository } from './click-delta-repository.ts';
+import { ClickDeltaRepository } from '../reporting/click-delta-repository.ts';
 import type { TrackingPartitions } from './partitions.ts';
 import { type PostbackJob, TrackingRepository } from './repository.ts';
 import type { ClickRow } from './types.ts';

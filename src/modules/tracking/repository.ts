@@ -1,4 +1,3 @@
-import { firstValue } from '../../db/first-value.ts';
 import { JsonParam, type Queryable } from '../../db/index.ts';
 import { fieldsOf } from '../../lib/camel.ts';
 import { containsPattern } from '../../lib/schema-parts.ts';
@@ -452,20 +451,6 @@ export class TrackingRepository {
       if (!r || r.conversion_id === null) throw new Error('conversion neither inserted nor found');
       return { conversionId: r.conversion_id, duplicate: !r.created, attributed: r.attributed === true };
     });
-  }
-
-  /* Site time zones */
-
-  async siteTimezone(siteId: number): Promise<string | undefined> {
-    return firstValue<string>(this.db, 'SELECT timezone FROM tracking_sites WHERE site_id = $1', [siteId]);
-  }
-
-  async setSiteTimezone(siteId: number, timezone: string): Promise<void> {
-    await this.db.query(
-      `INSERT INTO tracking_sites (site_id, timezone) VALUES ($1, $2)
-       ON CONFLICT (site_id) DO UPDATE SET timezone = EXCLUDED.timezone, updated_at = now()`,
-      [siteId, timezone],
-    );
   }
 
   /** Counted clicks and impressions per link code (toplist slug or banner code) and day (in `timezone`). */

@@ -1,24 +1,13 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../config.ts';
-import { camelKeys } from '../../lib/camel.ts';
 import { AppError } from '../../lib/errors.ts';
 import { escapeHtml } from '../../lib/html.ts';
 import { type Authenticator, adminArea } from '../../plugins/auth.ts';
 import { createdWithSecret } from '../../plugins/replies.ts';
 import type { Scope } from '../access/scopes.ts';
 import { hitContext } from './hit-context.ts';
-import {
-  GoQuery,
-  IdParams,
-  ProgramInput,
-  ProgramListQuery,
-  ProgramPatch,
-  SiteTimezoneInput,
-  SlugParams,
-  StatsQuery,
-  SuggestedOrderQuery,
-} from './schemas.ts';
+import { GoQuery, IdParams, ProgramInput, ProgramListQuery, ProgramPatch, SlugParams } from './schemas.ts';
 import type { TrackingService } from './service.ts';
 
 /** A transparent 1×1 GIF. */
@@ -155,7 +144,7 @@ export async function registerPostback(scope: FastifyInstance, tracking: Trackin
   });
 }
 
-/** Programmes and stats, mounted under /api/admin/v1. */
+/** Programmes, mounted under /api/admin/v1. */
 export async function registerTrackingAdmin(
   scope: FastifyInstance,
   { tracking, tokens }: { tracking: TrackingService; tokens: Authenticator<Scope> },
@@ -181,34 +170,5 @@ export async function registerTrackingAdmin(
     reply
       .header('cache-control', 'no-store')
       .send({ data: await tracking.rotateProgramToken(req.params.id) }),
-  );
-
-  app.get('/tracking/stats', { ...read, schema: { querystring: StatsQuery } }, async (req, reply) => {
-    const q = req.query;
-    const query = camelKeys(q);
-    if (q.format === 'json' || (q.format !== 'csv' && !wantsCsv(req))) return tracking.stats.page(query);
-    const csv = await tracking.stats.csv(query);
-    return reply
-      .header('content-type', 'text/csv; charset=utf-8')
-      .header('content-disposition', `attachment; filename="podium-stats-${q.from}-${q.to}.csv"`)
-      .send(csv);
-  });
-
-  const suggested = {
-    summary: "The toplist's brands ranked by EPC shrunk toward the geo family's (never published)",
-    params: IdParams,
-    querystring: SuggestedOrderQuery,
-  };
-  app.get('/toplists/:id/suggested-order', { ...read, schema: suggested }, async (req) => ({
-    data: await tracking.suggestedOrders.suggest(req.params.id, req.query.days, req.query.currency),
-  }));
-
-  app.get('/tracking/sites/:id', { ...read, schema: { params: IdParams } }, async (req) => ({
-    data: await tracking.stats.siteTimezone(req.params.id),
-  }));
-  app.put(
-    '/tracking/sites/:id',
-    { ...write, schema: { params: IdParams, body: SiteTimezoneInput } },
-    async (req) => ({ data: await tracking.stats.setSiteTimezone(req.params.id, req.body.timezone) }),
   );
 }

@@ -13,23 +13,19 @@ import type { CatalogService } from '../catalog/service.ts';
 import type { ResolvedTrackingLink } from '../catalog/types.ts';
 import type { TrackingMetrics } from '../ops/metrics.ts';
 import { type BannerLink, type BannerLinkInput, BannerRepository } from './banner-repository.ts';
-import { ClickDeltaRepository } from './click-delta-repository.ts';
-import { ClickDeltaMover } from './click-deltas.ts';
 import { GroupCommit } from './group-commit.ts';
 import { HistoryWriter } from './history-writer.ts';
 import { LandingTemplate, MACROS, unknownMacros } from './landing.ts';
 import { TrackingPartitions } from './partitions.ts';
 import { POSTBACK_FIELDS } from './postback.ts';
-import { PostbackIntake, type PostbackResult, type RawPostback } from './postback-intake.ts';
-import { TrackingRecords } from './records.ts';
-import { RecordsRepository } from './records-repository.ts';
+import {
+  type LoggedPostback,
+  PostbackIntake,
+  type PostbackResult,
+  type RawPostback,
+  type ReplayOutcome,
+} from './postback-intake.ts';
 import { type ProgramFields, type StoredProgram, TrackingRepository } from './repository.ts';
-import { RollupZoneRepository } from './rollup-zone-repository.ts';
-import { RollupZones } from './rollup-zones.ts';
-import { TrackingStats } from './stats.ts';
-import { StatsRepository } from './stats-repository.ts';
-import { SuggestedOrders } from './suggested-order.ts';
-import { SuggestedOrderRepository } from './suggested-order-repository.ts';
 import type { ClickRow, HitFlag, Program } from './types.ts';
 
 /**
@@ -115,11 +111,7 @@ export class TrackingService {
   private readonly banners: BannerRepository;
   /** Report queries: on the read replica when there is one. */
   private readonly reports: TrackingRepository;
-  /** Stats report queries (rollups, money, sub_id), on the same connection as `reports`. */
-  private readonly statsReports: StatsRepository;
   private readonly hits: GroupCommit<ClickRow>;
-  /** Moves the deltas click batches append into the 15-minute rollups (migration 0085). */
-  private readonly deltas: ClickDeltaMover;
   private readonly links = new Map<string, CachedLink>();
   /** Reads of links in flight, one per slug, shared by every click that waits for it. */
   private readonly reading = new Map<string, { read: Promise<CachedLink | undefined>; started: number }>();
@@ -127,18 +119,10 @@ export class TrackingService {
   private linkGeneration = 0;
   private readonly botAnswers = new Map<string, boolean>();
   private readonly intake: PostbackIntake;
-  /** Stats by day and dimension, and sites' reporting zones. */
-  readonly stats: TrackingStats;
-  /** Toplist orders suggested by shrunk EPC (read from the rollups, never published). */
-  readonly suggestedOrders: SuggestedOrders;
   /** Bulk writes of a past history (the demo dataset). */
   readonly history: HistoryWriter;
   /** Monthly partitions of the raw tables: created ahead, retained, exported. */
   readonly partitions: TrackingPartitions;
-  /** The zones whose daily rollups are maintained: added, built and dropped as sites and programmes use them. */
-  readonly rollupZones: RollupZones;
-  /** Conversions and the raw postback log as the admin API lists them, and replays. */
-  readonly records: TrackingRecords;
 
   constructor(
     private readonly db: Db,
@@ -147,18 +131,14 @@ export class TrackingService {
     private readonly now: () => Date,
     private readonly metrics?: TrackingMetrics,
     reads: Queryable = db,
-    /** Where failures of background work (moving click deltas) are reported. */
-    warn: (msg: string, err: unknown) => void = (msg, err) => process.emitWarning(`${msg}: ${String(err)}`),
+    /** Told after each committed click batch how many rollup deltas it appended (reporting moves them). */
+    clicksWritten: (deltas: number) => void = () => {},
   ) {
     this.repo = new TrackingRepository(db);
     this.banners = new BannerRepository(db);
     this.reports = new TrackingRepository(reads);
-    this.statsReports = new StatsRepository(reads);
-    this.suggestedOrders = new SuggestedOrders(new SuggestedOrderRepository(reads), catalog, now);
     this.partitions = new TrackingPartitions(db, config, now);
-    this.rollupZones = new RollupZones(new RollupZoneRepository(db), now);
     this.history = new HistoryWriter(db, this.partitions);
-    this.stats = new TrackingStats(this.repo, this.statsReports, catalog, () => databaseTimezones(db));
     this.intake = new PostbackIntake(
       this.repo,
       config,
@@ -167,22 +147,9 @@ export class TrackingService {
       db.kind === 'pglite' ? 1 : 4,
       this.partitions,
     );
-    this.records = new TrackingRecords(
-      new RecordsRepository(reads),
-      new RecordsRepository(db),
-      (entry) => this.intake.replay(entry),
-      now,
-    );
-    this.deltas = new ClickDeltaMover(
-      new ClickDeltaRepository(db),
-      // Reports scan the deltas unindexed: a few thousand cost them well under a millisecond, and
-      // a move on PGlite empties the table by TRUNCATE (a new file each time): rarely when quiet.
-      { everyMs: 60_000, maxDeltas: 2_000 },
-      (err) => warn('moving click rollup deltas failed', err),
-    );
     this.hits = new GroupCommit(
       async (rows, lane) =>
-        this.deltas.appended(
+        clicksWritten(
           await this.partitions.writing(
             () => rows.map((r) => r.at),
             () => this.repo.insertClicks(rows, lane),
@@ -468,7 +435,6 @@ export class TrackingService {
   /** Writes every pending click and postback batch; called on shutdown. */
   async drain(): Promise<void> {
     await Promise.all([this.hits.drain(), this.intake.drain()]);
-    await this.deltas.stop();
   }
 
   /* Postbacks */
@@ -476,6 +442,11 @@ export class TrackingService {
   /** Handles one postback (see PostbackIntake). */
   postback(raw: RawPostback): Promise<PostbackResult> {
     return this.intake.handle(raw);
+  }
+
+  /** Processes a logged postback again with its programme's current settings (see PostbackIntake). */
+  replay(entry: LoggedPostback): Promise<ReplayOutcome> {
+    return this.intake.replay(entry);
   }
 
   /* Banner links */

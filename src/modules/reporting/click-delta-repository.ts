@@ -1,5 +1,5 @@
 import type { Db } from '../../db/index.ts';
-import { ROLLUP_ORDER } from './repository.ts';
+import { ROLLUP_ORDER } from '../tracking/repository.ts';
 
 /** The 15-minute click rollups' deltas summed into `source`'s keys of the rollup rows. */
 const addTo = (source: string) =>

@@ -1,6 +1,6 @@
 import type { Queryable } from '../../db/index.ts';
 import { type Paged, type PageWindow, pagedRows } from '../../db/paged.ts';
-import type { ConversionInput } from './types.ts';
+import type { ConversionInput } from '../tracking/types.ts';
 
 /** A conversion as the admin API lists it; `subId` comes from the attributed click. */
 export type ConversionRecord = Omit<ConversionInput, 'playerRef'> & {

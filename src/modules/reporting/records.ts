@@ -2,8 +2,8 @@ import { type CsvColumn, csvColumns, toCsv } from '../../lib/csv.ts';
 import { conflict, invalidField, notFound } from '../../lib/errors.ts';
 import { type Page, pageMeta } from '../../lib/paging.ts';
 import { addDays, daysBetween, isDay } from '../../lib/time.ts';
-import { replayProblem } from './postback.ts';
-import type { LoggedPostback, ReplayOutcome } from './postback-intake.ts';
+import { replayProblem } from '../tracking/postback.ts';
+import type { LoggedPostback, ReplayOutcome } from '../tracking/postback-intake.ts';
 import type {
   ConversionFilter,
   ConversionRecord,

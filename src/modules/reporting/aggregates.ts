@@ -5,6 +5,7 @@ import { type RetryPolicy, withRetries } from '../../lib/retry.ts';
 import { scrub } from '../../lib/scrub.ts';
 import type { ResealReport, Sealer } from '../../lib/seal.ts';
 import { addDays, dayIn, daysBetween, isDay } from '../../lib/time.ts';
+import type { Compared, ReconcileDay } from '../tracking/types.ts';
 import type {
   AggregateRepository,
   PullRecord,
@@ -19,7 +20,6 @@ import {
   ReportShapeError,
   readReportPage,
 } from './report-mapping.ts';
-import type { Compared, ReconcileDay } from './types.ts';
 
 /** Path of the operator's daily report, appended to the programme's report URL. */
 export const REPORT_PATH = '/api/reports/affiliate-daily';

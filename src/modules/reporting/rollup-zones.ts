@@ -1,5 +1,5 @@
 import type { Scheduler } from '../../lib/jobs.ts';
-import { quarterStart } from './repository.ts';
+import { quarterStart } from '../tracking/repository.ts';
 import type { RollupZoneRepository } from './rollup-zone-repository.ts';
 
 export const ROLLUP_ZONE_JOB = 'tracking-rollup-zones';

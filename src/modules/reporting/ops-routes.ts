@@ -2,6 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import { camelKeys } from '../../lib/camel.ts';
 import { type Authenticator, adminArea } from '../../plugins/auth.ts';
 import type { Scope } from '../access/scopes.ts';
+import { wantsCsv } from '../tracking/routes.ts';
+import { IdParams } from '../tracking/schemas.ts';
 import type { OperatorAggregates } from './aggregates.ts';
 import type { AggregateBackfills } from './backfills.ts';
 import {
@@ -16,9 +18,7 @@ import {
   ReplayAnswer,
   ReportTestAnswer,
 } from './ops-schemas.ts';
-import { wantsCsv } from './routes.ts';
-import { IdParams } from './schemas.ts';
-import type { TrackingService } from './service.ts';
+import type { ReportingService } from './service.ts';
 
 /**
  * The affiliate manager's tools under /api/admin/v1: conversions (JSON or CSV), the raw postback
@@ -27,19 +27,19 @@ import type { TrackingService } from './service.ts';
 export async function registerTrackingOps(
   scope: FastifyInstance,
   {
-    tracking,
+    reporting,
     aggregates,
     backfills,
     tokens,
   }: {
-    tracking: TrackingService;
+    reporting: ReportingService;
     aggregates: OperatorAggregates;
     backfills: AggregateBackfills;
     tokens: Authenticator<Scope>;
   },
 ): Promise<void> {
   const { app, read, write } = adminArea(scope, tokens, { read: 'tracking:read', write: 'tracking:write' });
-  const records = tracking.records;
+  const records = reporting.records;
 
   app.get(
     '/tracking/conversions',

@@ -3,9 +3,8 @@ import { invalidField } from '../../lib/errors.ts';
 import { type PageMeta, pageMeta } from '../../lib/paging.ts';
 import { daysBetween, isDay, isTimezone } from '../../lib/time.ts';
 import type { CatalogService } from '../catalog/service.ts';
-import type { TrackingRepository } from './repository.ts';
+import type { StatsRow, StatsZoneMode } from '../tracking/types.ts';
 import type { StatsRepository } from './stats-repository.ts';
-import type { StatsRow, StatsZoneMode } from './types.ts';
 
 export const STATS_DEFAULT_PER_PAGE = 100;
 export const STATS_MAX_PER_PAGE = 1000;
@@ -111,7 +110,8 @@ const CSV_COLUMNS: CsvColumn<StatsLine>[] = csvColumns(
 /** Stats by day × site × toplist × position × brand × programme, and sites' reporting zones. */
 export class TrackingStats {
   constructor(
-    private readonly repo: TrackingRepository,
+    /** On the primary: the sites' time zones are written and read back there. */
+    private readonly repo: StatsRepository,
     /** The same queries on the read replica (when configured): stats pages and CSV. */
     private readonly reports: StatsRepository,
     private readonly catalog: CatalogService,

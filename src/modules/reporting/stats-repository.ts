@@ -1,12 +1,13 @@
+import { firstValue } from '../../db/first-value.ts';
 import type { Queryable } from '../../db/index.ts';
 import { type Paged, pagedRows } from '../../db/paged.ts';
+import type { StatsFilter, StatsRow } from '../tracking/types.ts';
 import {
   readRollups,
   zoneReady as ready,
   unfoldedClicks,
   unfoldedClicksFrom,
 } from './rollup-zone-repository.ts';
-import type { StatsFilter, StatsRow } from './types.ts';
 
 /**
  * Events whose amounts are revenue: money the player deposited (comparable with the operator
@@ -178,5 +179,19 @@ export class StatsRepository {
       ...page,
       rows: page.rows.map(({ sub_id, ...r }) => (f.bySubId ? { ...r, subId: sub_id ?? null } : r)),
     };
+  }
+
+  /** A site's reporting time zone, when one was set. */
+  async siteTimezone(siteId: number): Promise<string | undefined> {
+    return firstValue<string>(this.db, 'SELECT timezone FROM tracking_sites WHERE site_id = $1', [siteId]);
+  }
+
+  /** Sets a site's reporting time zone. */
+  async setSiteTimezone(siteId: number, timezone: string): Promise<void> {
+    await this.db.query(
+      `INSERT INTO tracking_sites (site_id, timezone) VALUES ($1, $2)
+       ON CONFLICT (site_id) DO UPDATE SET timezone = EXCLUDED.timezone, updated_at = now()`,
+      [siteId, timezone],
+    );
   }
 }
