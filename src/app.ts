@@ -66,7 +66,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       httpServer(opts, (req, res) =>
         fastPath ? fastPath(req, res, () => handler(req, res)) : handler(req, res),
       ),
-    logger: deps.logger ?? { ...loggerOptions(config), stream: logStream },
+    logger: deps.logger ?? { ...loggerOptions(config), stream: logStream?.stream },
     // registerRequestLog writes the one line per request; Fastify's own pair is off.
     logController: new LogController({ disableRequestLogging: true }),
     childLoggerFactory: lazyChildLogger,
@@ -107,8 +107,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   if (logStream)
     metrics.counterFrom(
       'podium_log_dropped_bytes_total',
-      'Log bytes given up because standard output stayed full past the wait limit (or failed)',
-      () => logStream.droppedBytes,
+      'Log bytes given up because standard output stayed full (a log reader that stalled)',
+      () => logStream.droppedBytes(),
     );
   if (deps.fastPath !== false) {
     const counts = fastPathCounts(metrics);

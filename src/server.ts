@@ -8,6 +8,9 @@ import { openRedis } from './lib/redis.ts';
 import { scrub } from './lib/scrub.ts';
 import { type DemoTokens, ensureDemo } from './modules/catalog/demo.ts';
 
+/** How long a graceful close waits for buffered log lines to reach standard output. */
+const LOG_FLUSH_WAIT_MS = 2000;
+
 export interface RunningServer {
   app: FastifyInstance;
   db: Db;
@@ -56,9 +59,17 @@ export async function startServer(
         await bus.stop();
         await db.close();
         redis?.disconnect();
-        // Log lines still buffered by the destination (lib/line-sink.ts) go out now.
+        // Log lines still buffered by the destination (logDestination) go out now; a log reader
+        // that stalled holds the close at most LOG_FLUSH_WAIT_MS (what is left goes at exit).
         const log = app.log as typeof app.log & { flush?: (cb: () => void) => void };
-        await new Promise<void>((done) => (log.flush ? log.flush(() => done()) : done()));
+        await new Promise<void>((done) => {
+          const bound = setTimeout(done, LOG_FLUSH_WAIT_MS);
+          const flushed = () => {
+            clearTimeout(bound);
+            done();
+          };
+          log.flush ? log.flush(flushed) : flushed();
+        });
       })();
       return closing;
     },

@@ -601,6 +601,36 @@ describe('operator console in headless Chromium', { timeout: 300_000 }, () => {
     t.clock.now = now;
   });
 
+  it('shows the answer of the latest filter, also when an earlier request answers after it', async () => {
+    await page.goto(`${base}/console/`);
+    await page.getByRole('heading', { name: 'Toplists' }).waitFor();
+    await page.getByLabel('Geo type').selectOption('country');
+    // The request for geo code "D" is held until the one for "DE" has been answered and shown.
+    let release = () => {};
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    const earlier = /\/toplists\?[^#]*geo_code=D(&|$)/;
+    await page.route(earlier, async (route) => {
+      await held;
+      await route.continue();
+    });
+    const sentEarlier = page.waitForRequest(earlier);
+    await page.getByLabel('Geo code').fill('d');
+    await sentEarlier;
+    await page.getByLabel('Geo code').fill('de');
+    const de = page.getByRole('button', { name: /^Edit Best Online Casinos .* \(DE\)$/ });
+    await de.waitFor();
+    const answeredEarlier = page.waitForResponse(earlier);
+    release();
+    await answeredEarlier;
+    // Give the late answer every chance to be rendered: React commits it within a frame or two.
+    await page.evaluate('new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))');
+    expect(await de.count()).toBe(1);
+    expect(await page.getByRole('alert').count()).toBe(0);
+    await page.unroute(earlier);
+  });
+
   it('signs out and is back at the sign-in form; the old cookie no longer works', async () => {
     const cookie = (await page.context().cookies()).find((c) => c.name === 'podium_session')!.value;
     await page.getByRole('button', { name: 'Sign out' }).click();

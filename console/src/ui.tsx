@@ -1,22 +1,39 @@
-import { type InputHTMLAttributes, type ReactNode, useCallback, useEffect, useState } from 'react';
+import { keepPreviousData, QueryClient, useQuery } from '@tanstack/react-query';
+import { type InputHTMLAttributes, type ReactNode, useCallback, useId, useState } from 'react';
 import { ApiError } from './api.ts';
 
 /** A word with its first letter upper-case ("site" → "Site"), for a unit that starts a heading. */
 export const capitalized = (word: string) => `${word[0]?.toUpperCase() ?? ''}${word.slice(1)}`;
 
-/** Loads data for a screen, tracking loading and error, with a reload; loads again when `key` changes. */
+/**
+ * The console's data cache (TanStack Query). Each {@link useLoad} has a query of its own, kept
+ * only while mounted (`gcTime` 0: a screen opened again loads afresh), never retried (an error
+ * shows at once) and not refetched on focus: a screen loads when it opens, when its key changes
+ * and on `reload`.
+ */
+export const queryClient = new QueryClient({
+  defaultOptions: {
+    queries: { gcTime: 0, retry: false, refetchOnWindowFocus: false, refetchOnReconnect: false },
+  },
+});
+
+/**
+ * Loads data for a screen, tracking loading and error, with a reload; loads again when `key`
+ * changes, showing the previous data meanwhile. Only the answer for the current key and the
+ * latest reload is shown: a slower earlier request never overwrites a later one's result.
+ */
 export function useLoad<T>(load: () => Promise<T>, key: string) {
-  const [state, setState] = useState<{ data?: T; error?: string; loading: boolean }>({ loading: true });
-  // biome-ignore lint/correctness/useExhaustiveDependencies: `load` is a fresh closure each render; `key` names its inputs.
-  const run = useCallback(() => {
-    setState((s) => ({ data: s.data, loading: true }));
-    load().then(
-      (data) => setState({ data, loading: false }),
-      (err: Error) => setState({ error: err.message, loading: false }),
-    );
-  }, [key]);
-  useEffect(run, [run]);
-  return { ...state, reload: run };
+  // The query belongs to this hook: two screens (or two loads of one) with equal keys never share.
+  const id = useId();
+  const q = useQuery({ queryKey: [id, key], queryFn: () => load(), placeholderData: keepPreviousData });
+  const { refetch } = q;
+  const reload = useCallback(() => void refetch(), [refetch]);
+  return {
+    data: q.isError ? undefined : q.data,
+    error: q.error?.message,
+    loading: q.isFetching,
+    reload,
+  };
 }
 
 /** The loading / error / empty states every list shows before its content; `load` is a {@link useLoad} result. */

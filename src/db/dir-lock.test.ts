@@ -1,82 +1,74 @@
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { DirLockedError, lockDir, processStart } from './dir-lock.ts';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { DirLockedError, lockDir } from './dir-lock.ts';
+
+const STALE_MS = 2000;
+const root = mkdtempSync(join(tmpdir(), 'dir-lock-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+let seq = 0;
+const freshDir = () => {
+  const dir = join(root, `d${++seq}`);
+  rmSync(dir, { recursive: true, force: true });
+  return mkdtempSync(dir);
+};
+
+const children: ChildProcess[] = [];
+afterEach(() => {
+  for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+});
+
+/** Another process holding the lock on `dir`: resolves once it has it. `then` runs after. */
+async function holder(dir: string, then = 'setInterval(() => {}, 1000);'): Promise<ChildProcess> {
+  const script = `
+    import { lockDir } from ${JSON.stringify(join(import.meta.dirname, 'dir-lock.ts'))};
+    await lockDir(${JSON.stringify(dir)}, ${STALE_MS});
+    process.stdout.write('locked\\n');
+    ${then}`;
+  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  children.push(child);
+  await new Promise<void>((resolve, reject) => {
+    child.stdout!.on('data', (d: Buffer) => d.toString().includes('locked') && resolve());
+    child.once('exit', (code) => reject(new Error(`holder exited (${code}) before locking`)));
+  });
+  return child;
+}
+const exited = (c: ChildProcess) =>
+  c.exitCode !== null || c.signalCode !== null ? Promise.resolve() : new Promise((r) => c.once('exit', r));
 
 describe('lockDir', () => {
-  const dirs: string[] = [];
-  const fresh = () => {
-    const d = mkdtempSync(join(tmpdir(), 'podium-lock-'));
-    dirs.push(d);
-    return d;
-  };
-  afterEach(() => {
-    for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-  });
-  const owner = (dir: string) => JSON.parse(readFileSync(join(dir, 'podium.pid'), 'utf8'));
+  it('refuses a directory another live process holds, with an error saying what to do', async () => {
+    const dir = freshDir();
+    await holder(dir);
+    const refused = lockDir(dir, STALE_MS);
+    await expect(refused).rejects.toThrow(DirLockedError);
+    await expect(refused).rejects.toThrow(/in use by another process; stop that process first/);
+  }, 30_000);
 
-  it('records the pid with its start time and boot id, and frees the directory on release', () => {
-    const dir = fresh();
-    const release = lockDir(dir);
-    expect(owner(dir)).toMatchObject({ pid: process.pid, start: processStart(process.pid) });
-    expect(owner(dir).boot).toMatch(/^[0-9a-f-]{36}$/);
+  it('takes over the lock of a process that was killed (SIGKILL: no chance to release it)', async () => {
+    const dir = freshDir();
+    const crashed = await holder(dir);
+    crashed.kill('SIGKILL');
+    await exited(crashed);
+    expect(existsSync(join(dir, 'podium.lock'))).toBe(true);
+    const release = await lockDir(dir, STALE_MS);
     release();
-    lockDir(dir)();
-  });
+    expect(existsSync(join(dir, 'podium.lock'))).toBe(false);
+  }, 30_000);
 
-  it('refuses a directory held by another live process and takes it once that process is gone', async () => {
-    const dir = fresh();
-    const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 30000)']);
-    await new Promise((r) => child.once('spawn', r));
-    const pid = child.pid!;
-    try {
-      writeFileSync(join(dir, 'podium.pid'), JSON.stringify({ pid, start: processStart(pid) }));
-      expect(() => lockDir(dir)).toThrow(DirLockedError);
-      expect(() => lockDir(dir)).toThrow(`in use by process ${pid}`);
-      // A lock file of an older version (the bare PID) still holds while the process runs.
-      writeFileSync(join(dir, 'podium.pid'), String(pid));
-      expect(() => lockDir(dir)).toThrow(DirLockedError);
-    } finally {
-      child.kill();
-    }
-    await new Promise((r) => child.once('exit', r));
-    const release = lockDir(dir);
-    expect(owner(dir).pid).toBe(process.pid);
+  it('is free at once after its holder exits, also without releasing it', async () => {
+    const dir = freshDir();
+    const done = await holder(dir, 'process.exit(0);');
+    await exited(done);
+    expect(existsSync(join(dir, 'podium.lock'))).toBe(false);
+    const release = await lockDir(dir, STALE_MS);
+    // Held by this process now: a second taker in this process is refused too.
+    await expect(lockDir(dir, STALE_MS)).rejects.toThrow(DirLockedError);
     release();
-  });
-
-  it('takes over a lock whose PID now belongs to another process (PID reuse)', async () => {
-    const dir = fresh();
-    const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 30000)']);
-    await new Promise((r) => child.once('spawn', r));
-    try {
-      // The PID is alive, but the process behind it started at another time than the owner did.
-      writeFileSync(join(dir, 'podium.pid'), JSON.stringify({ pid: child.pid, start: '1' }));
-      const release = lockDir(dir);
-      expect(owner(dir).pid).toBe(process.pid);
-      release();
-      // Or the lock was written before the last reboot.
-      writeFileSync(
-        join(dir, 'podium.pid'),
-        JSON.stringify({
-          pid: child.pid,
-          start: processStart(child.pid!),
-          boot: '00000000-0000-0000-0000-000000000000',
-        }),
-      );
-      lockDir(dir)();
-    } finally {
-      child.kill();
-    }
-  });
-
-  it('takes over a lock left by a dead process', () => {
-    const dir = fresh();
-    writeFileSync(join(dir, 'podium.pid'), '999999999');
-    const release = lockDir(dir);
-    expect(owner(dir).pid).toBe(process.pid);
-    release();
-  });
+    (await lockDir(dir, STALE_MS))();
+  }, 30_000);
 });

@@ -191,7 +191,7 @@ async function openPglite(
   let unlock = () => {};
   if (dataDir) {
     mkdirSync(dataDir, { recursive: true });
-    unlock = lockDir(dataDir);
+    unlock = await lockDir(dataDir);
   }
   let started: StartedPglite;
   try {

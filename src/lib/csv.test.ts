@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { type CsvColumn, csvCell, csvColumns, toCsv } from './csv.ts';
+import { type CsvCell, type CsvColumn, csvColumns, csvRows, toCsv } from './csv.ts';
+
+/** One cell as it is written on its line. */
+const csvCell = (v: CsvCell) => csvRows([[v]]).slice(0, -2);
 
 describe('csv', () => {
   it('quotes commas, quotes and line breaks', () => {
@@ -8,6 +11,7 @@ describe('csv', () => {
     expect(csvCell('two\nlines')).toBe('"two\nlines"');
     expect(csvCell('plain ünïcödé')).toBe('plain ünïcödé');
     expect(csvCell(null)).toBe('');
+    expect(csvRows([['a', null, 'b']])).toBe('a,,b\r\n');
   });
 
   it('defuses text a spreadsheet would run as a formula, but keeps numbers', () => {

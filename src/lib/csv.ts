@@ -1,3 +1,4 @@
+import { type Options, stringify } from 'csv-stringify/sync';
 import { snakeCase } from './camel.ts';
 
 /** A CSV cell: numbers and null are written as they are, text is escaped. */
@@ -14,22 +15,27 @@ const NUMBER = /^-?\d+(\.\d+)?$/;
 const FORMULA_START = /^[=+\-@\t\r|%]/;
 
 /**
- * One cell per RFC 4180: quoted when it holds a comma, quote or line break (quotes doubled);
- * text that a spreadsheet would read as a formula gets a leading apostrophe. Plain numbers,
- * negative ones included, stay numbers.
+ * RFC 4180 with CRLF line ends (csv-stringify quotes a cell holding a comma, quote or line
+ * break, doubling quotes; null is an empty cell). Text that a spreadsheet would read as a formula
+ * gets a leading apostrophe; plain numbers, negative ones included, stay numbers.
  */
-export function csvCell(value: CsvCell): string {
-  if (value === null || value === undefined) return '';
-  let text = String(value);
-  if (typeof value === 'string' && FORMULA_START.test(text) && !NUMBER.test(text)) text = `'${text}`;
-  return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
+const OPTIONS: Options = {
+  record_delimiter: '\r\n',
+  // Off by default once record_delimiter is set: a line break in a cell must still be quoted.
+  quote_record_delimiter: true,
+  cast: {
+    string: (text) => (FORMULA_START.test(text) && !NUMBER.test(text) ? `'${text}` : text),
+  },
+};
+
+/** CSV lines for `rows`, each ended by CRLF. */
+export function csvRows(rows: readonly (readonly CsvCell[])[]): string {
+  return stringify(rows as CsvCell[][], OPTIONS);
 }
 
-/** A whole CSV document: header line, then one line per row, CRLF line ends. */
+/** A whole CSV document: header line, then one line per row. */
 export function toCsv(header: readonly string[], rows: Iterable<readonly CsvCell[]>): string {
-  const lines = [header.map(csvCell).join(',')];
-  for (const row of rows) lines.push(row.map(csvCell).join(','));
-  return `${lines.join('\r\n')}\r\n`;
+  return csvRows([header, ...rows]);
 }
 
 /**

@@ -1,7 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import pino from 'pino';
 import type { Config } from '../config.ts';
-import { LineSink } from './line-sink.ts';
 import { registerSecret, scrubValue } from './scrub.ts';
 
 /**
@@ -15,13 +14,38 @@ export const TRUSTED_LINE: unique symbol = Symbol('podium.trustedLogLine');
 const isTrusted = (v: unknown): boolean =>
   typeof v === 'object' && v !== null && (v as { [TRUSTED_LINE]?: boolean })[TRUSTED_LINE] === true;
 
+/** Standard output as pino writes it, and the bytes given up because it stayed full. */
+export interface LogDestination {
+  stream: pino.DestinationStream & { flush(cb?: (err?: Error) => void): void };
+  droppedBytes(): number;
+}
+
 /**
- * Standard output, written in chunks of ~20 request lines (LineSink): a write per line was ~5 %
- * of a toplist request's CPU. A graceful close flushes (server.ts), and so does the process's
- * exit, so only a killed process loses the last second of lines.
+ * Standard output through pino's own destination (SonicBoom), asynchronous so a log reader that
+ * stalls never holds the event loop:
+ * - `minLength` 2 KiB (below `maxWrite`, as SonicBoom requires): ~10 request lines a write, not
+ *   one each, and at least every second (`periodicFlush`) so a quiet server's are not held back;
+ * - `maxWrite` 4 KiB, Linux's PIPE_BUF: a chunk is whole lines and lands in one atomic pipe
+ *   write, so the workers of `podium serve --workers N`, which share the primary's standard
+ *   output, never cut each other's lines;
+ * - `maxLength` 1 MiB: past that much waiting for a full pipe, lines are dropped whole (counted
+ *   in `podium_log_dropped_bytes_total`) rather than held in memory.
+ * A graceful close flushes (server.ts), and pino writes what is left when the process exits.
  */
-export function logDestination(): LineSink {
-  return new LineSink({ fd: 1 });
+export function logDestination(): LogDestination {
+  const stream = pino.destination({
+    dest: 1,
+    sync: false,
+    minLength: 2048,
+    maxWrite: 4096,
+    maxLength: 1024 * 1024,
+    periodicFlush: 1000,
+  });
+  let dropped = 0;
+  stream.on('drop', (line: string) => {
+    dropped += Buffer.byteLength(line);
+  });
+  return { stream, droppedBytes: () => dropped };
 }
 
 type LogFn = (...args: unknown[]) => void;

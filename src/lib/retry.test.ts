@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Outcome } from './outbound.ts';
-import { backoffMs, parseRetryAfter, withRetries } from './retry.ts';
+import { parseRetryAfter, withRetries } from './retry.ts';
 
 const NOW = Date.parse('2026-11-23T10:00:00Z');
 
@@ -30,27 +30,17 @@ describe('parseRetryAfter', () => {
   });
 });
 
-describe('backoffMs', () => {
-  it('doubles per attempt within ±25 % and stops at the cap', () => {
-    expect(backoffMs(0, { baseMs: 1000 }, () => 0)).toBe(750);
-    expect(backoffMs(0, { baseMs: 1000 }, () => 1)).toBe(1250);
-    expect(backoffMs(3, { baseMs: 1000 }, () => 0.5)).toBe(8000);
-    expect(backoffMs(40, { baseMs: 1000, capMs: 60_000 }, () => 0.5)).toBe(60_000);
-  });
-});
-
 describe('withRetries', () => {
+  /** `send` answers the outcomes in turn (the last one for ever); Retry-After waits are recorded. */
   const fake = (outcomes: Outcome[]) => {
-    let clock = NOW;
-    const waits: number[] = [];
+    const asked: number[] = [];
     let i = 0;
     return {
-      waits,
+      asked,
+      calls: () => i,
       send: async () => outcomes[Math.min(i++, outcomes.length - 1)]!,
-      now: () => clock,
       sleep: async (ms: number) => {
-        waits.push(ms);
-        clock += ms;
+        asked.push(ms);
       },
     };
   };
@@ -62,53 +52,59 @@ describe('withRetries', () => {
     message: `HTTP ${s}`,
   });
   const ok: Outcome = { kind: 'ok', status: 200, headers: {}, json: {} };
+  const quick = { budgetMs: 60_000, baseMs: 1, capMs: 5 };
 
   it('retries 5xx and transport failures, then succeeds', async () => {
     const f = fake([status(503), { kind: 'refused', message: 'refused' }, ok]);
-    const r = await withRetries(f.send, {
-      attempts: 5,
-      budgetMs: 60_000,
-      baseMs: 100,
-      now: f.now,
-      sleep: f.sleep,
-    });
+    const r = await withRetries(f.send, { ...quick, attempts: 5, sleep: f.sleep });
     expect(r).toEqual({ outcome: ok, calls: 3 });
-    expect(f.waits).toHaveLength(2);
+    expect(f.asked).toEqual([]);
   });
 
   it('never retries a 409 or another 4xx', async () => {
     for (const s of [400, 401, 404, 409, 422]) {
       const f = fake([status(s), ok]);
-      const r = await withRetries(f.send, { attempts: 5, budgetMs: 60_000, now: f.now, sleep: f.sleep });
-      expect(r.calls).toBe(1);
+      const r = await withRetries(f.send, { ...quick, attempts: 5 });
+      expect(r).toEqual({ outcome: status(s), calls: 1 });
     }
   });
 
-  it('honours Retry-After, and stops when the wait would pass the budget', async () => {
+  it('waits what Retry-After asks instead of the backoff, and still stops after the attempts', async () => {
     const f = fake([status(429, { 'retry-after': '2' }), ok]);
-    expect(
-      (await withRetries(f.send, { attempts: 3, budgetMs: 10_000, now: f.now, sleep: f.sleep })).calls,
-    ).toBe(2);
-    expect(f.waits).toEqual([2000]);
-    const g = fake([status(429, { 'retry-after': '3600' }), ok]);
-    const r = await withRetries(g.send, { attempts: 3, budgetMs: 10_000, now: g.now, sleep: g.sleep });
+    expect((await withRetries(f.send, { ...quick, attempts: 3, sleep: f.sleep })).calls).toBe(2);
+    expect(f.asked).toEqual([2000]);
+    const g = fake([status(429, { 'retry-after': '1' })]);
+    const r = await withRetries(g.send, { ...quick, attempts: 3, sleep: g.sleep });
+    expect(r.calls).toBe(3);
+    expect(g.asked).toEqual([1000, 1000]);
+  });
+
+  it('stops at once when Retry-After would pass the budget, saying until when', async () => {
+    const f = fake([status(429, { 'retry-after': '3600' }), ok]);
+    const r = await withRetries(f.send, { ...quick, attempts: 3, budgetMs: 10_000, sleep: f.sleep });
     expect(r.calls).toBe(1);
-    expect(g.waits).toEqual([]);
-    expect(r.outcome.kind === 'http_status' && r.outcome.message).toMatch(
-      /rate limited until 2026-11-23T11:00:00/,
-    );
+    expect(f.asked).toEqual([]);
+    expect(r.outcome.kind === 'http_status' && r.outcome.message).toMatch(/\(rate limited until \d{4}-/);
   });
 
   it('falls back to backoff for a garbage Retry-After and stops after the attempts', async () => {
     const f = fake([status(500, { 'retry-after': 'later' })]);
-    const r = await withRetries(f.send, {
-      attempts: 3,
+    const r = await withRetries(f.send, { ...quick, attempts: 3, sleep: f.sleep });
+    expect(r).toEqual({ outcome: status(500, { 'retry-after': 'later' }), calls: 3 });
+    expect(f.asked).toEqual([]);
+  });
+
+  it('an abort during the backoff ends the retries with the last answer', async () => {
+    const ac = new AbortController();
+    const f = fake([status(503)]);
+    const pending = withRetries(f.send, {
+      attempts: 5,
       budgetMs: 600_000,
-      baseMs: 100,
-      now: f.now,
-      sleep: f.sleep,
+      baseMs: 60_000,
+      signal: ac.signal,
     });
-    expect(r.calls).toBe(3);
-    expect(f.waits.every((w) => w >= 75 && w <= 250)).toBe(true);
+    await new Promise((r) => setImmediate(r));
+    ac.abort();
+    expect(await pending).toEqual({ outcome: status(503), calls: 1 });
   });
 });

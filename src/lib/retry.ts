@@ -1,3 +1,4 @@
+import pRetry from 'p-retry';
 import type { Outcome } from './outbound.ts';
 
 /** Bounds of a server-requested wait (`Retry-After`): at least 1 s, at most 1 h. */
@@ -22,27 +23,16 @@ export function parseRetryAfter(value: string | undefined, nowMs: number): numbe
   return Math.min(RETRY_AFTER_MAX_MS, Math.max(RETRY_AFTER_MIN_MS, ms));
 }
 
-/** Exponential backoff with ±25 % jitter: `base × 2^attempt`, capped (attempt counts from 0). */
-export function backoffMs(
-  attempt: number,
-  opts: { baseMs?: number; capMs?: number } = {},
-  random: () => number = Math.random,
-): number {
-  const base = opts.baseMs ?? 1000;
-  const cap = opts.capMs ?? 60_000;
-  const raw = Math.min(cap, base * 2 ** Math.min(attempt, 30));
-  return Math.round(raw * (0.75 + random() * 0.5));
-}
-
 export interface RetryPolicy {
   /** Most calls in all (first one included). */
   attempts: number;
   /** Wall-clock budget: no wait may end after it (a longer `Retry-After` ends the retries). */
   budgetMs: number;
+  /** First backoff wait (doubled per retry, randomised ×1–2 by p-retry), and its cap. */
   baseMs?: number;
   capMs?: number;
   signal?: AbortSignal;
-  now?: () => number;
+  /** How a server's `Retry-After` is waited out (tests record it instead of sleeping). */
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
 }
 
@@ -63,33 +53,69 @@ const defaultSleep = (ms: number, signal?: AbortSignal): Promise<void> =>
     signal?.addEventListener('abort', done, { once: true });
   });
 
+/** Carries a failed outcome through p-retry, which retries on a thrown error. */
+class Failed extends Error {
+  constructor(readonly outcome: Outcome) {
+    super(outcome.kind);
+  }
+}
+
 /**
- * Calls `send` until it gives a non-retryable outcome, the attempts run out, or the next wait
- * would pass the budget. `send` must repeat the very same request (same idempotency key, same
- * bytes). Resolves to the last outcome and how many calls were made.
+ * Calls `send` until it gives a non-retryable outcome, the attempts run out, or the budget is
+ * spent; resolves to the last outcome and how many calls were made. `send` must repeat the very
+ * same request (same idempotency key, same bytes). Backoff, jitter, the budget and the abort are
+ * p-retry's. A server's `Retry-After` replaces the backoff for that retry (p-retry has no per-try
+ * delay, so the wait is taken here and that retry is not counted as one of p-retry's); a
+ * `Retry-After` that would end past the budget ends the retries, saying until when.
  */
 export async function withRetries(
   send: () => Promise<Outcome>,
   policy: RetryPolicy,
 ): Promise<{ outcome: Outcome; calls: number }> {
-  const now = policy.now ?? Date.now;
   const sleep = policy.sleep ?? defaultSleep;
-  const deadline = now() + policy.budgetMs;
+  const deadline = Date.now() + policy.budgetMs;
   let calls = 0;
-  for (;;) {
-    const outcome = await send();
-    calls++;
-    if (outcome.kind === 'ok' || !isRetryable(outcome) || calls >= policy.attempts || policy.signal?.aborted)
-      return { outcome, calls };
-    const asked =
-      outcome.kind === 'http_status' ? parseRetryAfter(outcome.headers['retry-after'], now()) : undefined;
-    const wait = asked ?? backoffMs(calls - 1, policy);
-    if (now() + wait > deadline) {
-      if (asked === undefined) return { outcome, calls };
-      const until = new Date(now() + wait).toISOString();
-      return { outcome: { ...outcome, message: `${outcome.message} (rate limited until ${until})` }, calls };
-    }
-    await sleep(wait, policy.signal);
-    if (policy.signal?.aborted) return { outcome, calls };
+  let last: Outcome | undefined;
+  let waitedAsked = false;
+  try {
+    const outcome = await pRetry(
+      async () => {
+        const o = await send();
+        calls++;
+        last = o;
+        if (o.kind !== 'ok' && isRetryable(o)) throw new Failed(o);
+        return o;
+      },
+      {
+        retries: policy.attempts - 1,
+        factor: 2,
+        minTimeout: policy.baseMs ?? 1000,
+        maxTimeout: policy.capMs ?? 60_000,
+        randomize: true,
+        maxRetryTime: policy.budgetMs,
+        signal: policy.signal,
+        onFailedAttempt: async ({ error }) => {
+          waitedAsked = false;
+          if (!(error instanceof Failed) || calls >= policy.attempts) throw error;
+          const o = error.outcome;
+          if (o.kind !== 'http_status') return;
+          const asked = parseRetryAfter(o.headers['retry-after'], Date.now());
+          if (asked === undefined) return;
+          if (Date.now() + asked > deadline) {
+            const until = new Date(Date.now() + asked).toISOString();
+            throw new Failed({ ...o, message: `${o.message} (rate limited until ${until})` });
+          }
+          await sleep(asked, policy.signal);
+          waitedAsked = true;
+        },
+        shouldConsumeRetry: () => !waitedAsked,
+      },
+    );
+    return { outcome, calls };
+  } catch (err) {
+    if (err instanceof Failed) return { outcome: err.outcome, calls };
+    // Aborted (p-retry throws the signal's reason): the last answer stands, or one call tells.
+    if (policy.signal?.aborted) return last ? { outcome: last, calls } : { outcome: await send(), calls: 1 };
+    throw err;
   }
 }

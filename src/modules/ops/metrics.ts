@@ -1,6 +1,5 @@
 import { type IntervalHistogram, monitorEventLoopDelay } from 'node:perf_hooks';
-import { Counter, collectDefaultMetrics, Gauge, Histogram, type Metric, Registry } from 'prom-client';
-import { KeyedHistogram, type Series } from './keyed-histogram.ts';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 
 /** How often the event loop's delay is sampled: one timer firing a second (see the constructor). */
 const LAG_SAMPLE_MS = 1000;
@@ -57,45 +56,20 @@ function eventLoopLag(registry: Registry): void {
  */
 export class Metrics {
   readonly registry = new Registry();
-  readonly httpDuration = new KeyedHistogram(
-    'podium_http_request_duration_seconds',
-    'HTTP requests by route pattern, method and status',
-    [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
-    { method: 'other', route: 'overflow', status: 'other' },
-  );
+  readonly httpDuration = new Histogram({
+    name: 'podium_http_request_duration_seconds',
+    help: 'HTTP requests by route pattern, method and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [this.registry],
+  });
 
   /**
-   * Series by route, then method and status, as of the histogram's `generation`. Looking a series
-   * up by its parts reads hashes the strings already carry; a key string built per request was
-   * hashed anew every time (~1 µs).
+   * Records one answered request. `route` is the route pattern (or `unmatched`), never the raw
+   * URL, and methods and statuses are few: the series stay bounded.
    */
-  private httpSeries = new Map<string, Map<string, Map<number, Series>>>();
-  private httpSeriesOf = 0;
-
-  /** Records one answered request (route pattern, never the raw URL, so the series stay few). */
   observeHttp(method: string, route: string, status: number, seconds: number): void {
-    const h = this.httpDuration;
-    if (this.httpSeriesOf !== h.generation) {
-      this.httpSeries = new Map();
-      this.httpSeriesOf = h.generation;
-    }
-    let byMethod = this.httpSeries.get(route);
-    if (!byMethod) {
-      byMethod = new Map();
-      this.httpSeries.set(route, byMethod);
-    }
-    let byStatus = byMethod.get(method);
-    if (!byStatus) {
-      byStatus = new Map();
-      byMethod.set(method, byStatus);
-    }
-    let series = byStatus.get(status);
-    if (!series) {
-      const key = `${method} ${status} ${route}`;
-      series = h.find(key) ?? h.add(key, { method, route, status: String(status) });
-      byStatus.set(status, series);
-    }
-    this.httpDuration.record(series, seconds);
+    this.httpDuration.observe({ method, route, status }, seconds);
   }
 
   readonly outbound = new Histogram({
@@ -107,7 +81,6 @@ export class Metrics {
   });
 
   constructor() {
-    this.registry.registerMetric(this.httpDuration as unknown as Metric);
     // The event-loop delay monitor is a timer firing every `precision` ms, each firing a wake-up of
     // an idle server: prom-client's 10 ms woke it 100 times a second, and at 100 ms its 10 were most
     // of an idle server's 13 wake-ups and two thirds of its CPU (7.5 → 2.5 ms a second, measured

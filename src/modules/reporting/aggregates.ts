@@ -60,7 +60,7 @@ export interface ReportTest {
 const TEST_ROWS = 10;
 
 /** How the puller waits between retries; tests shorten it. */
-export type PullRetry = Pick<RetryPolicy, 'attempts' | 'budgetMs' | 'baseMs' | 'capMs' | 'sleep' | 'now'>;
+export type PullRetry = Pick<RetryPolicy, 'attempts' | 'budgetMs' | 'baseMs' | 'capMs' | 'sleep'>;
 const DEFAULT_RETRY: PullRetry = { attempts: 4, budgetMs: 120_000, baseMs: 1000, capMs: 30_000 };
 
 /** A pull that ended without usable figures: the reason, the last HTTP status and the calls made. */

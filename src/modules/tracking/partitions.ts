@@ -5,7 +5,7 @@ import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import type { Config } from '../../config.ts';
 import type { Queryable } from '../../db/index.ts';
-import { csvCell } from '../../lib/csv.ts';
+import { csvRows } from '../../lib/csv.ts';
 import type { Scheduler } from '../../lib/jobs.ts';
 import {
   isMissingPartition,
@@ -149,13 +149,13 @@ export class TrackingPartitions {
     let rows = 0;
     const repo = this.repo;
     async function* lines() {
-      yield `${columns.map((c) => csvCell(c)).join(',')}\r\n`;
+      yield csvRows([columns]);
       let after: [string, string] | undefined;
       for (;;) {
         const page = await repo.page(p, after, EXPORT_PAGE);
         if (!page.length) return;
         rows += page.length;
-        yield page.map((r) => `${columns.map((c) => csvCell(r[c])).join(',')}\r\n`).join('');
+        yield csvRows(page.map((r) => columns.map((c) => r[c])));
         const last = page[page.length - 1] as Record<string, string | null>;
         after = [last[k1] as string, last[k2] as string];
       }

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { isbot } from 'isbot';
+import { LRUCache } from 'lru-cache';
 import type { Config } from '../../config.ts';
 import type { Db, Queryable } from '../../db/index.ts';
 import { databaseTimezones } from '../../db/timezones.ts';
@@ -37,8 +38,7 @@ const LINK_TTL_MS = 5_000;
 /**
  * How long past its time an entry still answers while one read refreshes it. A popular link's
  * clicks then never wait for the database, and it is read once per refresh rather than once per
- * click that arrives during the read (those reads, ~1 ms each on PGlite, held the event loop
- * 40–80 ms every 5 s under load: bench/README.md, session 18).
+ * click that arrives during the read.
  */
 const LINK_STALE_MS = 5_000;
 /** A read in flight this long is no longer waited for by new clicks: they start their own. */
@@ -81,7 +81,6 @@ interface CachedLink {
   program: StoredProgram | undefined;
   /** The link's landing URL with its programme's parameters, prepared for its clicks. */
   landing: LandingTemplate;
-  expires: number;
 }
 
 /** A banner link as a hit target: its site, its landing page, nothing of a toplist. */
@@ -100,6 +99,12 @@ function bannerTarget(b: BannerLink | undefined): HitLink | undefined {
   );
 }
 
+/**
+ * What a read of a slug naming no link leaves in the link cache: lru-cache keeps the stale entry
+ * when a read gives undefined, and a link that is gone must stop answering.
+ */
+const GONE = Symbol('gone');
+
 const trunc = (v: string | undefined, n: number) => (v ? v.slice(0, n) : null);
 
 /**
@@ -112,12 +117,28 @@ export class TrackingService {
   /** Report queries: on the read replica when there is one. */
   private readonly reports: TrackingRepository;
   private readonly hits: GroupCommit<ClickRow>;
-  private readonly links = new Map<string, CachedLink>();
-  /** Reads of links in flight, one per slug, shared by every click that waits for it. */
-  private readonly reading = new Map<string, { read: Promise<CachedLink | undefined>; started: number }>();
-  /** Bumped whenever links are dropped, so a read that started before a change does not cache what it read. */
-  private linkGeneration = 0;
-  private readonly botAnswers = new Map<string, boolean>();
+  /**
+   * Links by slug, read through `readLink`: one read per slug in flight, shared by the clicks that
+   * wait for it. Dropping an entry (a change, or a read that hangs) aborts its read, which still
+   * answers its own clicks (`ignoreFetchAbort`) but is not kept. A failed refresh keeps the stale
+   * entry (`noDeleteOnFetchRejection`); ages are on the service's clock.
+   */
+  private readonly links = new LRUCache<string, CachedLink | typeof GONE>({
+    max: LINK_CACHE_MAX,
+    ttl: LINK_TTL_MS,
+    ttlResolution: 0,
+    perf: { now: () => this.now().getTime() },
+    fetchMethod: (slug, _stale, { options }) => {
+      // ±20 %, so links cached together are not read again together.
+      options.ttl = LINK_TTL_MS * (0.8 + 0.4 * Math.random());
+      return this.readLink(slug).then((entry) => entry ?? GONE);
+    },
+    ignoreFetchAbort: true,
+    noDeleteOnFetchRejection: true,
+  });
+  /** When each slug's read in flight started (see resolve). */
+  private readonly readStarted = new Map<string, number>();
+  private readonly botAnswers = new LRUCache<string, boolean>({ max: BOT_CACHE_MAX });
   private readonly intake: PostbackIntake;
   /** Bulk writes of a past history (the demo dataset). */
   readonly history: HistoryWriter;
@@ -263,14 +284,8 @@ export class TrackingService {
 
   /** Drops the cached links (or one): reads in flight then neither answer later clicks nor are kept. */
   private forgetLinks(slug?: string): void {
-    if (slug === undefined) {
-      this.links.clear();
-      this.reading.clear();
-    } else {
-      this.links.delete(slug);
-      this.reading.delete(slug);
-    }
-    this.linkGeneration++;
+    if (slug === undefined) this.links.clear();
+    else this.links.delete(slug);
   }
 
   /** Replaces the postback token; the old one stops working at once in this process, within a second in others. */
@@ -301,45 +316,33 @@ export class TrackingService {
   /** A link by slug: from the cache when fresh; past its time, the cached entry while one read refreshes it. */
   private async resolve(slug: string): Promise<CachedLink | undefined> {
     const now = this.now().getTime();
-    const hit = this.links.get(slug);
-    if (hit && hit.expires > now) return hit;
-    let shared = this.reading.get(slug);
+    const started = this.readStarted.get(slug);
     // A read that hangs (a lost connection) must not hold every later click on this link.
-    if (!shared || now - shared.started > LINK_READ_SHARED_MS) {
-      const entry = {
-        read: this.readLink(slug).finally(() => {
-          if (this.reading.get(slug) === entry) this.reading.delete(slug);
-        }),
-        started: now,
-      };
-      this.reading.set(slug, entry);
-      shared = entry;
-    }
-    const { read } = shared;
-    if (hit && hit.expires + LINK_STALE_MS > now) {
-      // A failed refresh leaves the entry as it was; the clicks after LINK_STALE_MS meet the error.
-      read.catch(() => undefined);
-      return hit;
-    }
-    return read;
+    if (started !== undefined && now - started > LINK_READ_SHARED_MS) this.links.delete(slug);
+    // An entry further past its time than LINK_STALE_MS is not answered: the clicks wait for the read.
+    const entry = await this.links.fetch(slug, {
+      allowStale: this.links.getRemainingTTL(slug) > -LINK_STALE_MS,
+    });
+    if (entry !== GONE) return entry;
+    // Misses are not kept: they would crowd out links (and a link may be created any time).
+    if (this.links.peek(slug) === GONE) this.links.delete(slug);
+    return undefined;
   }
 
-  /** Reads a link and its programme, and caches them unless a change came in meanwhile. */
+  /** Reads a link and its programme (undefined, and nothing cached, when the slug names none). */
   private async readLink(slug: string): Promise<CachedLink | undefined> {
-    const generation = this.linkGeneration;
-    const link: HitLink | undefined =
-      (await this.catalog.publishing.resolveTrackingLink(slug)) ??
-      bannerTarget(await this.banners.byCode(slug));
-    const program =
-      link && link.trackerId !== null ? await this.repo.programOfTracker(link.trackerId) : undefined;
-    if (generation !== this.linkGeneration) return link && this.cachedLink(link, program);
-    this.links.delete(slug);
-    if (!link) return undefined;
-    const entry = this.cachedLink(link, program);
-    // The oldest entry makes room: insertion order, and a refreshed entry goes to the back.
-    if (this.links.size >= LINK_CACHE_MAX) this.links.delete(this.links.keys().next().value as string);
-    this.links.set(slug, entry);
-    return entry;
+    const started = this.now().getTime();
+    this.readStarted.set(slug, started);
+    try {
+      const link: HitLink | undefined =
+        (await this.catalog.publishing.resolveTrackingLink(slug)) ??
+        bannerTarget(await this.banners.byCode(slug));
+      const program =
+        link && link.trackerId !== null ? await this.repo.programOfTracker(link.trackerId) : undefined;
+      return link && this.cachedLink(link, program);
+    } finally {
+      if (this.readStarted.get(slug) === started) this.readStarted.delete(slug);
+    }
   }
 
   private cachedLink(link: HitLink, program: StoredProgram | undefined): CachedLink {
@@ -349,12 +352,7 @@ export class TrackingService {
       toplist_id: link.toplistId === null ? '' : String(link.toplistId),
       position: link.position === null ? '' : String(link.position),
     });
-    return {
-      link,
-      program,
-      landing,
-      expires: this.now().getTime() + LINK_TTL_MS * (0.8 + 0.4 * Math.random()),
-    };
+    return { link, program, landing };
   }
 
   private flagOf(ctx: HitContext): HitFlag | null {
@@ -369,7 +367,6 @@ export class TrackingService {
     let bot = this.botAnswers.get(userAgent);
     if (bot === undefined) {
       bot = isbot(userAgent);
-      if (this.botAnswers.size >= BOT_CACHE_MAX) this.botAnswers.clear();
       this.botAnswers.set(userAgent, bot);
     }
     return bot;
