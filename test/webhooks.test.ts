@@ -110,6 +110,21 @@ describe(`change webhooks (${DB_KIND})`, () => {
     expect(row!.secret_sealed).not.toContain(secret.slice(6));
     const audit = await t.db.query<{ row: string }>('SELECT row_to_json(a)::text AS row FROM audit_log a');
     expect(audit.map((a) => a.row).join('\n')).not.toContain(secret.slice(6));
+
+    // A PATCH sets what it carries and nothing else; disabling by hand says so.
+    t.clock.now = new Date(Date.parse(data.updatedAt) + 60_000);
+    const patched = await call('PATCH', `/webhooks/${data.id}`, { description: 'renamed', enabled: false });
+    expect(patched.body.data).toMatchObject({
+      url: data.url,
+      events: data.events,
+      siteId: siteA,
+      description: 'renamed',
+      enabled: false,
+      disabledAt: t.clock.now.toISOString(),
+      disabledReason: 'disabled by an admin',
+      updatedAt: t.clock.now.toISOString(),
+    });
+    expect((await call('PATCH', `/webhooks/whk_${'0'.repeat(26)}`, { enabled: true })).status).toBe(404);
     expect((await call('DELETE', `/webhooks/${data.id}`)).status).toBe(204);
     expect((await call('GET', `/webhooks/${data.id}`)).status).toBe(404);
   });

@@ -1,95 +1,84 @@
-import { onlyValue } from '../../db/first-value.ts';
+import { sql } from 'kysely';
 import type { Paged } from '../../db/paged.ts';
-import { containsPattern } from '../../lib/schema-parts.ts';
-import {
-  brand,
-  OFFER_SELECT,
-  offer,
-  owner,
-  type PageArgs,
-  site,
-  TEMPLATE_SELECT,
-  TOPLIST_SELECT,
-  template,
-  toplist,
-  type UPDATABLE,
-} from './rows.ts';
-import { CatalogSql } from './sql.ts';
+import { brand, type ColumnValues, offer, owner, type PageArgs, site, template, toplist } from './rows.ts';
+import { CatalogSql, searching } from './sql.ts';
 import type { Brand, NamedType, Offer, Owner, Site, Template, Toplist } from './types.ts';
 
-/**
- * The WHERE of a list: `conds` (each with `?` for its value) and, when the page asks for a search,
- * any of `searchable` containing it, case-insensitively (LIKE's `%`, `_` and `\` match literally).
- */
-function whereOf(
-  p: PageArgs,
-  searchable: readonly string[],
-  conds: [sql: string, value: unknown][] = [],
-): { where: string; params: unknown[] } {
-  const params: unknown[] = [];
-  const parts = conds.map(([sql, v]) => {
-    params.push(v);
-    return sql.replace('?', `$${params.length}`);
-  });
-  if (p.search !== undefined) {
-    params.push(containsPattern(p.search));
-    parts.push(`(${searchable.map((c) => `${c} ILIKE $${params.length}`).join(' OR ')})`);
-  }
-  return { where: parts.length ? `WHERE ${parts.join(' AND ')}` : '', params };
-}
+type NamedTable = 'product_types' | 'classification_types' | 'offer_types';
 
 /** SQL of the editorial catalog: owners, sites, named types, templates, brands, offers with trackers, toplist settings. */
 export class EditorialRepository extends CatalogSql {
   async insertOwner(v: { name: string; externalId: string | null }): Promise<number> {
-    return onlyValue<number>(this.db, 'INSERT INTO owners (name, external_id) VALUES ($1, $2) RETURNING id', [
-      v.name,
-      v.externalId,
-    ]);
+    const row = await this.sql
+      .insertInto('owners')
+      .values({ name: v.name, external_id: v.externalId })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    return row.id;
   }
 
   async getOwner(id: number): Promise<Owner | undefined> {
-    return this.first('SELECT * FROM owners WHERE id = $1', [id], owner);
+    const r = await this.sql.selectFrom('owners').selectAll().where('id', '=', id).executeTakeFirst();
+    return r && owner(r);
   }
 
   async listOwners(p: PageArgs): Promise<Paged<Owner>> {
-    const { where, params } = whereOf(p, ['name']);
-    return this.paged(`SELECT * FROM owners ${where}`, 'ORDER BY id', params, p, owner);
+    const query = this.sql
+      .selectFrom('owners')
+      .selectAll()
+      .where((eb) => searching(eb, p, ['name']))
+      .orderBy('id');
+    return this.paged(query, p, owner);
   }
 
   async insertSite(v: { domain: string; name: string }): Promise<number> {
-    return onlyValue<number>(this.db, 'INSERT INTO sites (domain, name) VALUES ($1, $2) RETURNING id', [
-      v.domain,
-      v.name,
-    ]);
+    const row = await this.sql
+      .insertInto('sites')
+      .values({ domain: v.domain, name: v.name })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    return row.id;
   }
 
   async getSite(id: number): Promise<Site | undefined> {
-    return this.first('SELECT * FROM sites WHERE id = $1', [id], site);
+    const r = await this.sql.selectFrom('sites').selectAll().where('id', '=', id).executeTakeFirst();
+    return r && site(r);
   }
 
   async findSiteByDomain(domain: string): Promise<Site | undefined> {
-    return this.first('SELECT * FROM sites WHERE domain = $1', [domain], site);
+    const r = await this.sql.selectFrom('sites').selectAll().where('domain', '=', domain).executeTakeFirst();
+    return r && site(r);
   }
 
   async listSites(p: PageArgs): Promise<Paged<Site>> {
-    const { where, params } = whereOf(p, ['name', 'domain']);
-    return this.paged(`SELECT * FROM sites ${where}`, 'ORDER BY id', params, p, site);
+    const query = this.sql
+      .selectFrom('sites')
+      .selectAll()
+      .where((eb) => searching(eb, p, ['name', 'domain']))
+      .orderBy('id');
+    return this.paged(query, p, site);
   }
 
-  async insertNamedType(
-    table: 'product_types' | 'classification_types' | 'offer_types',
-    name: string,
-  ): Promise<NamedType> {
-    const [r] = await this.db.query<NamedType>(`INSERT INTO ${table} (name) VALUES ($1) RETURNING id, name`, [
-      name,
-    ]);
-    return r!;
+  async insertNamedType(table: NamedTable, name: string): Promise<NamedType> {
+    return (
+      this.sql
+        // One of these tables, typed as one with the same columns used here (Kysely types one table at a time).
+        .insertInto(table as 'offer_types')
+        .values({ name })
+        .returning(['id', 'name'])
+        .executeTakeFirstOrThrow()
+    );
   }
 
-  async listNamedTypes(
-    table: 'product_types' | 'classification_types' | 'offer_types',
-  ): Promise<NamedType[]> {
-    return this.db.query<NamedType>(`SELECT id, name FROM ${table} ORDER BY id`);
+  async listNamedTypes(table: NamedTable): Promise<NamedType[]> {
+    return (
+      this.sql
+        // One of these tables, typed as one with the same columns used here (Kysely types one table at a time).
+        .selectFrom(table as 'offer_types')
+        .select(['id', 'name'])
+        .orderBy('id')
+        .execute()
+    );
   }
 
   async insertTemplate(v: {
@@ -98,108 +87,120 @@ export class EditorialRepository extends CatalogSql {
     productTypeId: number;
     classificationTypeId: number;
   }): Promise<number> {
-    return onlyValue<number>(
-      this.db,
-      'INSERT INTO list_templates (name, external_id, product_type_id, classification_type_id) VALUES ($1, $2, $3, $4) RETURNING id',
-      [v.name, v.externalId, v.productTypeId, v.classificationTypeId],
-    );
+    const row = await this.sql
+      .insertInto('list_templates')
+      .values({
+        name: v.name,
+        external_id: v.externalId,
+        product_type_id: v.productTypeId,
+        classification_type_id: v.classificationTypeId,
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    return row.id;
   }
 
   async getTemplate(id: number): Promise<Template | undefined> {
-    return this.first(`${TEMPLATE_SELECT} WHERE t.id = $1`, [id], template);
+    const r = await this.templates().where('t.id', '=', id).executeTakeFirst();
+    return r && template(r);
   }
 
   async listTemplates(p: PageArgs): Promise<Paged<Template>> {
-    const { where, params } = whereOf(p, ['t.name']);
-    return this.paged(`${TEMPLATE_SELECT} ${where}`, 'ORDER BY t.id', params, p, template);
+    const query = this.templates()
+      .where((eb) => searching(eb, p, ['t.name']))
+      .orderBy('t.id');
+    return this.paged(query, p, template);
   }
 
-  async insertBrand(v: Record<keyof (typeof UPDATABLE)['brands'], unknown>): Promise<number> {
+  async insertBrand(v: Required<ColumnValues<'brands'>>): Promise<number> {
     return this.insertMapped('brands', v);
   }
 
   async getBrand(id: number): Promise<Brand | undefined> {
-    return this.first('SELECT * FROM brands WHERE id = $1', [id], brand);
+    const r = await this.sql.selectFrom('brands').selectAll().where('id', '=', id).executeTakeFirst();
+    return r && brand(r);
   }
 
   async listBrands(p: PageArgs): Promise<Paged<Brand>> {
-    const { where, params } = whereOf(p, ['name', 'slug']);
-    return this.paged(`SELECT * FROM brands ${where}`, 'ORDER BY id', params, p, brand);
+    const query = this.sql
+      .selectFrom('brands')
+      .selectAll()
+      .where((eb) => searching(eb, p, ['name', 'slug']))
+      .orderBy('id');
+    return this.paged(query, p, brand);
   }
 
-  async insertOffer(v: Record<keyof (typeof UPDATABLE)['offers'], unknown>): Promise<number> {
+  async insertOffer(v: Required<ColumnValues<'offers'>>): Promise<number> {
     return this.insertMapped('offers', v);
   }
 
-  async insertTracker(
-    offerId: number,
-    v: Record<keyof (typeof UPDATABLE)['trackers'], unknown>,
-  ): Promise<number> {
-    return this.insertMapped('trackers', { ...v, offerId });
+  async insertTracker(offerId: number, v: Required<ColumnValues<'trackers'>>): Promise<number> {
+    return this.insertMapped('trackers', v, { offer_id: offerId });
   }
 
   async deleteTracker(offerId: number, trackerId: number): Promise<boolean> {
-    const rows = await this.db.query('DELETE FROM trackers WHERE id = $1 AND offer_id = $2 RETURNING id', [
-      trackerId,
-      offerId,
-    ]);
-    return rows.length === 1;
+    const row = await this.sql
+      .deleteFrom('trackers')
+      .where('id', '=', trackerId)
+      .where('offer_id', '=', offerId)
+      .returning('id')
+      .executeTakeFirst();
+    return row !== undefined;
   }
 
   async trackerBelongsTo(offerId: number, trackerId: number): Promise<boolean> {
-    const rows = await this.db.query('SELECT 1 FROM trackers WHERE id = $1 AND offer_id = $2', [
-      trackerId,
-      offerId,
-    ]);
-    return rows.length === 1;
+    const row = await this.sql
+      .selectFrom('trackers')
+      .select('id')
+      .where('id', '=', trackerId)
+      .where('offer_id', '=', offerId)
+      .executeTakeFirst();
+    return row !== undefined;
   }
 
   async getOffer(id: number): Promise<Offer | undefined> {
-    const [r] = await this.db.query(`${OFFER_SELECT} WHERE o.id = $1`, [id]);
+    const r = await this.offers().where('o.id', '=', id).executeTakeFirst();
     if (!r) return undefined;
-    return offer(r, await this.trackersOf([id]).then((m) => m.get(id) ?? []));
+    return offer(r, (await this.trackersOf([id])).get(id) ?? []);
   }
 
   async listOffers(p: PageArgs, brandId?: number): Promise<Paged<Offer>> {
-    // An offer has no name: its text and external id are what an editor searches by.
-    const { where, params } = whereOf(
-      p,
-      ['o.offer_text', 'o.external_id'],
-      brandId === undefined ? [] : [['o.brand_id = ?', brandId]],
-    );
-    const page = await this.paged(`${OFFER_SELECT} ${where}`, 'ORDER BY o.id', params, p, (r) => r);
-    const trackers = await this.trackersOf(page.rows.map((r) => r.id as number));
-    return { total: page.total, rows: page.rows.map((r) => offer(r, trackers.get(r.id as number) ?? [])) };
+    const query = this.offers()
+      .$if(brandId !== undefined, (q) => q.where('o.brand_id', '=', brandId!))
+      // An offer has no name: its text and external id are what an editor searches by.
+      .where((eb) => searching(eb, p, ['o.offer_text', 'o.external_id']))
+      .orderBy('o.id');
+    const page = await this.paged(query, p, (r) => r);
+    const trackers = await this.trackersOf(page.rows.map((r) => r.id));
+    return { total: page.total, rows: page.rows.map((r) => offer(r, trackers.get(r.id) ?? [])) };
   }
 
   /** Which of these tracker ids exist. */
   async existingTrackerIds(ids: readonly number[]): Promise<number[]> {
-    const rows = await this.db.query<{ id: number }>('SELECT id FROM trackers WHERE id = ANY($1::int[])', [
-      ids,
-    ]);
+    const rows = await this.sql
+      .selectFrom('trackers')
+      .select('id')
+      .where('id', '=', sql<number>`ANY(${ids}::int[])`)
+      .execute();
     return rows.map((r) => r.id);
   }
 
-  async insertToplist(v: Record<keyof (typeof UPDATABLE)['toplists'] | 'siteId', unknown>): Promise<number> {
-    return this.insertMapped('toplists', v);
+  async insertToplist(v: Required<ColumnValues<'toplists'>> & { siteId: number }): Promise<number> {
+    const { siteId, ...values } = v;
+    return this.insertMapped('toplists', values, { site_id: siteId });
   }
 
   async listToplists(
     p: PageArgs,
     f: { siteId?: number; templateId?: number; geoType?: string; geoCode?: string },
   ): Promise<Paged<Toplist>> {
-    const conds: [string, unknown][] = [
-      ['t.site_id = ?', f.siteId],
-      ['t.template_id = ?', f.templateId],
-      ['t.geo_type = ?', f.geoType],
-      ['t.geo_code = ?', f.geoCode],
-    ];
-    const { where, params } = whereOf(
-      p,
-      ['t.name', 't.slug'],
-      conds.filter(([, v]) => v !== undefined),
-    );
-    const page = await this.paged(`${TOPLIST_SELECT} ${where}`, 'ORDER BY t.id', params, p, (r) => r);
-    return { total: page.total, rows: page.rows.map((r) => toplist(r, [])) };
+    const query = this.toplists()
+      .$if(f.siteId !== undefined, (q) => q.where('t.site_id', '=', f.siteId!))
+      .$if(f.templateId !== undefined, (q) => q.where('t.template_id', '=', f.templateId!))
+      .$if(f.geoType !== undefined, (q) => q.where('t.geo_type', '=', f.geoType!))
+      .$if(f.geoCode !== undefined, (q) => q.where('t.geo_code', '=', f.geoCode!))
+      .where((eb) => searching(eb, p, ['t.name', 't.slug']))
+      .orderBy('t.id');
+    return this.paged(query, p, (r) => toplist(r, []));
   }
 }

@@ -1,4 +1,3 @@
-import { firstValue, onlyValue } from '../../db/first-value.ts';
 import { EditorialRepository } from './editorial-repository.ts';
 
 /** SQL of the bulk import: the editorial writes plus lookups by external id and find-or-create of named types. */
@@ -7,7 +6,13 @@ export class ImportRepository extends EditorialRepository {
     table: 'owners' | 'list_templates' | 'brands' | 'offers' | 'trackers' | 'toplists',
     externalId: string,
   ): Promise<number | undefined> {
-    return firstValue<number>(this.db, `SELECT id FROM ${table} WHERE external_id = $1`, [externalId]);
+    const row = await this.sql
+      // One of these tables, typed as one with the same columns used here (Kysely types one table at a time).
+      .selectFrom(table as 'owners')
+      .select('id')
+      .where('external_id', '=', externalId)
+      .executeTakeFirst();
+    return row?.id;
   }
 
   /** Find-or-create by name (imports). */
@@ -15,10 +20,13 @@ export class ImportRepository extends EditorialRepository {
     table: 'product_types' | 'classification_types' | 'offer_types',
     name: string,
   ): Promise<number> {
-    return onlyValue<number>(
-      this.db,
-      `INSERT INTO ${table} (name) VALUES ($1) ON CONFLICT (name) DO UPDATE SET name = EXCLUDED.name RETURNING id`,
-      [name],
-    );
+    const row = await this.sql
+      // One of these tables, typed as one with the same columns used here (Kysely types one table at a time).
+      .insertInto(table as 'offer_types')
+      .values({ name })
+      .onConflict((oc) => oc.column('name').doUpdateSet((eb) => ({ name: eb.ref('excluded.name') })))
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    return row.id;
   }
 }

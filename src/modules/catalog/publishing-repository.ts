@@ -1,6 +1,7 @@
-import { firstValue, onlyValue } from '../../db/first-value.ts';
+import { sql } from 'kysely';
+import { runNamed } from '../../db/kysely.ts';
 import type { Paged } from '../../db/paged.ts';
-import { brand, iso, OFFER_SELECT, offer, type PageArgs, TOPLIST_SELECT, toplist } from './rows.ts';
+import { brand, offer, type PageArgs, toplist } from './rows.ts';
 import { CatalogSql } from './sql.ts';
 import type { Brand, EditionMeta, EditionSnapshot, Offer, ResolvedTrackingLink, Toplist } from './types.ts';
 
@@ -8,20 +9,32 @@ import type { Brand, EditionMeta, EditionSnapshot, Offer, ResolvedTrackingLink, 
 export class PublishingRepository extends CatalogSql {
   /** Locks the toplist row for the rest of the transaction (publish, item edits). */
   async lockToplist(id: number): Promise<boolean> {
-    const rows = await this.db.query('SELECT id FROM toplists WHERE id = $1 FOR UPDATE', [id]);
-    return rows.length === 1;
+    const row = await this.sql
+      .selectFrom('toplists')
+      .select('id')
+      .where('id', '=', id)
+      .forUpdate()
+      .executeTakeFirst();
+    return row !== undefined;
   }
 
   async itemIdsOf(toplistId: number): Promise<Set<number>> {
-    const rows = await this.db.query<{ id: number }>('SELECT id FROM toplist_items WHERE toplist_id = $1', [
-      toplistId,
-    ]);
+    const rows = await this.sql
+      .selectFrom('toplist_items')
+      .select('id')
+      .where('toplist_id', '=', toplistId)
+      .execute();
     return new Set(rows.map((r) => r.id));
   }
 
   /** The brand an offer belongs to, or undefined when the offer does not exist. */
   async offerBrand(offerId: number): Promise<number | undefined> {
-    return firstValue<number>(this.db, 'SELECT brand_id FROM offers WHERE id = $1', [offerId]);
+    const row = await this.sql
+      .selectFrom('offers')
+      .select('brand_id')
+      .where('id', '=', offerId)
+      .executeTakeFirst();
+    return row?.brand_id;
   }
 
   /** Replaces the draft items: keeps ids of items that carry one, inserts the rest, deletes the missing. */
@@ -37,24 +50,38 @@ export class PublishingRepository extends CatalogSql {
     }[],
   ): Promise<void> {
     const keep = items.filter((i) => i.id !== undefined).map((i) => i.id!);
-    await this.db.query('DELETE FROM toplist_items WHERE toplist_id = $1 AND NOT (id = ANY($2::int[]))', [
-      toplistId,
-      keep,
-    ]);
+    await this.sql
+      .deleteFrom('toplist_items')
+      .where('toplist_id', '=', toplistId)
+      .where(sql<boolean>`NOT (id = ANY(${keep}::int[]))`)
+      .execute();
     for (const i of items) {
+      const columns = {
+        position: i.position,
+        brand_id: i.brandId,
+        offer_id: i.offerId,
+        deal_id: i.dealId,
+        is_locked: i.isLocked,
+      };
       if (i.id !== undefined) {
-        await this.db.query(
-          'UPDATE toplist_items SET position = $3, brand_id = $4, offer_id = $5, deal_id = $6, is_locked = $7 WHERE id = $1 AND toplist_id = $2',
-          [i.id, toplistId, i.position, i.brandId, i.offerId, i.dealId, i.isLocked],
-        );
+        await this.sql
+          .updateTable('toplist_items')
+          .set(columns)
+          .where('id', '=', i.id)
+          .where('toplist_id', '=', toplistId)
+          .execute();
       } else {
-        await this.db.query(
-          'INSERT INTO toplist_items (toplist_id, position, brand_id, offer_id, deal_id, is_locked) VALUES ($1, $2, $3, $4, $5, $6)',
-          [toplistId, i.position, i.brandId, i.offerId, i.dealId, i.isLocked],
-        );
+        await this.sql
+          .insertInto('toplist_items')
+          .values({ toplist_id: toplistId, ...columns })
+          .execute();
       }
     }
-    await this.db.query('UPDATE toplists SET draft_updated_at = now() WHERE id = $1', [toplistId]);
+    await this.sql
+      .updateTable('toplists')
+      .set({ draft_updated_at: sql`now()` })
+      .where('id', '=', toplistId)
+      .execute();
   }
 
   /**
@@ -62,50 +89,68 @@ export class PublishingRepository extends CatalogSql {
    * toplist, owner, template, site, items with brand, offer and trackers.
    */
   async editionSnapshot(toplistId: number): Promise<EditionSnapshot | undefined> {
-    const [t] = await this.db.query(
-      `SELECT t.*, o.name AS owner_name, s.domain AS site_domain, s.tracking_base_url AS site_tracking_base,
-              json_build_object('id', lt.id, 'name', lt.name, 'productTypeId', lt.product_type_id,
-                'productType', pt.name, 'classificationTypeId', lt.classification_type_id,
-                'classificationType', ct.name) AS template
-       FROM toplists t
-       JOIN owners o ON o.id = t.owner_id
-       JOIN sites s ON s.id = t.site_id
-       JOIN list_templates lt ON lt.id = t.template_id
-       JOIN product_types pt ON pt.id = lt.product_type_id
-       JOIN classification_types ct ON ct.id = lt.classification_type_id
-       WHERE t.id = $1`,
-      [toplistId],
-    );
+    const t = await this.toplists()
+      .innerJoin('owners as o', 'o.id', 't.owner_id')
+      .innerJoin('sites as s', 's.id', 't.site_id')
+      .innerJoin('list_templates as lt', 'lt.id', 't.template_id')
+      .innerJoin('product_types as pt', 'pt.id', 'lt.product_type_id')
+      .innerJoin('classification_types as ct', 'ct.id', 'lt.classification_type_id')
+      .select((eb) => [
+        'o.name as owner_name',
+        's.domain as site_domain',
+        's.tracking_base_url as site_tracking_base',
+        eb
+          .fn<EditionSnapshot['template']>('json_build_object', [
+            sql.lit('id'),
+            'lt.id',
+            sql.lit('name'),
+            'lt.name',
+            sql.lit('productTypeId'),
+            'lt.product_type_id',
+            sql.lit('productType'),
+            'pt.name',
+            sql.lit('classificationTypeId'),
+            'lt.classification_type_id',
+            sql.lit('classificationType'),
+            'ct.name',
+          ])
+          .as('template'),
+      ])
+      .where('t.id', '=', toplistId)
+      .executeTakeFirst();
     if (!t) return undefined;
     const items = await this.itemsOf(toplistId);
     const brandIds = [...new Set(items.map((i) => i.brandId))];
     const offerIds = [...new Set(items.map((i) => i.offerId))];
     const brands = new Map<number, Brand>();
-    for (const r of await this.db.query('SELECT * FROM brands WHERE id = ANY($1::int[])', [brandIds])) {
-      brands.set(r.id as number, brand(r));
-    }
+    const brandRows = await this.sql
+      .selectFrom('brands')
+      .selectAll()
+      .where('id', '=', sql<number>`ANY(${brandIds}::int[])`)
+      .execute();
+    for (const r of brandRows) brands.set(r.id, brand(r));
     const trackers = await this.trackersOf(offerIds);
     const offers = new Map<number, Offer>();
-    for (const r of await this.db.query(`${OFFER_SELECT} WHERE o.id = ANY($1::int[])`, [offerIds])) {
-      offers.set(r.id as number, offer(r, trackers.get(r.id as number) ?? []));
-    }
+    const offerRows = await this.offers().where('o.id', '=', sql<number>`ANY(${offerIds}::int[])`).execute();
+    for (const r of offerRows) offers.set(r.id, offer(r, trackers.get(r.id) ?? []));
     return {
       toplist: toplist(t, items),
-      ownerName: t.owner_name as string,
-      siteDomain: t.site_domain as string,
-      siteTrackingBase: (t.site_tracking_base as string | null) ?? null,
-      template: t.template as EditionSnapshot['template'],
+      ownerName: t.owner_name,
+      siteDomain: t.site_domain,
+      siteTrackingBase: t.site_tracking_base ?? null,
+      template: t.template,
       brands,
       offers,
     };
   }
 
   async nextVersion(toplistId: number): Promise<number> {
-    return onlyValue<number>(
-      this.db,
-      'SELECT COALESCE(MAX(version), 0)::int + 1 AS v FROM editions WHERE toplist_id = $1',
-      [toplistId],
-    );
+    const row = await this.sql
+      .selectFrom('editions')
+      .select(sql<number>`COALESCE(MAX(version), 0)::int + 1`.as('v'))
+      .where('toplist_id', '=', toplistId)
+      .executeTakeFirstOrThrow();
+    return row.v;
   }
 
   async insertEdition(v: {
@@ -116,11 +161,19 @@ export class PublishingRepository extends CatalogSql {
     publishedBy: number | null;
     trackingBase: string;
   }): Promise<number> {
-    return onlyValue<number>(
-      this.db,
-      'INSERT INTO editions (toplist_id, version, document, published_at, published_by, tracking_base) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id',
-      [v.toplistId, v.version, v.document, v.publishedAt, v.publishedBy, v.trackingBase],
-    );
+    const row = await this.sql
+      .insertInto('editions')
+      .values({
+        toplist_id: v.toplistId,
+        version: v.version,
+        document: v.document,
+        published_at: v.publishedAt,
+        published_by: v.publishedBy,
+        tracking_base: v.trackingBase,
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    return row.id;
   }
 
   /**
@@ -128,16 +181,15 @@ export class PublishingRepository extends CatalogSql {
    * boundaries later than the live edition's publish (items are not loaded).
    */
   async windowBoundaries(since: Date, until: Date, limit: number): Promise<Toplist[]> {
-    const rows = await this.db.query(
-      `${TOPLIST_SELECT}
-       WHERE e.id IS NOT NULL AND (
-         (t.live_from > $1 AND t.live_from <= $2 AND t.live_from > e.published_at) OR
-         (t.live_until > $1 AND t.live_until <= $2 AND t.live_until > e.published_at))
-       ORDER BY t.id LIMIT $3`,
-      [since, until, limit],
-      // Asked once a minute by the webhook job: planned once (~6 ms a time on PGlite unprepared).
-      'window_boundaries',
-    );
+    const opens = (column: 't.live_from' | 't.live_until') =>
+      sql<boolean>`(${sql.ref(column)} > ${since} AND ${sql.ref(column)} <= ${until} AND ${sql.ref(column)} > e.published_at)`;
+    const query = this.toplists()
+      .where('e.id', 'is not', null)
+      .where((eb) => eb.or([opens('t.live_from'), opens('t.live_until')]))
+      .orderBy('t.id')
+      .limit(limit);
+    // Asked once a minute by the webhook job: planned once (~6 ms a time on PGlite unprepared).
+    const rows = await runNamed(this.db, query, 'window_boundaries');
     return rows.map((r) => toplist(r, []));
   }
 
@@ -146,63 +198,60 @@ export class PublishingRepository extends CatalogSql {
     siteId: number | undefined,
     defaultBase: string,
   ): Promise<{ editionId: number; siteId: number; document: string; base: string }[]> {
-    const rows = await this.db.query(
-      `SELECT e.id, t.site_id, e.document, COALESCE(s.tracking_base_url, $1) AS base
-       FROM toplists t JOIN editions e ON e.id = t.live_edition_id JOIN sites s ON s.id = t.site_id
-       WHERE ($2::int IS NULL OR t.site_id = $2) AND e.tracking_base IS DISTINCT FROM COALESCE(s.tracking_base_url, $1)
-       ORDER BY e.id FOR UPDATE OF e`,
-      [defaultBase, siteId ?? null],
-    );
-    return rows.map((r) => ({
-      editionId: r.id as number,
-      siteId: r.site_id as number,
-      document: r.document as string,
-      base: r.base as string,
-    }));
+    const base = sql<string>`COALESCE(s.tracking_base_url, ${defaultBase})`;
+    const rows = await this.sql
+      .selectFrom('toplists as t')
+      .innerJoin('editions as e', 'e.id', 't.live_edition_id')
+      .innerJoin('sites as s', 's.id', 't.site_id')
+      .select(['e.id as editionId', 't.site_id as siteId', 'e.document', base.as('base')])
+      .$if(siteId !== undefined, (q) => q.where('t.site_id', '=', siteId!))
+      .where('e.tracking_base', 'is distinct from', base)
+      .orderBy('e.id')
+      .forUpdate('e')
+      .execute();
+    return rows;
   }
 
   /** Replaces an edition's stored document after its links were re-rendered; its ETag changes with the revision. */
   async rerenderEdition(editionId: number, document: string, base: string): Promise<void> {
-    await this.db.query(
-      'UPDATE editions SET document = $2, tracking_base = $3, render_rev = render_rev + 1 WHERE id = $1',
-      [editionId, document, base],
-    );
+    await this.sql
+      .updateTable('editions')
+      .set((eb) => ({ document, tracking_base: base, render_rev: eb('render_rev', '+', 1) }))
+      .where('id', '=', editionId)
+      .execute();
   }
 
   async setLiveEdition(toplistId: number, editionId: number | null, updatedAt: Date | null): Promise<void> {
-    if (updatedAt) {
-      await this.db.query('UPDATE toplists SET live_edition_id = $2, updated_at = $3 WHERE id = $1', [
-        toplistId,
-        editionId,
-        updatedAt,
-      ]);
-    } else {
-      await this.db.query('UPDATE toplists SET live_edition_id = $2 WHERE id = $1', [toplistId, editionId]);
-    }
+    await this.sql
+      .updateTable('toplists')
+      .set({ live_edition_id: editionId, ...(updatedAt ? { updated_at: updatedAt } : {}) })
+      .where('id', '=', toplistId)
+      .execute();
   }
 
   /** A page of a toplist's editions, newest first, with how many it has. */
   listEditions(toplistId: number, page: PageArgs): Promise<Paged<EditionMeta>> {
-    return this.paged(
-      'SELECT id, version, published_at, published_by FROM editions WHERE toplist_id = $1',
-      'ORDER BY version DESC',
-      [toplistId],
-      page,
-      (r) => ({
-        id: r.id as number,
-        version: String(r.version),
-        publishedAt: iso(r.published_at as Date)!,
-        publishedBy: r.published_by as number | null,
-      }),
-    );
+    const query = this.sql
+      .selectFrom('editions')
+      .select(['id', 'version', 'published_at', 'published_by'])
+      .where('toplist_id', '=', toplistId)
+      .orderBy('version', 'desc');
+    return this.paged(query, page, (r) => ({
+      id: r.id,
+      version: String(r.version),
+      publishedAt: r.published_at.toISOString(),
+      publishedBy: r.published_by,
+    }));
   }
 
   async getEditionDocument(toplistId: number, version: number): Promise<string | undefined> {
-    return firstValue<string>(
-      this.db,
-      'SELECT document FROM editions WHERE toplist_id = $1 AND version = $2',
-      [toplistId, version],
-    );
+    const row = await this.sql
+      .selectFrom('editions')
+      .select('document')
+      .where('toplist_id', '=', toplistId)
+      .where('version', '=', version)
+      .executeTakeFirst();
+    return row?.document;
   }
 
   /**
@@ -216,58 +265,56 @@ export class PublishingRepository extends CatalogSql {
   ): Promise<Map<string, string>> {
     const out = new Map<string, string>();
     if (!wanted.length) return out;
-    await this.db.query(
-      `INSERT INTO tracking_links (slug, tracker_id, site_id, toplist_id, position)
-       SELECT w.slug, w.tracker_id, $1, $2, w.position
-       FROM unnest($3::text[], $4::int[], $5::int[]) AS w(slug, tracker_id, position)
-       ON CONFLICT (tracker_id, site_id, toplist_id, position) DO NOTHING`,
-      [
-        siteId,
-        toplistId,
-        wanted.map((w) => w.slug),
-        wanted.map((w) => w.trackerId),
-        wanted.map((w) => w.position),
-      ],
-    );
-    const rows = await this.db.query<{ slug: string; tracker_id: number; position: number }>(
-      'SELECT slug, tracker_id, position FROM tracking_links WHERE site_id = $1 AND toplist_id = $2',
-      [siteId, toplistId],
-    );
+    const w = sql<{
+      slug: string;
+      tracker_id: number;
+      position: number;
+    }>`unnest(${wanted.map((x) => x.slug)}::text[], ${wanted.map((x) => x.trackerId)}::int[], ${wanted.map((x) => x.position)}::int[])`;
+    await this.sql
+      .insertInto('tracking_links')
+      .columns(['slug', 'tracker_id', 'site_id', 'toplist_id', 'position'])
+      .expression(
+        this.sql
+          .selectFrom(w.as(sql`w(slug, tracker_id, position)`))
+          .select([
+            'w.slug',
+            'w.tracker_id',
+            sql.val(siteId).as('site_id'),
+            sql.val(toplistId).as('toplist_id'),
+            'w.position',
+          ]),
+      )
+      .onConflict((oc) => oc.columns(['tracker_id', 'site_id', 'toplist_id', 'position']).doNothing())
+      .execute();
+    const rows = await this.sql
+      .selectFrom('tracking_links')
+      .select(['slug', 'tracker_id', 'position'])
+      .where('site_id', '=', siteId)
+      .where('toplist_id', '=', toplistId)
+      .execute();
     for (const r of rows) out.set(`${r.tracker_id}:${r.position}`, r.slug);
     return out;
   }
 
   /** A tracking link by its public slug, with the tracker's landing URL and its offer and brand. */
   async resolveTrackingLink(slug: string): Promise<ResolvedTrackingLink | undefined> {
-    const [r] = await this.db.query<{
-      link_id: number;
-      tracker_id: number;
-      offer_id: number;
-      brand_id: number;
-      site_id: number | null;
-      toplist_id: number | null;
-      position: number | null;
-      landing_url: string;
-    }>(
-      `SELECT l.id AS link_id, l.tracker_id, t.offer_id, o.brand_id, l.site_id, l.toplist_id, l.position,
-              t.landing_url
-       FROM tracking_links l JOIN trackers t ON t.id = l.tracker_id JOIN offers o ON o.id = t.offer_id
-       WHERE l.slug = $1`,
-      [slug],
-      // Read for every link a click meets (then cached): planned once, not per read.
-      'resolve_tracking_link',
-    );
-    return (
-      r && {
-        linkId: r.link_id,
-        trackerId: r.tracker_id,
-        offerId: r.offer_id,
-        brandId: r.brand_id,
-        siteId: r.site_id,
-        toplistId: r.toplist_id,
-        position: r.position,
-        landingUrl: r.landing_url,
-      }
-    );
+    const query = this.sql
+      .selectFrom('tracking_links as l')
+      .innerJoin('trackers as t', 't.id', 'l.tracker_id')
+      .innerJoin('offers as o', 'o.id', 't.offer_id')
+      .select([
+        'l.id as linkId',
+        'l.tracker_id as trackerId',
+        't.offer_id as offerId',
+        'o.brand_id as brandId',
+        'l.site_id as siteId',
+        'l.toplist_id as toplistId',
+        'l.position',
+        't.landing_url as landingUrl',
+      ])
+      .where('l.slug', '=', slug);
+    // Read for every link a click meets (then cached): planned once, not per read.
+    const [r] = await runNamed(this.db, query, 'resolve_tracking_link');
+    return r;
   }
 }

@@ -1,5 +1,17 @@
+import type { Selectable, Updateable } from 'kysely';
 import type { PageWindow } from '../../db/paged.ts';
-import { snakeCase } from '../../lib/camel.ts';
+import type {
+  Brands,
+  DB,
+  Editions,
+  ListTemplates,
+  Offers,
+  Owners,
+  Sites,
+  ToplistItems,
+  Toplists,
+  Trackers,
+} from '../../db/schema.ts';
 import type { Brand, Offer, Owner, Site, Template, Toplist, ToplistItem, Tracker } from './types.ts';
 
 export interface PageArgs extends PageWindow {
@@ -7,7 +19,10 @@ export interface PageArgs extends PageWindow {
   search?: string | undefined;
 }
 
-/** Columns a PATCH may set, per table: API field name → column. The only way a column name reaches SQL. */
+/**
+ * Columns a PATCH may set, per table: API field name → column (each checked against the table's
+ * type). The only way a field of a request names a column.
+ */
 export const UPDATABLE = {
   owners: { name: 'name', externalId: 'external_id' },
   sites: { domain: 'domain', name: 'name', trackingBaseUrl: 'tracking_base_url' },
@@ -81,141 +96,150 @@ export const UPDATABLE = {
     liveFrom: 'live_from',
     liveUntil: 'live_until',
   },
-} as const;
+} as const satisfies { [T in keyof DB]?: Record<string, keyof DB[T] & string> };
 
 export type UpdatableTable = keyof typeof UPDATABLE;
-export type ColumnValues<T extends UpdatableTable> = Partial<Record<keyof (typeof UPDATABLE)[T], unknown>>;
+type Fields<T extends UpdatableTable> = (typeof UPDATABLE)[T];
+
+/** The values of a PATCH or an insert by API field name, each typed as its column takes it. */
+export type ColumnValues<T extends UpdatableTable> = {
+  [F in keyof Fields<T>]?: Updateable<DB[T]>[Fields<T>[F] & keyof Updateable<DB[T]>];
+};
 
 export const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
 
 /* Row mappers: snake_case rows to the catalog's camelCase records (shared by the catalog repositories). */
 
-export type Row = Record<string, unknown>;
-
-/**
- * The named fields of a record read from their snake_case columns as they are (`externalId` from
- * `external_id`): the fields that are just their column.
- */
-// biome-ignore lint/suspicious/noExplicitAny: a column takes the type of the record field it fills, unchecked as a cast would be
-function fields<F extends string>(r: Row, ...names: F[]): Record<F, any> {
-  return Object.fromEntries(names.map((f) => [f, r[snakeCase(f)]])) as Record<F, unknown>;
-}
-
 /** When a record was created and last updated. */
-const stamps = (r: Row) => ({ createdAt: iso(r.created_at as Date)!, updatedAt: iso(r.updated_at as Date)! });
+const stamps = (r: { created_at: Date; updated_at: Date }) => ({
+  createdAt: r.created_at.toISOString(),
+  updatedAt: r.updated_at.toISOString(),
+});
 
 /** The countries and markets an offer or tracker is for. */
-const geos = (r: Row) => ({ countries: r.geo_countries as string[], markets: r.geo_markets as string[] });
+const geos = (r: { geo_countries: string[]; geo_markets: string[] }) => ({
+  countries: r.geo_countries,
+  markets: r.geo_markets,
+});
 
-export const owner = (r: Row): Owner => ({ ...fields(r, 'id', 'externalId', 'name'), ...stamps(r) });
-
-export const site = (r: Row): Site => ({
-  ...fields(r, 'id', 'domain', 'name'),
-  trackingBaseUrl: (r.tracking_base_url as string | null) ?? null,
+export const owner = (r: Selectable<Owners>): Owner => ({
+  id: r.id,
+  externalId: r.external_id,
+  name: r.name,
   ...stamps(r),
 });
 
-export const template = (r: Row): Template => ({
-  ...fields(
-    r,
-    'id',
-    'externalId',
-    'name',
-    'productTypeId',
-    'productType',
-    'classificationTypeId',
-    'classificationType',
-  ),
+export const site = (r: Selectable<Sites>): Site => ({
+  id: r.id,
+  domain: r.domain,
+  name: r.name,
+  trackingBaseUrl: r.tracking_base_url ?? null,
   ...stamps(r),
 });
 
-export const brand = (r: Row): Brand => ({
-  ...fields(r, 'id', 'externalId', 'name', 'slug'),
+export type TemplateRow = Selectable<ListTemplates> & { product_type: string; classification_type: string };
+
+export const template = (r: TemplateRow): Template => ({
+  id: r.id,
+  externalId: r.external_id,
+  name: r.name,
+  productTypeId: r.product_type_id,
+  productType: r.product_type,
+  classificationTypeId: r.classification_type_id,
+  classificationType: r.classification_type,
+  ...stamps(r),
+});
+
+export const brand = (r: Selectable<Brands>): Brand => ({
+  id: r.id,
+  externalId: r.external_id,
+  name: r.name,
+  slug: r.slug,
   rating: Number(r.rating),
-  logo: {
-    rectangular: r.logo_rectangular as string,
-    square: r.logo_square as string,
-    backgroundColor: r.logo_background_color as string,
-  },
-  ...fields(r, 'licenses', 'paymentMethods', 'restrictedCountries', 'classificationTypes'),
-  languages: {
-    website: r.languages_website as string[],
-    support: r.languages_support as string[],
-    livechat: r.languages_livechat as string[],
-  },
+  logo: { rectangular: r.logo_rectangular, square: r.logo_square, backgroundColor: r.logo_background_color },
+  licenses: r.licenses,
+  paymentMethods: r.payment_methods,
+  restrictedCountries: r.restricted_countries,
+  classificationTypes: r.classification_types,
+  languages: { website: r.languages_website, support: r.languages_support, livechat: r.languages_livechat },
   ...stamps(r),
 });
 
-export const tracker = (r: Row): Tracker => ({
-  ...fields(r, 'id', 'offerId', 'externalId', 'campaignName', 'landingUrl', 'tcLink', 'pageType'),
+export const tracker = (r: Selectable<Trackers>): Tracker => ({
+  id: r.id,
+  offerId: r.offer_id,
+  externalId: r.external_id,
+  campaignName: r.campaign_name,
+  landingUrl: r.landing_url,
+  tcLink: r.tc_link,
+  pageType: r.page_type,
   geos: geos(r),
 });
 
-export const offer = (r: Row, trackers: Tracker[]): Offer => ({
-  ...fields(
-    r,
-    'id',
-    'externalId',
-    'brandId',
-    'offerTypeId',
-    'offerTypeName',
-    'offerText',
-    'currencies',
-    'hasFreeSpins',
-    'bonusWageringRequirement',
-  ),
-  bonusExpiryDate: r.bonus_expiry_text as string,
-  ...fields(
-    r,
-    'bonusCode',
-    'minimumDeposit',
-    'freeTickets',
-    'maxBonusAmount',
-    'maxPayout',
-    'minimumOdds',
-    'freeBetValue',
-    'tournamentTicketValue',
-    'rakebackPercentage',
-    'isStickyBonus',
-    'stakeReturned',
-    'betType',
-  ),
+/** An offer row with its offer type's name and its expiry date as the text the API shows. */
+export type OfferRow = Selectable<Offers> & { bonus_expiry_text: string; offer_type_name: string };
+
+export const offer = (r: OfferRow, trackers: Tracker[]): Offer => ({
+  id: r.id,
+  externalId: r.external_id,
+  brandId: r.brand_id,
+  offerTypeId: r.offer_type_id,
+  offerTypeName: r.offer_type_name,
+  offerText: r.offer_text,
+  currencies: r.currencies,
+  hasFreeSpins: r.has_free_spins,
+  bonusWageringRequirement: r.bonus_wagering_requirement,
+  bonusExpiryDate: r.bonus_expiry_text,
+  bonusCode: r.bonus_code,
+  minimumDeposit: r.minimum_deposit,
+  freeTickets: r.free_tickets,
+  maxBonusAmount: r.max_bonus_amount,
+  maxPayout: r.max_payout,
+  minimumOdds: r.minimum_odds,
+  freeBetValue: r.free_bet_value,
+  tournamentTicketValue: r.tournament_ticket_value,
+  rakebackPercentage: r.rakeback_percentage,
+  isStickyBonus: r.is_sticky_bonus,
+  stakeReturned: r.stake_returned,
+  betType: r.bet_type,
   geos: geos(r),
   trackers,
   ...stamps(r),
 });
 
-export const item = (r: Row): ToplistItem =>
-  fields(r, 'id', 'position', 'brandId', 'offerId', 'dealId', 'isLocked');
-
-export const toplist = (r: Row, items: ToplistItem[]): Toplist => ({
-  ...fields(r, 'id', 'externalId', 'siteId', 'templateId', 'ownerId', 'name', 'slug'),
-  geo: {
-    type: r.geo_type as Toplist['geo']['type'],
-    code: r.geo_code as string,
-    name: r.geo_name as string,
-    coveredCountries: r.covered_countries as string[] | null,
-  },
-  ...fields(r, 'currentPeriod', 'locked'),
-  liveFrom: iso(r.live_from as Date | null),
-  liveUntil: iso(r.live_until as Date | null),
-  liveVersion: r.live_version === null || r.live_version === undefined ? null : String(r.live_version),
-  createdAt: iso(r.created_at as Date)!,
-  draftUpdatedAt: iso(r.draft_updated_at as Date)!,
-  updatedAt: iso(r.updated_at as Date)!,
-  items,
+export const item = (r: Selectable<ToplistItems>): ToplistItem => ({
+  id: r.id,
+  position: r.position,
+  brandId: r.brand_id,
+  offerId: r.offer_id,
+  dealId: r.deal_id,
+  isLocked: r.is_locked,
 });
 
-export const OFFER_SELECT = `
-  SELECT o.*, to_char(o.bonus_expiry_date, 'YYYY-MM-DD') AS bonus_expiry_text, ot.name AS offer_type_name
-  FROM offers o JOIN offer_types ot ON ot.id = o.offer_type_id`;
+/** A toplist row with the version of its live edition (null when it has none). */
+export type ToplistRow = Selectable<Toplists> & { live_version: Selectable<Editions>['version'] | null };
 
-export const TEMPLATE_SELECT = `
-  SELECT t.*, pt.name AS product_type, ct.name AS classification_type
-  FROM list_templates t
-  JOIN product_types pt ON pt.id = t.product_type_id
-  JOIN classification_types ct ON ct.id = t.classification_type_id`;
-
-export const TOPLIST_SELECT = `
-  SELECT t.*, e.version AS live_version
-  FROM toplists t LEFT JOIN editions e ON e.id = t.live_edition_id`;
+export const toplist = (r: ToplistRow, items: ToplistItem[]): Toplist => ({
+  id: r.id,
+  externalId: r.external_id,
+  siteId: r.site_id,
+  templateId: r.template_id,
+  ownerId: r.owner_id,
+  name: r.name,
+  slug: r.slug,
+  geo: {
+    type: r.geo_type as Toplist['geo']['type'],
+    code: r.geo_code,
+    name: r.geo_name,
+    coveredCountries: r.covered_countries,
+  },
+  currentPeriod: r.current_period,
+  locked: r.locked,
+  liveFrom: iso(r.live_from),
+  liveUntil: iso(r.live_until),
+  liveVersion: r.live_version === null ? null : String(r.live_version),
+  createdAt: r.created_at.toISOString(),
+  draftUpdatedAt: r.draft_updated_at.toISOString(),
+  updatedAt: r.updated_at.toISOString(),
+  items,
+});

@@ -1,27 +1,30 @@
-import { onlyValue } from '../../db/first-value.ts';
+import { type Selectable, sql, type Updateable } from 'kysely';
 import type { Queryable } from '../../db/index.ts';
+import { kysely, type Sql } from '../../db/kysely.ts';
 import { type Paged, type PageWindow, pagedRows } from '../../db/paged.ts';
+import type { WebhookEndpoints } from '../../db/schema.ts';
 import type { StoredSecret } from '../../lib/seal.ts';
 import type { Delivery, DeliveryAttempt, DeliveryStatus, StoredEndpoint, WebhookEventType } from './types.ts';
 
 const iso = (d: unknown): string | null => (d ? (d as Date).toISOString() : null);
 
-function endpointOf(r: Record<string, unknown>): StoredEndpoint {
+function endpointOf(r: Selectable<WebhookEndpoints>): StoredEndpoint {
   return {
-    id: r.id as string,
-    siteId: (r.site_id as number | null) ?? null,
-    url: r.url as string,
+    id: r.id,
+    siteId: r.site_id ?? null,
+    url: r.url,
+    // Written only from the event types the API accepts (schemas.ts).
     events: r.events as WebhookEventType[],
-    description: r.description as string,
-    secretHint: r.secret_hint as string,
+    description: r.description,
+    secretHint: r.secret_hint,
     previousSecretExpiresAt: iso(r.previous_secret_expires_at),
-    enabled: r.enabled as boolean,
+    enabled: r.enabled,
     disabledAt: iso(r.disabled_at),
-    disabledReason: (r.disabled_reason as string | null) ?? null,
-    createdAt: iso(r.created_at)!,
-    updatedAt: iso(r.updated_at)!,
-    secretSealed: r.secret_sealed as string,
-    previousSecretSealed: (r.previous_secret_sealed as string | null) ?? null,
+    disabledReason: r.disabled_reason ?? null,
+    createdAt: r.created_at.toISOString(),
+    updatedAt: r.updated_at.toISOString(),
+    secretSealed: r.secret_sealed,
+    previousSecretSealed: r.previous_secret_sealed ?? null,
   };
 }
 
@@ -75,7 +78,11 @@ export interface EndpointColumns {
 
 /** Webhooks SQL: endpoints, the event outbox, deliveries and their attempt log. */
 export class WebhookRepository {
-  constructor(private readonly db: Queryable) {}
+  private readonly sql: Sql;
+
+  constructor(private readonly db: Queryable) {
+    this.sql = kysely(db);
+  }
 
   /** The same repository inside a transaction. */
   with(q: Queryable): WebhookRepository {
@@ -85,60 +92,89 @@ export class WebhookRepository {
   /* Endpoints */
 
   async countEndpoints(): Promise<number> {
-    return onlyValue<number>(this.db, 'SELECT count(*)::int AS n FROM webhook_endpoints');
+    const row = await this.sql
+      .selectFrom('webhook_endpoints')
+      .select(sql<number>`count(*)::int`.as('n'))
+      .executeTakeFirstOrThrow();
+    return row.n;
   }
 
   async insertEndpoint(e: NewEndpoint): Promise<void> {
-    await this.db.query(
-      `INSERT INTO webhook_endpoints (id, site_id, url, events, description, secret_sealed, secret_hint, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)`,
-      [e.id, e.siteId, e.url, e.events, e.description, e.secretSealed, e.secretHint, e.now],
-    );
+    await this.sql
+      .insertInto('webhook_endpoints')
+      .values({
+        id: e.id,
+        site_id: e.siteId,
+        url: e.url,
+        events: e.events,
+        description: e.description,
+        secret_sealed: e.secretSealed,
+        secret_hint: e.secretHint,
+        created_at: e.now,
+        updated_at: e.now,
+      })
+      .execute();
   }
 
   async getEndpoint(id: string): Promise<StoredEndpoint | undefined> {
-    const rows = await this.db.query('SELECT * FROM webhook_endpoints WHERE id = $1', [id]);
-    return rows[0] ? endpointOf(rows[0]) : undefined;
+    const r = await this.sql
+      .selectFrom('webhook_endpoints')
+      .selectAll()
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return r && endpointOf(r);
   }
 
   async listEndpoints(siteId: number | undefined, window: PageWindow): Promise<Paged<StoredEndpoint>> {
-    const page = await pagedRows<Record<string, unknown>>(window, (w) =>
-      this.db.query<Record<string, unknown> & { total: number }>(
-        `SELECT *, count(*) OVER ()::int AS total FROM webhook_endpoints
-         WHERE $1::int IS NULL OR site_id = $1
-         ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3`,
-        [siteId ?? null, w.limit, w.offset],
-      ),
+    const page = await pagedRows(window, (w) =>
+      this.sql
+        .selectFrom('webhook_endpoints')
+        .selectAll()
+        .select(sql<number>`count(*) OVER ()::int`.as('total'))
+        .$if(siteId !== undefined, (q) => q.where('site_id', '=', siteId!))
+        .orderBy('created_at', 'desc')
+        .orderBy('id', 'desc')
+        .limit(w.limit)
+        .offset(w.offset)
+        .execute(),
     );
     return { ...page, rows: page.rows.map(endpointOf) };
   }
 
   /** Applies a patch; re-enabling clears the disabled marks. False when no such endpoint. */
   async updateEndpoint(id: string, c: EndpointColumns, now: Date): Promise<boolean> {
-    const sets: string[] = [];
-    const params: unknown[] = [id, now];
-    const set = (column: string, value: unknown) => {
-      params.push(value);
-      sets.push(`${column} = $${params.length}`);
+    const marks =
+      c.enabled === undefined
+        ? {}
+        : c.enabled
+          ? { disabled_at: null, disabled_reason: null }
+          : { disabled_at: now, disabled_reason: 'disabled by an admin' };
+    // A field left undefined stays out of the SET list.
+    const set: Updateable<WebhookEndpoints> = {
+      site_id: c.siteId,
+      url: c.url,
+      events: c.events && [...c.events],
+      description: c.description,
+      enabled: c.enabled,
+      ...marks,
+      updated_at: now,
     };
-    if (c.siteId !== undefined) set('site_id', c.siteId);
-    if (c.url !== undefined) set('url', c.url);
-    if (c.events !== undefined) set('events', c.events);
-    if (c.description !== undefined) set('description', c.description);
-    if (c.enabled !== undefined) {
-      set('enabled', c.enabled);
-      if (c.enabled) sets.push('disabled_at = NULL', 'disabled_reason = NULL');
-      else sets.push('disabled_at = $2', "disabled_reason = 'disabled by an admin'");
-    }
-    const rows = await this.db.query(
-      `UPDATE webhook_endpoints SET ${[...sets, 'updated_at = $2'].join(', ')} WHERE id = $1 RETURNING id`,
-      params,
-    );
-    return rows.length > 0;
+    const row = await this.sql
+      .updateTable('webhook_endpoints')
+      .set(set)
+      .where('id', '=', id)
+      .returning('id')
+      .executeTakeFirst();
+    return row !== undefined;
   }
 
   async deleteEndpoint(id: string): Promise<boolean> {
-    return (await this.db.query('DELETE FROM webhook_endpoints WHERE id = $1 RETURNING id', [id])).length > 0;
+    const row = await this.sql
+      .deleteFrom('webhook_endpoints')
+      .where('id', '=', id)
+      .returning('id')
+      .executeTakeFirst();
+    return row !== undefined;
   }
 
   /** Installs a new secret; the current one becomes the previous one until `graceUntil`. */
@@ -259,7 +295,7 @@ export class WebhookRepository {
         : `d2.id = $3`;
     const params: unknown[] = [now, leaseUntil, onlyId ?? limit];
     const rows = await this.db.query<
-      Omit<ClaimedDelivery, 'id' | 'endpoint'> & { deliveryId: string } & Record<string, unknown>
+      Omit<ClaimedDelivery, 'id' | 'endpoint'> & { deliveryId: string } & Selectable<WebhookEndpoints>
     >(
       `WITH claimed AS (
          UPDATE webhook_deliveries d SET attempts = d.attempts + 1, locked_until = $2
