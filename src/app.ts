@@ -1,6 +1,5 @@
 import fastifyCookie from '@fastify/cookie';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
-import { httpServer } from './lib/http-server.ts';
 import { lazyChildLogger, logDestination, loggerOptions } from './lib/logger.ts';
 import { registerAccess } from './modules/access/routes.ts';
 import { registerSessionRoutes } from './modules/access/session-routes.ts';
@@ -8,14 +7,12 @@ import { registerAdserverAdmin } from './modules/adserver/routes.ts';
 import { auditAdminWrites, registerAuditRoutes } from './modules/audit/routes.ts';
 import { registerCatalog } from './modules/catalog/routes.ts';
 import { registerConsole } from './modules/console/static.ts';
-import { type FastPath, fastPathCounts, toplistFastPath } from './modules/delivery/fast-path.ts';
 import { registerDelivery } from './modules/delivery/routes.ts';
 import { loadPages } from './modules/docs/pages.ts';
 import { registerDocs } from './modules/docs/routes.ts';
 import { DocsService } from './modules/docs/service.ts';
 import { registerOps } from './modules/ops/routes.ts';
 import { registerAggregateAdmin } from './modules/tracking/aggregate-routes.ts';
-import { goFastPath, impFastPath } from './modules/tracking/go-fast-path.ts';
 import { registerTrackingOps } from './modules/tracking/ops-routes.ts';
 import {
   registerPostback,
@@ -34,8 +31,6 @@ import { createServices, type ServiceDeps, type Services } from './services.ts';
 
 /** Everything a running app needs from outside; tests build their own. */
 export interface AppDeps extends Omit<ServiceDeps, 'log'> {
-  /** `false` sends every request through Fastify (tests compare the by-slug fast path with it). */
-  fastPath?: boolean;
   /** Pino logger options or `false`; defaults from config. */
   logger?: boolean | object;
   /** Where the built console is (default `dist/console`); tests build their own copy. */
@@ -56,15 +51,8 @@ declare module 'fastify' {
 /** Builds the HTTP application with every module registered. Does not listen. */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config } = deps;
-  // Set once the services exist (below); until then, and for every other request, Fastify answers.
-  let fastPath: FastPath | undefined;
-  let closing = false;
   const logStream = deps.logger ? undefined : logDestination();
   const app = Fastify({
-    serverFactory: (handler, opts) =>
-      httpServer(opts, (req, res) =>
-        fastPath ? fastPath(req, res, () => handler(req, res)) : handler(req, res),
-      ),
     logger: deps.logger ?? { ...loggerOptions(config), stream: logStream },
     // registerRequestLog writes the one line per request; Fastify's own pair is off.
     logController: new LogController({ disableRequestLogging: true }),
@@ -109,36 +97,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       'Log bytes given up because standard output stayed full past the wait limit (or failed)',
       () => logStream.droppedBytes,
     );
-  if (deps.fastPath !== false) {
-    const counts = fastPathCounts(metrics);
-    const isClosing = () => closing;
-    const toplists = toplistFastPath({
-      tokens: access,
-      delivery,
-      metrics,
-      counts,
-      log: app.log,
-      closing: isClosing,
-    });
-    const hits = {
-      tracking,
-      metrics,
-      counts,
-      log: app.log,
-      countryHeader: config.countryHeader,
-      closing: isClosing,
-    };
-    const go = goFastPath(hits);
-    const imp = impFastPath(hits);
-    fastPath = (req, res, fallback) => {
-      const url = req.url ?? '';
-      (url.startsWith('/go/') ? go : url.startsWith('/imp/') ? imp : toplists)(req, res, fallback);
-    };
-  }
-  app.addHook('preClose', (done) => {
-    closing = true;
-    done();
-  });
   // Stops the scheduler and writes clicks waiting for their group commit before the database closes.
   app.addHook('onClose', () => services.close());
 

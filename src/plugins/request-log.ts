@@ -46,10 +46,10 @@ export interface RequestLine {
 }
 
 /**
- * Writes the per-request line (the route's hook and the fast paths share it): on the root
- * logger, since `request.log` would make the per-request child this line does not need, and
- * trusted, as it holds no value a secret could hide in — so, on a plain pino logger, written
- * straight to its stream in pino's format (`directLineWriter`).
+ * Writes the per-request line: on the root logger, since `request.log` would make the
+ * per-request child this line does not need, and trusted, as it holds no value a secret could
+ * hide in — so, on a plain pino logger, written straight to its stream in pino's format
+ * (`directLineWriter`).
  */
 export function logRequest(log: FastifyBaseLogger, r: RequestLine): void {
   const ms = Math.round(r.ms * 10) / 10;
