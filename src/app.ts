@@ -109,14 +109,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     );
     done();
   });
-  // Console sign-in: the admin hook also accepts the session cookie (with CSRF header on writes).
-  await app.register(fastifyCookie);
   await registerConsole(app, deps.consoleDir);
 
   await registerOps(app, { readiness, metrics, metricsToken: config.metricsToken });
   // Every admin module registers inside this scope, so each of its writes is audited.
   await app.register(
     async (admin) => {
+      // Console sign-in: the admin hook also accepts the session cookie (with CSRF header on
+      // writes). Only the admin API reads or sets cookies, so only its requests parse them.
+      await admin.register(fastifyCookie);
       requireAuthFirst(admin);
       auditAdminWrites(admin, audit, ADMIN_PREFIX);
       await registerAccess(admin, access);
