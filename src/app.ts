@@ -101,12 +101,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onClose', () => services.close());
 
   app.addHook('onResponse', (request, reply, done) => {
-    metrics.observeHttp(
-      request.method,
-      request.routeOptions.url ?? 'unmatched',
-      reply.statusCode,
-      reply.elapsedTime / 1000,
-    );
+    metrics.observeHttp(request.method, request.routePattern, reply.statusCode, reply.elapsedTime / 1000);
     done();
   });
   await registerConsole(app, deps.consoleDir);

@@ -26,8 +26,8 @@ export interface DocsRouteOptions {
 }
 
 /**
- * The MCP SDK and its dependencies add ~25 MB of RSS to a process (bench/README.md): loaded on the
- * first MCP request, not by every server.
+ * The MCP SDK and its dependencies add ~25 MB of RSS to a process: loaded on the first MCP
+ * request, not by every server.
  */
 let mcp: Promise<typeof import('./mcp.ts')> | undefined;
 const loadMcp = () => {
