@@ -1,6 +1,5 @@
 import fastifyCookie from '@fastify/cookie';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
-import { httpServer } from './lib/http-server.ts';
 import { lazyChildLogger, logDestination, loggerOptions } from './lib/logger.ts';
 import { registerAccess } from './modules/access/routes.ts';
 import { registerSessionRoutes } from './modules/access/session-routes.ts';
@@ -8,7 +7,6 @@ import { registerAdserverAdmin } from './modules/adserver/routes.ts';
 import { auditAdminWrites, registerAuditRoutes } from './modules/audit/routes.ts';
 import { registerCatalog } from './modules/catalog/routes.ts';
 import { registerConsole } from './modules/console/static.ts';
-import { type FastPath, fastPathCounts, toplistFastPath } from './modules/delivery/fast-path.ts';
 import { registerDelivery } from './modules/delivery/routes.ts';
 import { loadPages } from './modules/docs/pages.ts';
 import { registerDocs } from './modules/docs/routes.ts';
@@ -17,7 +15,6 @@ import { registerOps } from './modules/ops/routes.ts';
 import { registerAggregateAdmin } from './modules/reporting/aggregate-routes.ts';
 import { registerTrackingOps } from './modules/reporting/ops-routes.ts';
 import { registerReportingAdmin } from './modules/reporting/routes.ts';
-import { goFastPath, impFastPath } from './modules/tracking/go-fast-path.ts';
 import {
   registerPostback,
   registerTrackingAdmin,
@@ -35,8 +32,6 @@ import { createServices, type ServiceDeps, type Services } from './services.ts';
 
 /** Everything a running app needs from outside; tests build their own. */
 export interface AppDeps extends Omit<ServiceDeps, 'log'> {
-  /** `false` sends every request through Fastify (tests compare the by-slug fast path with it). */
-  fastPath?: boolean;
   /** Pino logger options or `false`; defaults from config. */
   logger?: boolean | object;
   /** Where the built console is (default `dist/console`); tests build their own copy. */
@@ -57,15 +52,8 @@ declare module 'fastify' {
 /** Builds the HTTP application with every module registered. Does not listen. */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config } = deps;
-  // Set once the services exist (below); until then, and for every other request, Fastify answers.
-  let fastPath: FastPath | undefined;
-  let closing = false;
   const logStream = deps.logger ? undefined : logDestination();
   const app = Fastify({
-    serverFactory: (handler, opts) =>
-      httpServer(opts, (req, res) =>
-        fastPath ? fastPath(req, res, () => handler(req, res)) : handler(req, res),
-      ),
     logger: deps.logger ?? { ...loggerOptions(config), stream: logStream?.stream },
     // registerRequestLog writes the one line per request; Fastify's own pair is off.
     logController: new LogController({ disableRequestLogging: true }),
@@ -110,56 +98,22 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       'Log bytes given up because standard output stayed full (a log reader that stalled)',
       () => logStream.droppedBytes(),
     );
-  if (deps.fastPath !== false) {
-    const counts = fastPathCounts(metrics);
-    const isClosing = () => closing;
-    const toplists = toplistFastPath({
-      tokens: access,
-      delivery,
-      metrics,
-      counts,
-      log: app.log,
-      closing: isClosing,
-    });
-    const hits = {
-      tracking,
-      metrics,
-      counts,
-      log: app.log,
-      countryHeader: config.countryHeader,
-      closing: isClosing,
-    };
-    const go = goFastPath(hits);
-    const imp = impFastPath(hits);
-    fastPath = (req, res, fallback) => {
-      const url = req.url ?? '';
-      (url.startsWith('/go/') ? go : url.startsWith('/imp/') ? imp : toplists)(req, res, fallback);
-    };
-  }
-  app.addHook('preClose', (done) => {
-    closing = true;
-    done();
-  });
   // Stops the scheduler and writes clicks waiting for their group commit before the database closes.
   app.addHook('onClose', () => services.close());
 
   app.addHook('onResponse', (request, reply, done) => {
-    metrics.observeHttp(
-      request.method,
-      request.routeOptions.url ?? 'unmatched',
-      reply.statusCode,
-      reply.elapsedTime / 1000,
-    );
+    metrics.observeHttp(request.method, request.routePattern, reply.statusCode, reply.elapsedTime / 1000);
     done();
   });
-  // Console sign-in: the admin hook also accepts the session cookie (with CSRF header on writes).
-  await app.register(fastifyCookie);
   await registerConsole(app, deps.consoleDir);
 
   await registerOps(app, { readiness, metrics, metricsToken: config.metricsToken });
   // Every admin module registers inside this scope, so each of its writes is audited.
   await app.register(
     async (admin) => {
+      // Console sign-in: the admin hook also accepts the session cookie (with CSRF header on
+      // writes). Only the admin API reads or sets cookies, so only its requests parse them.
+      await admin.register(fastifyCookie);
       requireAuthFirst(admin);
       auditAdminWrites(admin, audit, ADMIN_PREFIX);
       await registerAccess(admin, access);

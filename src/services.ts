@@ -116,7 +116,7 @@ export async function createServices(deps: ServiceDeps): Promise<Services> {
   const catalog = new CatalogService(db, bus, config, now, webhooks);
   const access = new AccessService(db, bus, catalog, now);
   const delivery = new DeliveryService(db, bus, now, `${config.publicUrl}/api/v1`, (err) =>
-    log.error('delivery: deflating a toplist for gzip failed', err),
+    log.error('delivery: gzipping an answer failed', err),
   );
   const audit = new AuditLog(db, (err) => log.error('audit write failed', err));
   const readiness = new Readiness();
@@ -225,13 +225,13 @@ export async function createServices(deps: ServiceDeps): Promise<Services> {
   );
   metrics.gaugeFrom(
     'podium_delivery_gzip_documents',
-    'Toplist documents and pages of brands held compressed for gzip answers',
-    () => delivery.deflatedStats().documents,
+    'Single toplists held gzipped for gzip answers (pages of the lists count in the page memo)',
+    () => delivery.gzipStats().documents,
   );
   metrics.gaugeFrom(
     'podium_delivery_gzip_bytes',
-    'Compressed bytes held for gzip answers (toplists at most 64 MiB, pages of brands 16 MiB)',
-    () => delivery.deflatedStats().bytes,
+    'Gzip bytes held for single toplists, beside their stored bytes while their site set is loaded',
+    () => delivery.gzipStats().bytes,
   );
   metrics.jobGauges(() => scheduler.jobStats());
   // Not a readiness part: without Redis a process still serves (docs limits fall back to open).

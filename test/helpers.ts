@@ -113,7 +113,10 @@ export interface TestApp extends TestDb {
 /** A migrated database and a built app around it, with a settable clock. */
 export async function testApp(
   overrides: Partial<Config> = {},
-  extra: Pick<AppDeps, 'outboundTestOnly' | 'consoleDir'> = {},
+  extra: Pick<AppDeps, 'outboundTestOnly' | 'consoleDir'> & {
+    /** Runs on the built app before it is ready: where a test adds hooks of its own. */
+    beforeReady?: (app: FastifyInstance) => void;
+  } = {},
 ): Promise<TestApp> {
   const t = await testDb();
   const config = loadConfig({}, { publicUrl: 'https://podium.test', logLevel: 'silent', ...overrides });
@@ -122,7 +125,9 @@ export async function testApp(
   const clock = { now: new Date() };
   // Real log output (info and up) goes to the suite's log files, which are checked for secrets.
   const logger = { ...loggerOptions({ ...config, logLevel: 'info' }), stream: suiteLogStream() };
-  const app = await buildApp({ config, db: t.db, bus, now: () => clock.now, logger, ...extra });
+  const { beforeReady, ...deps } = extra;
+  const app = await buildApp({ config, db: t.db, bus, now: () => clock.now, logger, ...deps });
+  beforeReady?.(app);
   await app.ready();
   return {
     ...t,
@@ -169,10 +174,7 @@ export interface HttpAnswer {
   reusedSocket: boolean;
 }
 
-/**
- * One real HTTP request: what `inject` skips (the fast paths in front of Fastify's handler,
- * hijacked replies writing the socket themselves) is in its answer.
- */
+/** One real HTTP request: the server's own socket handling (keep-alive, lengths on the wire) is in its answer. */
 export function httpRequest(
   base: string,
   path: string,
@@ -196,21 +198,4 @@ export function httpRequest(
     req.on('error', reject);
     req.end();
   });
-}
-
-/**
- * The first gzip answer to `path`: a request that accepts gzip is answered plain until the
- * toplist's deflate, which it queued in the thread pool, is done.
- */
-export async function untilGzipped(
-  base: string,
-  path: string,
-  headers: Record<string, string>,
-): Promise<HttpAnswer | undefined> {
-  for (let i = 0; i < 100; i++) {
-    const a = await httpRequest(base, path, headers);
-    if (a.headers['content-encoding'] === 'gzip') return a;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  return undefined;
 }

@@ -1,6 +1,6 @@
 import { useState } from 'react';
-import type { PostbackEntry } from '../../src/modules/tracking/records.ts';
-import type { ConversionRecord as Conversion } from '../../src/modules/tracking/records-repository.ts';
+import type { PostbackEntry } from '../../src/modules/reporting/records.ts';
+import type { ConversionRecord as Conversion } from '../../src/modules/reporting/records-repository.ts';
 import { api } from './api.ts';
 import { programFilter, usePrograms } from './choices.ts';
 import { DateRange, Fields, useAction } from './form.tsx';

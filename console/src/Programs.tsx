@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'react';
-import type { ReportSettings, ReportTest } from '../../src/modules/tracking/aggregates.ts';
-import type { Backfill } from '../../src/modules/tracking/backfill-repository.ts';
-import { MAPPING_FIELDS, type OperatorRow } from '../../src/modules/tracking/report-mapping.ts';
+import type { ReportSettings, ReportTest } from '../../src/modules/reporting/aggregates.ts';
+import type { Backfill } from '../../src/modules/reporting/backfill-repository.ts';
+import { MAPPING_FIELDS, type OperatorRow } from '../../src/modules/reporting/report-mapping.ts';
 import { api, type Program } from './api.ts';
 import { DateRange, type FieldSpec, FormCard, useAction, useForm } from './form.tsx';
 import { ListScreen, usePicked, withNote } from './lists.tsx';

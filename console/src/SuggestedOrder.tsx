@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import type { SuggestedOrder as Suggestion } from '../../src/modules/tracking/suggested-order.ts';
+import type { SuggestedOrder as Suggestion } from '../../src/modules/reporting/suggested-order.ts';
 import type { ToplistItem } from './api.ts';
 import { api } from './api.ts';
 import { useAction } from './form.tsx';

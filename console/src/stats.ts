@@ -1,4 +1,4 @@
-import type { StatsLine } from '../../src/modules/tracking/stats.ts';
+import type { StatsLine } from '../../src/modules/reporting/stats.ts';
 
 /** The parts of a `GET /tracking/stats` row the console reads (the server's own type, so the two cannot drift). */
 export type StatsRow = Pick<

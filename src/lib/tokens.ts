@@ -19,18 +19,6 @@ export function tokenKey(token: string): string {
   return hash('sha256', token, 'base64');
 }
 
-/**
- * Equality of two strings in time that depends on their length alone, never on where they
- * differ: for a header compared on every request, where `Buffer.from` and `timingSafeEqual` cost
- * an allocation and a native call.
- */
-export function sameChars(a: string, b: string): boolean {
-  if (a.length !== b.length) return false;
-  let diff = 0;
-  for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i);
-  return diff === 0;
-}
-
 /** Constant-time equality of two hashes (or any equal-length byte strings). */
 export function sameBytes(a: Buffer | Uint8Array, b: Buffer | Uint8Array): boolean {
   return a.length === b.length && timingSafeEqual(a, b);

@@ -3,6 +3,15 @@ import { ulid } from '../lib/ids.ts';
 import { directLineWriter, quotedName, TRUSTED_LINE } from '../lib/logger.ts';
 
 const SAFE_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+/** The route label of a request no route matched. */
+const UNMATCHED = 'unmatched';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The matched route's pattern (`/go/:slug`), for logs and metrics; `unmatched` for none. */
+    routePattern: string;
+  }
+}
 
 /** Fastify `genReqId`: keeps a well-formed incoming `X-Request-Id`, mints a ULID otherwise. */
 export function requestId(req: { headers: Record<string, string | string[] | undefined> }): string {
@@ -15,8 +24,11 @@ export function requestId(req: { headers: Record<string, string | string[] | und
  * query string) and the request id echoed in `X-Request-Id`.
  */
 export function registerRequestLog(app: FastifyInstance): void {
+  app.decorateRequest('routePattern', UNMATCHED);
   // Callback-style hooks: no promise per request on the hot path.
   app.addHook('onRequest', (request, reply, done) => {
+    // Read once: `routeOptions` builds a new object on every read.
+    request.routePattern = request.routeOptions.url ?? UNMATCHED;
     reply.header('x-request-id', request.id);
     done();
   });
@@ -24,7 +36,7 @@ export function registerRequestLog(app: FastifyInstance): void {
     logRequest(app.log, {
       reqId: request.id,
       method: request.method,
-      route: request.routeOptions.url ?? 'unmatched',
+      route: request.routePattern,
       status: reply.statusCode,
       ms: reply.elapsedTime,
       siteId: request.site?.siteId,
@@ -46,10 +58,10 @@ export interface RequestLine {
 }
 
 /**
- * Writes the per-request line (the route's hook and the fast paths share it): on the root
- * logger, since `request.log` would make the per-request child this line does not need, and
- * trusted, as it holds no value a secret could hide in — so, on a plain pino logger, written
- * straight to its stream in pino's format (`directLineWriter`).
+ * Writes the per-request line: on the root logger, since `request.log` would make the
+ * per-request child this line does not need, and trusted, as it holds no value a secret could
+ * hide in — so, on a plain pino logger, written straight to its stream in pino's format
+ * (`directLineWriter`).
  */
 export function logRequest(log: FastifyBaseLogger, r: RequestLine): void {
   const ms = Math.round(r.ms * 10) / 10;

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, preValidationHookHandler } from 'fastify';
 import { invalidField } from '../lib/errors.ts';
 
 const DIGITS = /^-?[0-9]+$/;
@@ -12,18 +12,22 @@ interface QuerySchema {
  * `integer` must be written as plain digits, so anything else is a 422 naming the field.
  */
 export function registerStrictQuery(app: FastifyInstance): void {
-  // Callback style: most routes have no query schema, and they pay no promise for this hook.
-  app.addHook('preValidation', (request, _reply, done) => {
-    const props = (request.routeOptions.schema?.querystring as QuerySchema | undefined)?.properties;
-    if (!props) return done();
-    const query = request.query as Record<string, unknown>;
-    for (const [name, prop] of Object.entries(props)) {
-      if (prop.type !== 'integer') continue;
-      const raw = query[name];
-      if (raw === undefined) continue;
-      if (typeof raw !== 'string') return done(invalidField(name, 'must be given once'));
-      if (!DIGITS.test(raw)) return done(invalidField(name, 'must be a whole number written in digits'));
-    }
-    done();
+  // Added to each route with an integer query parameter when it is registered: the other routes
+  // run nothing for it.
+  app.addHook('onRoute', (route) => {
+    const props = (route.schema?.querystring as QuerySchema | undefined)?.properties ?? {};
+    const integers = Object.keys(props).filter((name) => props[name]!.type === 'integer');
+    if (integers.length === 0) return;
+    const check: preValidationHookHandler = (request, _reply, done) => {
+      const query = request.query as Record<string, unknown>;
+      for (const name of integers) {
+        const raw = query[name];
+        if (raw === undefined) continue;
+        if (typeof raw !== 'string') return done(invalidField(name, 'must be given once'));
+        if (!DIGITS.test(raw)) return done(invalidField(name, 'must be a whole number written in digits'));
+      }
+      done();
+    };
+    route.preValidation = [check, ...[route.preValidation ?? []].flat()];
   });
 }

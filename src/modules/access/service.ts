@@ -39,16 +39,6 @@ export class AccessService implements Authenticator<Scope> {
     return this.verifier.verifySite(token);
   }
 
-  /** See {@link TokenVerifier.knownSite}. */
-  knownSite(token: string): SitePrincipal | null | undefined {
-    return this.verifier.knownSite(token);
-  }
-
-  /** See {@link TokenVerifier.knownSiteOn}. */
-  knownSiteOn(connection: object, authorization: string): SitePrincipal | null | undefined {
-    return this.verifier.knownSiteOn(connection, authorization);
-  }
-
   verifyAdmin(token: string): Promise<AdminPrincipal | null> {
     return this.verifier.verifyAdmin(token);
   }

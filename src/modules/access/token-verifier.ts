@@ -1,17 +1,9 @@
 import type { Change, ChangeBus } from '../../db/changes.ts';
-import { parseBearer, sameBytes, sameChars, TOKEN_PREFIX, tokenKey } from '../../lib/tokens.ts';
+import { sameBytes, TOKEN_PREFIX, tokenKey } from '../../lib/tokens.ts';
 import type { AdminPrincipal, SitePrincipal } from '../../plugins/auth.ts';
 import type { AccessRepository } from './repository.ts';
 
 type Entry = { principal: SitePrincipal | AdminPrincipal | null };
-
-/** The live site token a connection last sent: its whole Authorization header. */
-interface ConnectionMemo {
-  header: string;
-  /** The cache's generation when the token was found live: any token change since voids it. */
-  generation: number;
-  site: SitePrincipal;
-}
 
 // Bounded so a flood of random tokens cannot grow memory without limit.
 const MAX_ENTRIES = 50_000;
@@ -24,8 +16,6 @@ const MAX_ENTRIES = 50_000;
 export class TokenVerifier {
   private cache = new Map<string, Entry>();
   private generation = 0;
-  /** Keyed by the socket: an entry goes when its connection does. */
-  private readonly byConnection = new WeakMap<object, ConnectionMemo>();
 
   constructor(
     private readonly repo: AccessRepository,
@@ -45,44 +35,6 @@ export class TokenVerifier {
     if (!token.startsWith(TOKEN_PREFIX.site)) return null;
     const p = await this.resolve(token);
     return p?.kind === 'site' ? p : null;
-  }
-
-  /**
-   * The site a token names when the answer is already in memory (null: known not to be a live
-   * site token), undefined when only a lookup can tell: lets the toplist fast path answer a
-   * request without a single promise.
-   */
-  knownSite(token: string): SitePrincipal | null | undefined {
-    if (!token.startsWith(TOKEN_PREFIX.site)) return null;
-    const hit = this.cache.get(tokenKey(token));
-    if (!hit) return undefined;
-    return hit.principal?.kind === 'site' ? hit.principal : null;
-  }
-
-  /**
-   * `knownSite` for the whole Authorization header of a request on `connection`. A publisher's
-   * server sends the same header on every request of a keep-alive connection: when it equals the
-   * one this connection last sent with a live site token (compared in constant time, as a proxy may
-   * carry several clients' requests on one connection) and no token changed since, the site is
-   * known without parsing the header or hashing the token again: by slug, 13–20 % less CPU a
-   * response (bench/README.md, session 24). Undefined when only a lookup can tell, or the header
-   * is no bearer token. The header is kept only while its connection lives.
-   */
-  knownSiteOn(connection: object, authorization: string): SitePrincipal | null | undefined {
-    const memo = this.byConnection.get(connection);
-    if (memo !== undefined && memo.generation === this.generation) {
-      if (sameChars(authorization, memo.header)) return memo.site;
-    }
-    const token = parseBearer(authorization);
-    if (token === undefined) return undefined;
-    const site = this.knownSite(token);
-    if (site)
-      this.byConnection.set(connection, {
-        header: authorization,
-        generation: this.generation,
-        site,
-      });
-    return site;
   }
 
   async verifyAdmin(token: string): Promise<AdminPrincipal | null> {

@@ -1,11 +1,10 @@
-import type { OutgoingHttpHeaders } from 'node:http';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type as T } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../config.ts';
 import { acceptsGzip } from '../../lib/accept-encoding.ts';
-import { endWithParts, lengthOf } from '../../lib/buffer-parts.ts';
 import { AppError, invalidField, notFound } from '../../lib/errors.ts';
+import { GZIP_MIN_BYTES } from '../../lib/gzip-once.ts';
 import { DEFAULT_PER_PAGE } from '../../lib/paging.ts';
 import { type Authenticator, requireSite } from '../../plugins/auth.ts';
 import { registerOpenApi } from '../../plugins/openapi.ts';
@@ -28,39 +27,33 @@ export function etagMatches(header: string | undefined, etag: string): boolean {
 }
 
 /** The ids the by-id route looks up (digits that fit the database's integer); anything else is its 404. */
-export const TOPLIST_ID = /^[1-9][0-9]{0,9}$/;
+const TOPLIST_ID = /^[1-9][0-9]{0,9}$/;
 /**
  * Headers of every toplist API answer besides its ETag: private to the token that read it, and
  * gzipped or not by the request's Accept-Encoding.
  */
-export const CACHE_HEADERS = { 'cache-control': 'private', vary: 'Authorization, Accept-Encoding' } as const;
-export const JSON_TYPE = 'application/json; charset=utf-8';
+const CACHE_HEADERS = { 'cache-control': 'private', vary: 'Authorization, Accept-Encoding' } as const;
+const JSON_TYPE = 'application/json; charset=utf-8';
 
 /**
- * The gzip body of `r` when the request accepts gzip and its documents are deflated, else
- * undefined (the stored bytes go out). A gzip answer carries the ETag weak (`W/"…"`), as nginx
- * does: the same document in another coding, and If-None-Match compares weakly either way.
+ * Answers the stored bytes of `r`: 304 when If-None-Match holds its ETag, else the bytes, gzipped
+ * when the request accepts gzip and the body is worth it (compressed once, on the first such ask,
+ * which waits for it). A gzip answer carries the ETag weak (`W/"…"`), as nginx does: the same
+ * document in another coding, and If-None-Match compares weakly either way.
  */
-export function gzipBody(r: Rendered, acceptEncoding: string | undefined): Buffer | Buffer[] | undefined {
-  return acceptsGzip(acceptEncoding) ? r.gzip?.() : undefined;
-}
-
-function send(request: FastifyRequest, reply: FastifyReply, r: Rendered): FastifyReply {
-  const gzip = gzipBody(r, request.headers['accept-encoding']);
-  reply.header('etag', gzip ? `W/${r.etag}` : r.etag).headers(CACHE_HEADERS);
-  if (etagMatches(request.headers['if-none-match'], r.etag)) return reply.status(304).send();
-  reply.type(JSON_TYPE);
+async function send(request: FastifyRequest, reply: FastifyReply, r: Rendered): Promise<FastifyReply> {
+  const wantsGzip = r.body.length >= GZIP_MIN_BYTES && acceptsGzip(request.headers['accept-encoding']);
+  reply.headers(CACHE_HEADERS);
+  if (etagMatches(request.headers['if-none-match'], r.etag))
+    return reply
+      .header('etag', wantsGzip ? `W/${r.etag}` : r.etag)
+      .status(304)
+      .send();
+  const pending = wantsGzip ? r.gzip() : undefined;
+  const gzip = pending instanceof Promise ? await pending : pending;
+  reply.header('etag', gzip ? `W/${r.etag}` : r.etag).type(JSON_TYPE);
   if (gzip) reply.header('content-encoding', 'gzip');
-  const body = gzip ?? r.body;
-  if (Buffer.isBuffer(body)) return reply.send(body);
-  // A page is the stored buffers of its toplists (a 100-toplist page can be ~20 MB), written as
-  // they are. Hijacked replies keep Fastify's headers (below) and still run the onResponse hooks
-  // (log line, metrics), which listen on the raw response; onSend hooks do not run (none is
-  // registered in this scope: one added later must handle list pages itself).
-  const res = reply.hijack().raw;
-  res.writeHead(200, { ...(reply.getHeaders() as OutgoingHttpHeaders), 'content-length': lengthOf(body) });
-  endWithParts(res, body);
-  return reply;
+  return reply.send(gzip ?? r.body);
 }
 
 const CONDITIONAL = T.Object({

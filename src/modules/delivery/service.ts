@@ -1,12 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { ChangeBus } from '../../db/changes.ts';
 import type { Db } from '../../db/index.ts';
-import { joinParts } from '../../lib/buffer-parts.ts';
 import { isCountryCode } from '../../lib/geo.ts';
-import { type DeflatedPart, gzipOf, storedPart } from '../../lib/gzip-parts.ts';
-import { GZIP_MIN_BYTES, type LazyDeflate, wholeGzipStore } from '../../lib/lazy-deflate.ts';
+import { type GzipOf, gzipOnce } from '../../lib/gzip-once.ts';
 import { pageMeta } from '../../lib/paging.ts';
-import { DATA_CLOSE, DATA_OPEN, type DeflatedDoc, deflatedDocs } from './deflated-docs.ts';
 import { DeliveryRepository } from './repository.ts';
 import type { WireBrand, WireOffer, WireSiteBrand, WireToplist } from './schemas.ts';
 import { MEMO_BUDGET_BYTES, MemoBudget, SetMemo } from './set-memo.ts';
@@ -29,11 +26,10 @@ interface LiveEntry {
   etag: string;
   /** The parsed document, on first use by `GET /brands`. */
   parsed?: WireToplist;
-  /**
-   * Its answer to by-slug, by-id and resolve, built once at load (single reads send its body
-   * without copying): the stored bytes, or them gzipped.
-   */
+  /** Its answer to by-slug, by-id and resolve, built once at load: a read allocates nothing for it. */
   rendered: Rendered;
+  /** Bytes of its gzip once made, 0 until then (for metrics). */
+  gzipBytes: number;
 }
 
 /** A site's live editions, newest-updated first (`updated_at DESC, id DESC`). */
@@ -47,15 +43,11 @@ interface SiteSet {
   memo: SetMemo;
 }
 
-/** A response body: one buffer, or parts written in order (large lists are never concatenated). */
+/** An answer's bytes, its strong ETag and its gzip (compressed once, on first ask). */
 export interface Rendered {
-  body: Buffer | Buffer[];
+  body: Buffer;
   etag: string;
-  /**
-   * The body gzipped when its documents have been deflated (a single toplist's as one buffer), else
-   * undefined: it starts deflating them and the answer goes out plain.
-   */
-  gzip?: () => Buffer | Buffer[] | undefined;
+  gzip: GzipOf;
 }
 
 /** Why the visitor cascade picked nothing (the `details.reason` of the 404). */
@@ -78,12 +70,11 @@ export interface ListParams extends PageParams {
   geoCode?: string | undefined;
 }
 
+/** What a single toplist's answer puts around its stored document. */
+const DATA_OPEN = '{"data":';
+const DATA_CLOSE = '}';
 const LIST_OPEN = Buffer.from('{"data":[');
 const COMMA = Buffer.from(',');
-/** The same pieces as parts of a gzip page. */
-const GZ = { listOpen: storedPart(LIST_OPEN), comma: storedPart(COMMA) };
-/** Compressed pages of brands kept (their toplists' changes make new pages, the old ones age out). */
-const BRAND_PAGES_GZIP_BUDGET_BYTES = 16 * 1024 * 1024;
 
 const strongTag = (parts: string) => `"${createHash('sha1').update(parts).digest('base64url').slice(0, 22)}"`;
 
@@ -96,13 +87,10 @@ const strongTag = (parts: string) => `"${createHash('sha1').update(parts).digest
 export class DeliveryService {
   private readonly repo: DeliveryRepository;
   private readonly sets = new Map<number, Promise<SiteSet>>();
-  /** The sets of `sets` that have finished loading, for answers that need no promise. */
+  /** The sets of `sets` that have finished loading (their memos are emptied on invalidation). */
   private readonly loaded = new Map<number, SiteSet>();
   private readonly generations = new Map<number, number>();
   private stats = { hits: 0, misses: 0 };
-  private readonly deflated: LazyDeflate<DeflatedDoc>;
-  /** Pages of brands gzipped, by ETag (a hash of the page's bytes): built per request, compressed once. */
-  private readonly brandPages: LazyDeflate<Buffer>;
   /** What every site set's memo of pages may hold together. */
   private readonly memoBudget = new MemoBudget(MEMO_BUDGET_BYTES);
 
@@ -112,12 +100,10 @@ export class DeliveryService {
     private readonly now: () => Date,
     /** Absolute base of the public API (`https://host/api/v1`), for `links`. */
     private readonly apiBase: string,
-    /** Told when deflating a document failed (its answers then stay plain). */
-    onDeflateError: (err: unknown) => void = () => {},
+    /** Told when compressing an answer failed (it then goes out plain). */
+    private readonly onGzipError: (err: unknown) => void = () => {},
   ) {
     this.repo = new DeliveryRepository(db);
-    this.deflated = deflatedDocs(onDeflateError);
-    this.brandPages = wholeGzipStore(BRAND_PAGES_GZIP_BUDGET_BYTES, onDeflateError);
     bus.subscribe((c) => {
       if (c.kind === 'site') this.invalidate(c.siteId);
       else if (c.kind === 'all') this.invalidateAll();
@@ -173,13 +159,10 @@ export class DeliveryService {
           ? `"t${r.toplistId}e${r.editionId}r${r.renderRev}"`
           : `"t${r.toplistId}e${r.editionId}"`;
         const doc = single.subarray(DATA_OPEN.length, single.length - DATA_CLOSE.length);
-        // Built once per load: a read allocates nothing for its answer.
-        const rendered: Rendered = {
-          body: single,
-          etag,
-          gzip: () => (single.length < GZIP_MIN_BYTES ? undefined : this.deflated.get(etag, doc)?.single),
-        };
-        return {
+        const gzip = gzipOnce(single, this.onGzipError, (bytes) => {
+          entry.gzipBytes = bytes;
+        });
+        const entry: LiveEntry = {
           id: r.toplistId,
           slug: r.slug,
           templateId: r.templateId,
@@ -192,8 +175,10 @@ export class DeliveryService {
           editionId: r.editionId,
           doc,
           etag,
-          rendered,
+          rendered: { body: single, etag, gzip },
+          gzipBytes: 0,
         };
+        return entry;
       })
       .sort((a, b) => b.updatedAtMs - a.updatedAtMs || b.id - a.id);
     const byTemplate = new Map<number, LiveEntry[]>();
@@ -225,24 +210,20 @@ export class DeliveryService {
     return e.rendered;
   }
 
-  /** Toplist documents and pages of brands held compressed for gzip answers (for metrics). */
-  deflatedStats(): { documents: number; bytes: number } {
-    const a = this.deflated.stats();
-    const b = this.brandPages.stats();
-    return { documents: a.documents + b.documents, bytes: a.bytes + b.bytes };
-  }
-
   /**
-   * A live toplist by slug (a string key) or id (a number) when the site's set is already in
-   * memory, else undefined (also for an unknown or hidden toplist: the async lookups tell those
-   * apart). The toplist fast path answers from it without a promise.
+   * Single toplists of the loaded sets held gzipped, and their bytes (for metrics; pages of the
+   * lists count theirs in the memo budget).
    */
-  known(siteId: number, key: string | number): Rendered | undefined {
-    const set = this.loaded.get(siteId);
-    if (!set) return undefined;
-    const found = this.single(typeof key === 'string' ? set.bySlug.get(key) : set.byId.get(key));
-    if (found) this.stats.hits++;
-    return found;
+  gzipStats(): { documents: number; bytes: number } {
+    let documents = 0;
+    let bytes = 0;
+    for (const set of this.loaded.values())
+      for (const e of set.ordered)
+        if (e.gzipBytes > 0) {
+          documents++;
+          bytes += e.gzipBytes;
+        }
+    return { documents, bytes };
   }
 
   async byId(siteId: number, id: number): Promise<Rendered | undefined> {
@@ -261,19 +242,6 @@ export class DeliveryService {
    */
   async resolve(siteId: number, templateId: number, country: string): Promise<Rendered | NoVariant> {
     return this.cascade(await this.siteSet(siteId), templateId, country);
-  }
-
-  /**
-   * `resolve` when the site's set is already in memory and the cascade picks a variant, else
-   * undefined (the async `resolve` tells why): the toplist fast path answers from it.
-   */
-  knownResolve(siteId: number, templateId: number, country: string): Rendered | undefined {
-    const set = this.loaded.get(siteId);
-    if (!set) return undefined;
-    const found = this.cascade(set, templateId, country);
-    if ('reason' in found) return undefined;
-    this.stats.hits++;
-    return found;
   }
 
   private cascade(set: SiteSet, templateId: number, country: string): Rendered | NoVariant {
@@ -302,19 +270,6 @@ export class DeliveryService {
     return this.listOf(await this.siteSet(siteId), p);
   }
 
-  /** `list` when the site's set is already in memory, else undefined: the toplist fast path answers from it. */
-  knownList(siteId: number, p: ListParams): Rendered | undefined {
-    return this.fromLoaded(siteId, (set) => this.listOf(set, p));
-  }
-
-  /** What `answer` makes of the site's set when it is in memory (a cache hit), else undefined. */
-  private fromLoaded(siteId: number, answer: (set: SiteSet) => Rendered): Rendered | undefined {
-    const set = this.loaded.get(siteId);
-    if (!set) return undefined;
-    this.stats.hits++;
-    return answer(set);
-  }
-
   private listOf(set: SiteSet, p: ListParams): Rendered {
     const nowMs = this.now().getTime();
     const key = JSON.stringify([
@@ -325,9 +280,12 @@ export class DeliveryService {
       p.page,
       p.perPage,
     ]);
-    // The page's toplists are the set's own buffers: it holds its tail and the list of parts.
-    const size = (r: Rendered) => (r.body as Buffer[]).at(-1)!.length + 8 * (r.body as Buffer[]).length;
-    return set.memo.get(key, nowMs, () => this.listPage(set, p, nowMs), size);
+    return set.memo.get(
+      key,
+      nowMs,
+      () => this.listPage(set, p, nowMs),
+      (r) => r.body.length,
+    );
   }
 
   private listPage(set: SiteSet, p: ListParams, nowMs: number): Rendered {
@@ -350,36 +308,12 @@ export class DeliveryService {
     });
     parts.push(tail);
     const etag = strongTag(`${onPage.map((e) => e.etag).join('.')}|${tail.toString('latin1')}`);
-    // Kept once every document of the page is deflated (until then each ask queues the rest), and
-    // counted then. Joined into one buffer: written part by part (a header, the documents, the
-    // commas, the trailer), a page of 15 cost ~1 µs a part in every answer (bench:ab list-gzip).
-    let gzipped: Buffer | undefined;
-    const gzip = () => {
-      if (gzipped) return gzipped;
-      const parts = this.gzipList(onPage, tail);
-      if (!parts) return undefined;
-      gzipped = joinParts(parts);
-      set.memo.charge(gzipped.length);
-      return gzipped;
-    };
-    return { body: parts, etag, gzip };
+    return this.rendered(set, Buffer.concat(parts), etag);
   }
 
-  /** A page gzipped from its toplists' deflated documents, once all of them are (queues the rest). */
-  private gzipList(onPage: readonly LiveEntry[], tail: Buffer): Buffer[] | undefined {
-    const size = onPage.reduce((n, e) => n + e.doc.length, tail.length);
-    if (size < GZIP_MIN_BYTES) return undefined;
-    const parts: DeflatedPart[] = [GZ.listOpen];
-    let ready = true;
-    onPage.forEach((e, i) => {
-      if (i) parts.push(GZ.comma);
-      const doc = this.deflated.get(e.etag, e.doc);
-      if (doc) parts.push(doc.part);
-      else ready = false;
-    });
-    if (!ready) return undefined;
-    parts.push(storedPart(tail));
-    return gzipOf(parts);
+  /** A page's answer; its gzip, once made, is counted in the memo that keeps the page. */
+  private rendered(set: SiteSet, body: Buffer, etag: string): Rendered {
+    return { body, etag, gzip: gzipOnce(body, this.onGzipError, (bytes) => set.memo.charge(bytes)) };
   }
 
   /**
@@ -391,18 +325,13 @@ export class DeliveryService {
     return this.brandsOf(await this.siteSet(siteId), p);
   }
 
-  /** `brands` when the site's set is already in memory, else undefined: the toplist fast path answers from it. */
-  knownBrands(siteId: number, p: PageParams): Rendered | undefined {
-    return this.fromLoaded(siteId, (set) => this.brandsOf(set, p));
-  }
-
   private brandsOf(set: SiteSet, p: PageParams): Rendered {
     const nowMs = this.now().getTime();
     return set.memo.get(
       JSON.stringify(['brands', p.page, p.perPage]),
       nowMs,
       () => this.brandPage(set, p, nowMs),
-      (r) => (r.body as Buffer).length,
+      (r) => r.body.length,
     );
   }
 
@@ -424,12 +353,7 @@ export class DeliveryService {
         meta,
       }),
     );
-    const etag = strongTag(body.toString('utf8'));
-    return {
-      body,
-      etag,
-      gzip: () => (body.length < GZIP_MIN_BYTES ? undefined : this.brandPages.get(etag, body)),
-    };
+    return this.rendered(set, body, strongTag(body.toString('utf8')));
   }
 
   /** The brands of the set's visible toplists, A–Z, as every page of `GET /brands` lists them. */

@@ -2,7 +2,7 @@ import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { acceptsGzip } from '../../lib/accept-encoding.ts';
 import { AppError, notFound } from '../../lib/errors.ts';
-import { GZIP_MIN_BYTES, wholeGzipStore } from '../../lib/lazy-deflate.ts';
+import { type GzipOf, gzipOnce } from '../../lib/gzip-once.ts';
 import { PACKAGE_VERSION as VERSION } from '../../lib/package-root.ts';
 import type { Redis } from '../../lib/redis.ts';
 import { registerDocsCors } from './cors.ts';
@@ -26,8 +26,8 @@ export interface DocsRouteOptions {
 }
 
 /**
- * The MCP SDK and its dependencies add ~25 MB of RSS to a process (bench/README.md): loaded on the
- * first MCP request, not by every server.
+ * The MCP SDK and its dependencies add ~25 MB of RSS to a process: loaded on the first MCP
+ * request, not by every server.
  */
 let mcp: Promise<typeof import('./mcp.ts')> | undefined;
 const loadMcp = () => {
@@ -43,22 +43,30 @@ const HTML_HEADERS = {
   'cache-control': 'public, max-age=300',
 };
 
-/** Compressed bytes of the docs kept for gzip answers (all pages, HTML and Markdown, take 0.23 MB). */
-const DOCS_GZIP_BUDGET_BYTES = 8 * 1024 * 1024;
-
 /**
  * Sends a body that is the same on every request (a page, llms.txt), named by `key` (not by the
- * URL, which may spell one page many ways), gzipped when the client accepts gzip and the body has
- * been compressed (once, in the thread pool; plain until then).
+ * URL, which may spell one page many ways), gzipped when the client accepts gzip: compressed once
+ * per key, on the first such request, and kept (the docs are fixed for the life of the process and
+ * all of them, HTML and Markdown, take 0.23 MB gzipped).
  */
-type SendStatic = (req: FastifyRequest, reply: FastifyReply, key: string, body: string) => FastifyReply;
+type SendStatic = (
+  req: FastifyRequest,
+  reply: FastifyReply,
+  key: string,
+  body: string,
+) => FastifyReply | Promise<FastifyReply>;
 
 function staticSender(onError: (err: unknown) => void): SendStatic {
-  const store = wholeGzipStore(DOCS_GZIP_BUDGET_BYTES, onError);
-  return (req, reply, key, body) => {
+  const gzips = new Map<string, GzipOf>();
+  return async (req, reply, key, body) => {
     reply.header('vary', 'Accept-Encoding');
-    if (body.length < GZIP_MIN_BYTES || !acceptsGzip(req.headers['accept-encoding'])) return reply.send(body);
-    const gz = store.get(key, () => Buffer.from(body));
+    if (!acceptsGzip(req.headers['accept-encoding'])) return reply.send(body);
+    let gzipOf = gzips.get(key);
+    if (!gzipOf) {
+      gzipOf = gzipOnce(Buffer.from(body), onError);
+      gzips.set(key, gzipOf);
+    }
+    const gz = await gzipOf();
     return gz ? reply.header('content-encoding', 'gzip').send(gz) : reply.send(body);
   };
 }

@@ -83,8 +83,7 @@ export class Metrics {
   constructor() {
     // The event-loop delay monitor is a timer firing every `precision` ms, each firing a wake-up of
     // an idle server: prom-client's 10 ms woke it 100 times a second, and at 100 ms its 10 were most
-    // of an idle server's 13 wake-ups and two thirds of its CPU (7.5 → 2.5 ms a second, measured
-    // with pidstat; bench/README.md, session 22). A stall is recorded when a firing falls in it, so
+    // of an idle server's wake-ups and most of its CPU. A stall is recorded when a firing falls in it, so
     // once a second catches a 100 ms stall one time in ten: the lag series are a sample, and the
     // request durations and slow-statement lines are where single stalls show.
     // Node's delay histogram records each whole interval between firings, not the delay past it:

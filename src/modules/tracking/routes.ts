@@ -10,12 +10,12 @@ import { hitContext } from './hit-context.ts';
 import { GoQuery, IdParams, ProgramInput, ProgramListQuery, ProgramPatch, SlugParams } from './schemas.ts';
 import type { TrackingService } from './service.ts';
 
+/** Headers of the `/imp` pixel besides its length. */
+const PIXEL_HEADERS = { 'content-type': 'image/gif', 'cache-control': 'no-store' } as const;
 /** A transparent 1×1 GIF. */
-/** Headers of the `/imp` pixel besides its length (the fast path sends the same). */
-export const PIXEL_HEADERS = { 'content-type': 'image/gif', 'cache-control': 'no-store' } as const;
-export const PIXEL = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64');
-/** The headers of a /go redirect besides its location (the route and its fast path send both). */
-export const REDIRECT_HEADERS = {
+const PIXEL = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64');
+/** The headers of a /go redirect besides its location. */
+const REDIRECT_HEADERS = {
   'cache-control': 'no-store',
   'referrer-policy': 'no-referrer-when-downgrade',
 };

@@ -413,8 +413,7 @@ export class TrackingService {
 
   /**
    * Records a click durably and returns the landing URL to redirect to. A click whose landing
-   * URL cannot be built is not recorded: the visitor goes nowhere, and the /go fast path hands
-   * such a request to the route, which must not count it a second time.
+   * URL cannot be built is not recorded: the visitor goes nowhere, so no click is counted.
    */
   async click(slug: string, ctx: HitContext): Promise<string> {
     const { row, landing } = await this.hitRow('click', slug, ctx);
