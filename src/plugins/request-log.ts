@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify';
 import { ulid } from '../lib/ids.ts';
-import { directLineWriter, quotedName, TRUSTED_LINE } from '../lib/logger.ts';
+import { TRUSTED_LINE } from '../lib/logger.ts';
 
 const SAFE_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 /** The route label of a request no route matched. */
@@ -59,20 +59,11 @@ export interface RequestLine {
 
 /**
  * Writes the per-request line: on the root logger, since `request.log` would make the
- * per-request child this line does not need, and trusted, as it holds no value a secret could
- * hide in — so, on a plain pino logger, written straight to its stream in pino's format
- * (`directLineWriter`).
+ * per-request child this line does not need, and trusted (`TRUSTED_LINE`: it holds no value a
+ * secret could hide in, so the scrubber skips it).
  */
 export function logRequest(log: FastifyBaseLogger, r: RequestLine): void {
   const ms = Math.round(r.ms * 10) / 10;
-  const direct = r.status < 500 && Number.isFinite(ms) ? directLineWriter(log) : undefined;
-  if (direct) {
-    let fields = `,"reqId":${JSON.stringify(r.reqId)},"method":${quotedName(r.method)},"route":${quotedName(r.route)},"status":${r.status},"ms":${ms}`;
-    if (r.siteId !== undefined) fields += `,"siteId":${r.siteId}`;
-    if (r.adminTokenId !== undefined) fields += `,"adminTokenId":${r.adminTokenId}`;
-    direct('info', fields, 'request');
-    return;
-  }
   const line: Record<string | symbol, unknown> = {
     [TRUSTED_LINE]: true,
     reqId: r.reqId,
