@@ -1,4 +1,7 @@
+import { type Insertable, sql, type Updateable } from 'kysely';
 import { JsonParam, type Queryable } from '../../db/index.ts';
+import { kysely } from '../../db/kysely.ts';
+import type { AffiliatePrograms } from '../../db/schema.ts';
 import { fieldsOf } from '../../lib/camel.ts';
 import { containsPattern } from '../../lib/schema-parts.ts';
 import type { ClickRow, ConversionInput, PostbackLogEntry, Program } from './types.ts';
@@ -57,7 +60,17 @@ const PROGRAM_COLUMNS = {
   paramMap: 'param_map',
   timezone: 'timezone',
   currency: 'currency',
-} as const;
+} as const satisfies Record<string, keyof AffiliatePrograms>;
+
+/** The columns of the fields given (the rest left as they are), values as the table takes them. */
+function programColumns(fields: ProgramFields): Updateable<AffiliatePrograms> {
+  const set: Record<string, unknown> = {};
+  for (const [field, column] of Object.entries(PROGRAM_COLUMNS)) {
+    const v = fields[field as keyof ProgramFields];
+    if (v !== undefined) set[column] = field === 'paramMap' ? JSON.stringify(v) : v;
+  }
+  return set as Updateable<AffiliatePrograms>;
+}
 
 function toProgram(r: ProgramDbRow): StoredProgram {
   return {
@@ -191,46 +204,38 @@ export class TrackingRepository {
 
   /* Programmes */
 
+  /** Inserts a programme; `fields` must hold its required ones (the service checked them). */
   async insertProgram(fields: ProgramFields, tokenHash: Buffer, tokenHint: string): Promise<number> {
-    const cols = ['postback_token_hash', 'postback_token_hint'];
-    const params: unknown[] = [tokenHash, tokenHint];
-    for (const [field, column] of Object.entries(PROGRAM_COLUMNS)) {
-      const v = fields[field as keyof ProgramFields];
-      if (v === undefined) continue;
-      cols.push(column);
-      params.push(field === 'paramMap' ? JSON.stringify(v) : v);
-    }
-    const [r] = await this.db.query<{ id: number }>(
-      `INSERT INTO affiliate_programs (${cols.join(', ')}) VALUES (${params.map((_, i) => `$${i + 1}`).join(', ')})
-       RETURNING id`,
-      params,
-    );
-    return (r as { id: number }).id;
+    const row = await kysely(this.db)
+      .insertInto('affiliate_programs')
+      .values({
+        ...(programColumns(fields) as Insertable<AffiliatePrograms>),
+        postback_token_hash: tokenHash,
+        postback_token_hint: tokenHint,
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    return row.id;
   }
 
   async updateProgram(id: number, fields: ProgramFields): Promise<boolean> {
-    const sets = ['updated_at = now()'];
-    const params: unknown[] = [id];
-    for (const [field, column] of Object.entries(PROGRAM_COLUMNS)) {
-      const v = fields[field as keyof ProgramFields];
-      if (v === undefined) continue;
-      params.push(field === 'paramMap' ? JSON.stringify(v) : v);
-      sets.push(`${column} = $${params.length}`);
-    }
-    const rows = await this.db.query(
-      `UPDATE affiliate_programs SET ${sets.join(', ')} WHERE id = $1 RETURNING id`,
-      params,
-    );
-    return rows.length > 0;
+    const row = await kysely(this.db)
+      .updateTable('affiliate_programs')
+      .set({ ...programColumns(fields), updated_at: sql`now()` })
+      .where('id', '=', id)
+      .returning('id')
+      .executeTakeFirst();
+    return row !== undefined;
   }
 
   async setProgramToken(id: number, tokenHash: Buffer, tokenHint: string): Promise<boolean> {
-    const rows = await this.db.query(
-      `UPDATE affiliate_programs SET postback_token_hash = $2, postback_token_hint = $3, updated_at = now()
-       WHERE id = $1 RETURNING id`,
-      [id, tokenHash, tokenHint],
-    );
-    return rows.length > 0;
+    const row = await kysely(this.db)
+      .updateTable('affiliate_programs')
+      .set({ postback_token_hash: tokenHash, postback_token_hint: tokenHint, updated_at: sql`now()` })
+      .where('id', '=', id)
+      .returning('id')
+      .executeTakeFirst();
+    return row !== undefined;
   }
 
   /** Makes `trackerIds` exactly the programme's trackers (taking them from any other programme). */
