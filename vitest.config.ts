@@ -1,32 +1,34 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * The coverage floor, per module (`npm run test:coverage` fails below it): whole percents just
- * below what was measured. It only goes up (README, "Test it"). First set from the unit tests
- * (src/, console/src/, packages/toplist-client/) on PostgreSQL, which the whole suite can only exceed.
+ * The coverage floor, per module (`npm run test:coverage` fails below it): two whole percents below
+ * what the whole suite measured on PostgreSQL (the CI's coverage pass), the room left for runs
+ * that take another branch (a retry, a timing) in a small module. It only goes up (README, "Test it").
+ * `src/cli` has none: its code runs in the processes the tests spawn, which are not counted.
  */
 const COVERAGE_FLOOR = {
-  lines: 45,
-  statements: 44,
-  branches: 35,
-  functions: 38,
-  'console/src/**': { lines: 100, statements: 96, branches: 88, functions: 100 },
-  'packages/adserver-kit/**': { lines: 2, statements: 2, branches: 0, functions: 0 },
-  'packages/toplist-client/**': { lines: 97, statements: 94, branches: 93, functions: 96 },
-  'src/*.ts': { lines: 58, statements: 55, branches: 45, functions: 51 },
-  'src/db/**': { lines: 86, statements: 83, branches: 73, functions: 75 },
-  'src/lib/**': { lines: 66, statements: 64, branches: 54, functions: 62 },
-  'src/modules/access/**': { lines: 56, statements: 53, branches: 47, functions: 47 },
-  'src/modules/adserver/**': { lines: 23, statements: 20, branches: 15, functions: 5 },
-  'src/modules/audit/**': { lines: 44, statements: 38, branches: 33, functions: 50 },
-  'src/modules/catalog/**': { lines: 57, statements: 54, branches: 45, functions: 53 },
-  'src/modules/console/**': { lines: 71, statements: 62, branches: 66, functions: 33 },
-  'src/modules/delivery/**': { lines: 84, statements: 81, branches: 73, functions: 72 },
-  'src/modules/docs/**': { lines: 46, statements: 45, branches: 31, functions: 34 },
-  'src/modules/ops/**': { lines: 60, statements: 54, branches: 31, functions: 50 },
-  'src/modules/tracking/**': { lines: 29, statements: 27, branches: 16, functions: 18 },
-  'src/modules/webhooks/**': { lines: 39, statements: 36, branches: 11, functions: 26 },
-  'src/plugins/**': { lines: 69, statements: 69, branches: 55, functions: 80 },
+  lines: 88,
+  statements: 86,
+  branches: 80,
+  functions: 86,
+  'console/src/**': { lines: 98, statements: 95, branches: 86, functions: 98 },
+  'packages/adserver-kit/**': { lines: 78, statements: 77, branches: 71, functions: 75 },
+  'packages/toplist-client/**': { lines: 95, statements: 92, branches: 91, functions: 94 },
+  'src/*.ts': { lines: 65, statements: 62, branches: 50, functions: 68 },
+  'src/db/**': { lines: 91, statements: 89, branches: 78, functions: 82 },
+  'src/lib/**': { lines: 92, statements: 91, branches: 86, functions: 90 },
+  'src/modules/access/**': { lines: 98, statements: 95, branches: 89, functions: 98 },
+  'src/modules/adserver/**': { lines: 93, statements: 92, branches: 84, functions: 93 },
+  'src/modules/audit/**': { lines: 93, statements: 90, branches: 88, functions: 90 },
+  'src/modules/catalog/**': { lines: 92, statements: 92, branches: 83, functions: 91 },
+  'src/modules/console/**': { lines: 98, statements: 98, branches: 98, functions: 98 },
+  'src/modules/delivery/**': { lines: 96, statements: 95, branches: 93, functions: 95 },
+  'src/modules/docs/**': { lines: 95, statements: 94, branches: 86, functions: 94 },
+  'src/modules/ops/**': { lines: 98, statements: 96, branches: 93, functions: 95 },
+  'src/modules/reporting/**': { lines: 94, statements: 93, branches: 86, functions: 96 },
+  'src/modules/tracking/**': { lines: 96, statements: 93, branches: 85, functions: 95 },
+  'src/modules/webhooks/**': { lines: 96, statements: 96, branches: 86, functions: 95 },
+  'src/plugins/**': { lines: 95, statements: 94, branches: 88, functions: 98 },
 };
 
 export default defineConfig({
