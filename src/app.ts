@@ -52,7 +52,7 @@ declare module 'fastify' {
 /** Builds the HTTP application with every module registered. Does not listen. */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config } = deps;
-  const logStream = deps.logger ? undefined : logDestination();
+  const logStream = deps.logger ? undefined : logDestination({ shared: config.workers > 1 });
   const app = Fastify({
     logger: deps.logger ?? { ...loggerOptions(config), stream: logStream?.stream },
     // registerRequestLog writes the one line per request; Fastify's own pair is off.

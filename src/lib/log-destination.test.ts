@@ -11,7 +11,7 @@ let seq = 0;
 const file = () => join(dir, `f${++seq}`);
 
 /** A process logging through logDestination (standard output on `stdout`) with pino. */
-const writer = (body: string, stdout: number) =>
+const writer = (body: string, stdout: number, opts = '{}') =>
   spawn(
     process.execPath,
     [
@@ -21,7 +21,7 @@ const writer = (body: string, stdout: number) =>
       '-e',
       `import pino from 'pino';
        import { logDestination } from ${LOGGER};
-       const log = pino(logDestination().stream);
+       const log = pino(logDestination(${opts}).stream);
        ${body}`,
     ],
     { stdio: ['ignore', stdout, 'inherit'] },
@@ -71,6 +71,7 @@ describe('logDestination', () => {
         `for (let i = 0; i < ${lines}; i++) log.info({ w: ${w}, i, pad: 'p'.repeat((i * 37) % 400) });
          log.flush(() => process.exit(0));`,
         fd as number,
+        '{ shared: true }',
       ),
     );
     expect(await Promise.all(children.map(exited))).toEqual([0, 0, 0]);

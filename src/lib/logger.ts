@@ -22,22 +22,23 @@ export interface LogDestination {
 
 /**
  * Standard output through pino's own destination (SonicBoom), asynchronous so a log reader that
- * stalls never holds the event loop:
- * - `minLength` 2 KiB (below `maxWrite`, as SonicBoom requires): ~10 request lines a write, not
- *   one each, and at least every second (`periodicFlush`) so a quiet server's are not held back;
- * - `maxWrite` 4 KiB, Linux's PIPE_BUF: a chunk is whole lines and lands in one atomic pipe
- *   write, so the workers of `podium serve --workers N`, which share the primary's standard
- *   output, never cut each other's lines;
+ * stalls never holds the event loop. Lines are gathered into chunks, since each write is a
+ * system call on the serving core:
+ * - alone, a process writes chunks of 16–64 KiB (`minLength`, `maxWrite`), and at least every
+ *   second (`periodicFlush`) so a quiet server's lines are not held back;
+ * - `shared` (the workers of `podium serve --workers N`, which share the primary's standard
+ *   output): at most 4 KiB, Linux's PIPE_BUF, so a chunk is whole lines that land in one atomic
+ *   pipe write and the workers never cut each other's lines;
  * - `maxLength` 1 MiB: past that much waiting for a full pipe, lines are dropped whole (counted
  *   in `podium_log_dropped_bytes_total`) rather than held in memory.
  * A graceful close flushes (server.ts), and pino writes what is left when the process exits.
  */
-export function logDestination(): LogDestination {
+export function logDestination(opts: { shared?: boolean } = {}): LogDestination {
   const stream = pino.destination({
     dest: 1,
     sync: false,
-    minLength: 2048,
-    maxWrite: 4096,
+    minLength: opts.shared ? 2048 : 16 * 1024,
+    maxWrite: opts.shared ? 4096 : 64 * 1024,
     maxLength: 1024 * 1024,
     periodicFlush: 1000,
   });
