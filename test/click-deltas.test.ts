@@ -130,6 +130,18 @@ describe(`click rollup deltas (${DB_KIND})`, () => {
     expect(errors).toEqual([]);
   });
 
+  it('moves now what nobody told it of (a bulk history write), also while a move is under way', async () => {
+    const errors: unknown[] = [];
+    const mover = new ClickDeltaMover(deltas, { everyMs: 600_000, maxDeltas: 4 }, (err) => errors.push(err));
+    mover.appended(await repo.insertClicks(clicks(8, 4)));
+    // Written behind the mover's back while its move (past the bound) runs.
+    await repo.insertClicks(clicks(6, 3));
+    await mover.moveNow();
+    expect(await totals()).toMatchObject({ base: 14, delta_rows: 0, view: 14, raw: 14 });
+    await mover.stop();
+    expect(errors).toEqual([]);
+  });
+
   it('moves beside the daily fold and the zone barrier, which lock the same tables', async () => {
     const zones = new RollupZoneRepository(t.db);
     await new RollupZones(zones).sync();

@@ -5,6 +5,10 @@ import { Type as T, type TProperties } from '@sinclair/typebox';
 /** A row id: a positive PostgreSQL `integer`. */
 export const RowId = T.Integer({ minimum: 1, maximum: 2147483647 });
 
+/** Path parameters of a route on one row, and on one row under another. */
+export const IdParams = T.Object({ id: RowId });
+export const SubIdParams = T.Object({ id: RowId, subId: RowId });
+
 /** A list's `q`: printable text with at least one non-space character, matched case-insensitively. */
 export function searchText(description: string) {
   return T.String({

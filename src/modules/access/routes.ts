@@ -1,8 +1,9 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
+import { IdParams, SubIdParams } from '../../lib/schema-parts.ts';
 import { requireAdmin } from '../../plugins/auth.ts';
 import { createdWithSecret } from '../../plugins/replies.ts';
-import { AdminTokenInput, IdParams, SubIdParams, TokenInput } from './schemas.ts';
+import { AdminTokenInput, TokenInput } from './schemas.ts';
 import type { AccessService } from './service.ts';
 
 /** Site read tokens and admin tokens in the admin API, mounted under /api/admin/v1. */

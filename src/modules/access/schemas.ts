@@ -1,11 +1,8 @@
 import { Type as T } from '@sinclair/typebox';
-import { RowId as Id, strict } from '../../lib/schema-parts.ts';
+import { strict } from '../../lib/schema-parts.ts';
 import { SCOPES } from './scopes.ts';
 
 /** Request schemas of the token admin API. Unknown fields are rejected, not ignored. */
-
-export const IdParams = T.Object({ id: Id });
-export const SubIdParams = T.Object({ id: Id, subId: Id });
 
 export const TokenInput = T.Object({ name: T.Optional(T.String({ maxLength: 200 })) }, strict);
 

@@ -1,7 +1,7 @@
 import type { Static, TObject, TSchema } from '@sinclair/typebox';
 import type { FastifyInstance, onRequestAsyncHookHandler } from 'fastify';
+import { IdParams } from '../../lib/schema-parts.ts';
 import type { Crud } from './crud.ts';
-import { IdParams } from './schemas.ts';
 
 type PageQueryT = { page?: number; per_page?: number; q?: string };
 

@@ -384,6 +384,7 @@ export async function ensureDemo(
     log('demo: empty database, loading the demo dataset');
     const tokens = await loadDemo(services, log);
     await loadDemoHistory(services.tracking, now, log);
+    await services.reporting.moveDeltas();
     // The demo's programmes report in zones of their own: their daily rollups are built now, as
     // the zone job would a minute after start, so reports read them from the first request.
     const zones = await services.reporting.rollupZones.sync();

@@ -1,12 +1,12 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
+import { IdParams, SubIdParams } from '../../lib/schema-parts.ts';
 import { type Authenticator, requireAdmin } from '../../plugins/auth.ts';
 import type { Scope } from '../access/scopes.ts';
 import { registerCrud } from './crud-routes.ts';
 import {
   BrandInput,
   BrandPatch,
-  IdParams,
   ItemsInput,
   NamedTypeInput,
   OfferInput,
@@ -18,7 +18,6 @@ import {
   PublishInput,
   SiteInput,
   SitePatch,
-  SubIdParams,
   TemplateInput,
   TemplatePatch,
   ToplistInput,

@@ -21,9 +21,6 @@ const Timestamp = T.Union([T.String({ format: 'date-time' }), T.Null()]);
 /** All properties optional and at least one present (PATCH bodies). */
 const patchOf = <P extends TProperties>(s: TObject<P>) => T.Partial(s, { ...strict, minProperties: 1 });
 
-export const IdParams = T.Object({ id: Id });
-export const SubIdParams = T.Object({ id: Id, subId: Id });
-
 export const PageQuery = T.Object({
   page: T.Optional(T.Integer({ minimum: 1, maximum: 1_000_000 })),
   per_page: T.Optional(T.Integer({ minimum: 1, maximum: 100 })),

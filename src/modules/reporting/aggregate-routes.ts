@@ -1,8 +1,9 @@
 import type { FastifyInstance } from 'fastify';
+import { IdParams } from '../../lib/schema-parts.ts';
 import { type Authenticator, adminArea } from '../../plugins/auth.ts';
 import type { Scope } from '../access/scopes.ts';
-import { DayRangeQuery, IdParams, ReconcileQuery, ReportInput } from '../tracking/schemas.ts';
 import type { OperatorAggregates } from './aggregates.ts';
+import { DayRangeQuery, ReconcileQuery, ReportInput } from './schemas.ts';
 
 /** Report endpoints, pulls, stored operator rows and reconciliation, under /api/admin/v1. */
 export async function registerAggregateAdmin(

@@ -56,10 +56,16 @@ export class ClickDeltaMover {
     else this.timer ??= setTimeout(() => this.move(), this.opts.everyMs).unref();
   }
 
-  private move(): void {
+  /** Moves every delta now, whoever appended it (a bulk history write), after a move under way. */
+  async moveNow(): Promise<void> {
+    while (this.moving) await this.moving;
+    if (!this.stopped) await this.move();
+  }
+
+  private move(): Promise<void> | undefined {
     clearTimeout(this.timer);
     this.timer = undefined;
-    if (this.moving || this.stopped) return;
+    if (this.moving || this.stopped) return this.moving;
     this.added = 0;
     this.moving = this.repo
       .move()
@@ -71,5 +77,6 @@ export class ClickDeltaMover {
         this.moving = undefined;
         this.schedule();
       });
+    return this.moving;
   }
 }

@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify';
+import { wantsCsv } from '../../lib/accept.ts';
 import { camelKeys } from '../../lib/camel.ts';
+import { IdParams } from '../../lib/schema-parts.ts';
 import { type Authenticator, adminArea } from '../../plugins/auth.ts';
 import type { Scope } from '../access/scopes.ts';
-import { wantsCsv } from '../tracking/routes.ts';
-import { IdParams } from '../tracking/schemas.ts';
 import type { OperatorAggregates } from './aggregates.ts';
 import type { AggregateBackfills } from './backfills.ts';
 import {

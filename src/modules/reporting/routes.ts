@@ -1,9 +1,10 @@
 import type { FastifyInstance } from 'fastify';
+import { wantsCsv } from '../../lib/accept.ts';
 import { camelKeys } from '../../lib/camel.ts';
+import { IdParams } from '../../lib/schema-parts.ts';
 import { type Authenticator, adminArea } from '../../plugins/auth.ts';
 import type { Scope } from '../access/scopes.ts';
-import { wantsCsv } from '../tracking/routes.ts';
-import { IdParams, SiteTimezoneInput, StatsQuery, SuggestedOrderQuery } from '../tracking/schemas.ts';
+import { SiteTimezoneInput, StatsQuery, SuggestedOrderQuery } from './schemas.ts';
 import type { ReportingService } from './service.ts';
 
 /** Stats, suggested orders and sites' reporting zones, mounted under /api/admin/v1. */

@@ -65,6 +65,14 @@ export class ReportingService {
     this.deltas.appended(deltas);
   }
 
+  /**
+   * Moves every click rollup delta into the rollup rows now (after a bulk history write: reports
+   * scan the deltas unindexed). A failure is reported and leaves them to the next move.
+   */
+  async moveDeltas(): Promise<void> {
+    await this.deltas.moveNow();
+  }
+
   /** Moves the last deltas into the rollups (after ingestion drained, at shutdown). */
   stop(): Promise<void> {
     return this.deltas.stop();

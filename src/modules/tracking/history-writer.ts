@@ -1,5 +1,4 @@
 import type { Db, Queryable } from '../../db/index.ts';
-import { ClickDeltaRepository } from '../reporting/click-delta-repository.ts';
 import type { TrackingPartitions } from './partitions.ts';
 import { type PostbackJob, TrackingRepository } from './repository.ts';
 import type { ClickRow } from './types.ts';
@@ -18,8 +17,8 @@ export interface PositionLink {
 
 /**
  * Writes a past history of clicks, impressions and postbacks in bulk (the demo dataset): the
- * same set-based statements as the group commit, so the rollups are filled with the rows (their
- * deltas moved into the rollup rows at the end).
+ * same set-based statements as the group commit, so the rollup deltas are appended with the rows
+ * (the caller has reporting move them into the rollup rows once written).
  */
 export class HistoryWriter {
   constructor(
@@ -55,11 +54,6 @@ export class HistoryWriter {
       for (let i = 0; i < postbacks.length; i += batch)
         await repo.writePostbacks(postbacks.slice(i, i + batch));
     });
-    // Reports read the deltas unindexed: a history's worth is moved into the rollup rows at once.
-    // The history is committed by now: a failed move leaves its deltas to the click writer's next.
-    await new ClickDeltaRepository(this.db)
-      .move()
-      .catch((err) => process.emitWarning(`moving click rollup deltas failed: ${String(err)}`));
     // by=sub_id reads the raw clicks through their BRIN time index: summarise the history's ranges
     // now rather than at the partitions job's next hour.
     await this.partitions

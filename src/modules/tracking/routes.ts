@@ -1,13 +1,15 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../config.ts';
+import { wantsHtml } from '../../lib/accept.ts';
 import { AppError } from '../../lib/errors.ts';
 import { escapeHtml } from '../../lib/html.ts';
+import { IdParams } from '../../lib/schema-parts.ts';
 import { type Authenticator, adminArea } from '../../plugins/auth.ts';
 import { createdWithSecret } from '../../plugins/replies.ts';
 import type { Scope } from '../access/scopes.ts';
 import { hitContext } from './hit-context.ts';
-import { GoQuery, IdParams, ProgramInput, ProgramListQuery, ProgramPatch, SlugParams } from './schemas.ts';
+import { GoQuery, ProgramInput, ProgramListQuery, ProgramPatch, SlugParams } from './schemas.ts';
 import type { TrackingService } from './service.ts';
 
 /** Headers of the `/imp` pixel besides its length. */
@@ -27,14 +29,6 @@ const header = (req: FastifyRequest, name: string): string | undefined => {
   return typeof v === 'string' ? v : undefined;
 };
 
-/** True when `Accept` puts HTML before JSON: a browser following a link, not a script. */
-export function wantsHtml(req: FastifyRequest): boolean {
-  const accept = header(req, 'accept') ?? '';
-  const html = accept.indexOf('text/html');
-  const json = accept.indexOf('application/json');
-  return html >= 0 && (json < 0 || html < json);
-}
-
 /** What a visitor's browser shows for a link that leads nowhere: a page, not a JSON body. */
 const LINK_NOT_FOUND_HTML = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>Link not found</title><style>body{font:16px/1.5 system-ui,sans-serif;max-width:32rem;margin:4rem auto;padding:0 1rem;color:#1d2430}</style></head><body><h1>Link not found</h1><p>This link does not lead anywhere (it may have been removed). Go back to the page you came from and pick another offer.</p></body></html>`;
 
@@ -46,14 +40,6 @@ function linkNotFoundPage(reply: FastifyReply): FastifyReply {
     .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'")
     .header('x-content-type-options', 'nosniff')
     .send(LINK_NOT_FOUND_HTML);
-}
-
-/** True when the client asks for CSV in `Accept` (and not for JSON first). */
-export function wantsCsv(req: FastifyRequest): boolean {
-  const accept = header(req, 'accept') ?? '';
-  const csv = accept.indexOf('text/csv');
-  const json = accept.indexOf('application/json');
-  return csv >= 0 && (json < 0 || csv < json);
 }
 
 /**
