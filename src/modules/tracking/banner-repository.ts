@@ -1,4 +1,6 @@
+import { sql } from 'kysely';
 import type { Db } from '../../db/index.ts';
+import { kysely, runNamed } from '../../db/kysely.ts';
 
 export interface BannerLinkInput {
   /** The marketplace's opaque name of the line and creative; one code per owner, kept across edits. */
@@ -16,8 +18,17 @@ export interface BannerLink extends BannerLinkInput {
   code: string;
 }
 
-const SELECT = `SELECT id, code, owner, site_id AS "siteId", landing_url AS "landingUrl", image_url AS "imageUrl",
-                       width, height FROM banner_links`;
+/** The columns of a banner link as the service names them. */
+const COLUMNS = [
+  'id',
+  'code',
+  'owner',
+  'site_id as siteId',
+  'landing_url as landingUrl',
+  'image_url as imageUrl',
+  'width',
+  'height',
+] as const;
 
 /** SQL of banner links (table `banner_links`). */
 export class BannerRepository {
@@ -25,22 +36,24 @@ export class BannerRepository {
 
   /** Creates the owner's link with `code`, or updates its creative and keeps its existing code. */
   async upsert(input: BannerLinkInput, code: string): Promise<BannerLink> {
-    const [row] = await this.db.query<BannerLink>(
-      `WITH up AS (
-         INSERT INTO banner_links (code, owner, site_id, landing_url, image_url, width, height)
-         VALUES ($1, $2, $3, $4, $5, $6, $7)
-         ON CONFLICT (owner) DO UPDATE SET site_id = EXCLUDED.site_id, landing_url = EXCLUDED.landing_url,
-           image_url = EXCLUDED.image_url, width = EXCLUDED.width, height = EXCLUDED.height, updated_at = now()
-         RETURNING *)
-       SELECT id, code, owner, site_id AS "siteId", landing_url AS "landingUrl", image_url AS "imageUrl",
-              width, height FROM up`,
-      [code, input.owner, input.siteId, input.landingUrl, input.imageUrl, input.width, input.height],
-    );
-    return row!;
+    const creative = {
+      site_id: input.siteId,
+      landing_url: input.landingUrl,
+      image_url: input.imageUrl,
+      width: input.width,
+      height: input.height,
+    };
+    return kysely(this.db)
+      .insertInto('banner_links')
+      .values({ code, owner: input.owner, ...creative })
+      .onConflict((c) => c.column('owner').doUpdateSet({ ...creative, updated_at: sql`now()` }))
+      .returning(COLUMNS)
+      .executeTakeFirstOrThrow();
   }
 
   async byCode(code: string): Promise<BannerLink | undefined> {
-    const [row] = await this.db.query<BannerLink>(`${SELECT} WHERE code = $1`, [code], 'banner_by_code');
+    const query = kysely(this.db).selectFrom('banner_links').select(COLUMNS).where('code', '=', code);
+    const [row] = await runNamed(this.db, query, 'banner_by_code');
     return row;
   }
 }

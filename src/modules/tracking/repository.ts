@@ -1,26 +1,16 @@
-import { type Insertable, sql, type Updateable } from 'kysely';
+import { type Insertable, type Selectable, sql, type Updateable } from 'kysely';
 import { JsonParam, type Queryable } from '../../db/index.ts';
-import { kysely } from '../../db/kysely.ts';
+import { kysely, runNamed } from '../../db/kysely.ts';
 import type { AffiliatePrograms } from '../../db/schema.ts';
 import { fieldsOf } from '../../lib/camel.ts';
 import { containsPattern } from '../../lib/schema-parts.ts';
 import type { ClickRow, ConversionInput, PostbackLogEntry, Program } from './types.ts';
 
-interface ProgramDbRow {
-  id: number;
-  slug: string;
-  name: string;
-  affiliate_id: string;
-  landing_params: string;
+/** A programme row as read: `param_map` is always an object of strings (the service writes it so). */
+type ProgramDbRow = Omit<Selectable<AffiliatePrograms>, 'param_map'> & {
   param_map: Record<string, string>;
-  postback_token_hash: Uint8Array;
-  postback_token_hint: string;
-  timezone: string;
-  currency: string;
   tracker_ids: number[] | null;
-  created_at: Date;
-  updated_at: Date;
-}
+};
 
 /** One postback of a group-committed batch: its log row, and the conversion or the rejection. */
 export interface PostbackJob {
@@ -47,9 +37,19 @@ export interface StoredProgram extends Program {
   tokenHash: Buffer;
 }
 
-const PROGRAM_SELECT = `SELECT p.*, (SELECT array_agg(tracker_id ORDER BY tracker_id) FROM program_trackers pt
-                          WHERE pt.program_id = p.id) AS tracker_ids
-                        FROM affiliate_programs p`;
+/** Programmes with their trackers' ids, in id order (null when they have none). */
+const programs = (q: Queryable) =>
+  kysely(q)
+    .selectFrom('affiliate_programs as p')
+    .selectAll('p')
+    .select((eb) =>
+      eb
+        .selectFrom('program_trackers as pt')
+        .select(sql<number[] | null>`array_agg(pt.tracker_id ORDER BY pt.tracker_id)`.as('ids'))
+        .whereRef('pt.program_id', '=', 'p.id')
+        .as('tracker_ids'),
+    )
+    .$castTo<ProgramDbRow>();
 
 /** Column of each programme field a create or patch may set; rows are read back through it too. */
 const PROGRAM_COLUMNS = {
@@ -240,24 +240,27 @@ export class TrackingRepository {
 
   /** Makes `trackerIds` exactly the programme's trackers (taking them from any other programme). */
   async setProgramTrackers(id: number, trackerIds: readonly number[]): Promise<void> {
-    await this.db.query(
-      'DELETE FROM program_trackers WHERE program_id = $1 AND NOT tracker_id = ANY($2::int[])',
-      [id, trackerIds],
-    );
-    await this.db.query(
-      `INSERT INTO program_trackers (tracker_id, program_id) SELECT unnest($2::int[]), $1
-       ON CONFLICT (tracker_id) DO UPDATE SET program_id = EXCLUDED.program_id`,
-      [id, trackerIds],
-    );
+    const db = kysely(this.db);
+    await db
+      .deleteFrom('program_trackers')
+      .where('program_id', '=', id)
+      .where(sql<boolean>`NOT tracker_id = ANY(${trackerIds}::int[])`)
+      .execute();
+    if (!trackerIds.length) return;
+    await db
+      .insertInto('program_trackers')
+      .values(trackerIds.map((tracker_id) => ({ tracker_id, program_id: id })))
+      .onConflict((c) => c.column('tracker_id').doUpdateSet({ program_id: id }))
+      .execute();
   }
 
   async getProgram(id: number): Promise<StoredProgram | undefined> {
-    const [r] = await this.db.query<ProgramDbRow>(`${PROGRAM_SELECT} WHERE p.id = $1`, [id]);
+    const r = await programs(this.db).where('p.id', '=', id).executeTakeFirst();
     return r && toProgram(r);
   }
 
   async getProgramBySlug(slug: string): Promise<StoredProgram | undefined> {
-    const [r] = await this.db.query<ProgramDbRow>(`${PROGRAM_SELECT} WHERE p.slug = $1`, [slug]);
+    const r = await programs(this.db).where('p.slug', '=', slug).executeTakeFirst();
     return r && toProgram(r);
   }
 
@@ -267,40 +270,48 @@ export class TrackingRepository {
     offset: number,
     search?: string,
   ): Promise<{ rows: StoredProgram[]; total: number }> {
-    const where = search === undefined ? '' : 'WHERE (p.name ILIKE $3 OR p.slug ILIKE $3)';
-    const like = search === undefined ? [] : [containsPattern(search)];
-    const rows = await this.db.query<ProgramDbRow>(
-      `${PROGRAM_SELECT} ${where} ORDER BY p.id LIMIT $1 OFFSET $2`,
-      [limit, offset, ...like],
-    );
-    const [c] = await this.db.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM affiliate_programs p ${where.replaceAll('$3', '$1')}`,
-      like,
-    );
-    return { rows: rows.map(toProgram), total: c?.n ?? 0 };
+    const like = search === undefined ? undefined : containsPattern(search);
+    const rows = await programs(this.db)
+      .$if(like !== undefined, (qb) =>
+        qb.where((eb) => eb.or([eb('p.name', 'ilike', like!), eb('p.slug', 'ilike', like!)])),
+      )
+      .orderBy('p.id')
+      .limit(limit)
+      .offset(offset)
+      .execute();
+    const c = await kysely(this.db)
+      .selectFrom('affiliate_programs as p')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .$if(like !== undefined, (qb) =>
+        qb.where((eb) => eb.or([eb('p.name', 'ilike', like!), eb('p.slug', 'ilike', like!)])),
+      )
+      .executeTakeFirst();
+    return { rows: rows.map(toProgram), total: Number(c?.n ?? 0) };
   }
 
   /** The programme a tracker's traffic belongs to, if any. */
   async programOfTracker(trackerId: number): Promise<StoredProgram | undefined> {
-    const [r] = await this.db.query<ProgramDbRow>(
-      `${PROGRAM_SELECT} JOIN program_trackers pt ON pt.program_id = p.id WHERE pt.tracker_id = $1`,
-      [trackerId],
-      'program_of_tracker',
-    );
+    const query = programs(this.db)
+      .innerJoin('program_trackers as pt', 'pt.program_id', 'p.id')
+      .where('pt.tracker_id', '=', trackerId);
+    const [r] = await runNamed(this.db, query, 'program_of_tracker');
     return r && toProgram(r);
   }
 
   /** A generated key by name, created with `fresh` on first use (the first writer wins). */
   async ensureKey(name: string, fresh: Buffer): Promise<Buffer> {
-    await this.db.query(
-      'INSERT INTO tracking_keys (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING',
-      [name, fresh],
-    );
-    const [r] = await this.db.query<{ value: Uint8Array }>(
-      'SELECT value FROM tracking_keys WHERE name = $1',
-      [name],
-    );
-    return Buffer.from((r as { value: Uint8Array }).value);
+    const db = kysely(this.db);
+    await db
+      .insertInto('tracking_keys')
+      .values({ name, value: fresh })
+      .onConflict((c) => c.column('name').doNothing())
+      .execute();
+    const r = await db
+      .selectFrom('tracking_keys')
+      .select('value')
+      .where('name', '=', name)
+      .executeTakeFirstOrThrow();
+    return Buffer.from(r.value);
   }
 
   /* Clicks and impressions */
