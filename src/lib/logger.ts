@@ -6,7 +6,7 @@ import { registerSecret, scrubValue } from './scrub.ts';
 /**
  * Set (to true) on log objects built by Podium itself from values that cannot hold a secret
  * (route patterns, statuses, numbers) and logged with a constant message: the per-request line.
- * They skip the scrubber, which cost ~4 % of a toplist request's CPU deep-copying every line.
+ * They skip the scrubber, which deep-copies every line it checks (bench/README.md has the cost).
  * A symbol key: pino does not serialise it.
  */
 export const TRUSTED_LINE: unique symbol = Symbol('podium.trustedLogLine');
@@ -93,8 +93,8 @@ class LazyChild {
 
 /**
  * Fastify's per-request child logger, made only when something logs through `request.log`
- * (errors do; the request line goes to the root logger with `reqId`): a pino child per request
- * was ~2.5 % of a toplist request's CPU.
+ * (errors do; the request line goes to the root logger with `reqId`), so a request that logs only
+ * its line builds no pino child.
  */
 export function lazyChildLogger(
   parent: FastifyBaseLogger,

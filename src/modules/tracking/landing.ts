@@ -133,8 +133,8 @@ export type FixedValues = Omit<MacroValues, 'click_id' | 'sub_id'>;
 
 /**
  * `landingUrl` for one link, prepared once: a click with a plain click id and sub id gets its URL
- * by joining precomputed pieces (parsing and re-serialising the URL per click was 7–14 % of a
- * /go request's CPU); any other value goes through `landingUrl` itself, so the result is the same.
+ * by joining precomputed pieces (a URL parsed and serialised per click is a large share of a
+ * redirect's work); any other value goes through `landingUrl` itself, so the result is the same.
  */
 export class LandingTemplate {
   private readonly compiled: [Pieces | null | undefined, Pieces | null | undefined] = [undefined, undefined];
