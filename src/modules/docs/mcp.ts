@@ -62,7 +62,7 @@ const TOOLS = {
   } satisfies DocsTool<Record<string, never>>,
   search_docs: {
     title: 'Search the documentation',
-    description: `Keyword search over every section (h2/h3) of every page; identifiers such as forecast_unsupported or Idempotency-Key match whole and in parts, common words are ignored, prefixes and small typos tolerated. Returns at most 10 sections, best first, each with path (page#anchor, for get_page), title (page › heading), page and a snippet holding the matched words. Query at most ${MAX_QUERY_LENGTH} characters.`,
+    description: `Keyword search over every section (h2/h3, and each page's introduction) of every page; words match by their stem, identifiers such as forecast_unsupported, pds_ or Idempotency-Key match whole and in parts, common words and the product name are ignored, longer words also by prefix and with small typos. Returns at most 10 sections, best first, fewer when the rest score below a fifth of the best: each with path (page#anchor, for get_page), title (page › heading), url (absolute), score, length (characters get_page returns for the path), page and a snippet holding the matched words. Query at most ${MAX_QUERY_LENGTH} characters.`,
     check: SEARCH_INPUT,
     run: (docs, { query }) => json({ results: docs.find(query) }),
   } satisfies DocsTool<z.infer<typeof SEARCH_INPUT>>,

@@ -32,7 +32,7 @@ export class DocsService {
     const pathOf = (p: Page) => (p.route === '/' ? `${base}/` : `${base}${p.route}`);
     this.layout = { base, pages, pathOf };
     for (const p of pages) this.byPath.set(pathOf(p), p);
-    this.search = new DocsSearch(pages, pathOf);
+    this.search = new DocsSearch(pages, pathOf, publicUrl);
   }
 
   pathOf(page: Page): string {
@@ -67,13 +67,14 @@ export class DocsService {
 
   /**
    * What `get_page` returns for an address: the whole markdown source for a page path, the
-   * section's markdown (under a line naming its page and heading path) for `path#anchor`.
+   * section's markdown (under a line naming its page and heading path) for `path#anchor` (the
+   * introduction's anchor is the page title's: its text before the first h2, not the page).
    */
   read(address: string): string | undefined {
     const hash = address.indexOf('#');
     if (hash === -1) return this.byPath.get(address)?.source;
     const found = this.search.section(address);
-    if (!found?.section.anchor) return undefined;
+    if (!found) return undefined;
     return `<!-- ${found.title} · ${this.publicUrl}${address} -->\n\n${found.section.markdown}\n`;
   }
 
