@@ -47,6 +47,7 @@ const AREA_OF: Record<keyof Config, (typeof AREAS)[number]> = {
   outboundConnectTimeoutMs: 'Outbound calls and ad servers',
   outboundTimeoutMs: 'Outbound calls and ad servers',
   outboundMaxBytes: 'Outbound calls and ad servers',
+  outboundAddress: 'Outbound calls and ad servers',
   adserverReportMinutes: 'Outbound calls and ad servers',
   adserverTrailingDays: 'Outbound calls and ad servers',
 };
