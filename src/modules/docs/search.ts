@@ -60,7 +60,8 @@ export function plainText(markdown: string): string {
     .replace(/^\s*\|?(?:\s*:?-{3,}:?\s*\|)+\s*(?::?-{3,}:?\s*)?$/gm, '')
     .replace(/^\s*-{3,}\s*$/gm, '')
     .replace(/^\s*```\w*\s*$/gm, '')
-    .replace(/[*`>|]+/g, ' ')
+    .replace(/^\s*>+/gm, '')
+    .replace(/[*`|]+/g, ' ')
     .replace(/[ \t]+/g, ' ')
     .replace(/\n\s*\n+/g, '\n')
     .trim();
