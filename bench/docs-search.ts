@@ -1,7 +1,8 @@
 /**
  * Search quality of the documentation server: every question of `docs-search-eval.json` goes
  * through `search_docs`' own code, and the rank of the first expected section is scored.
- * Prints recall@1, recall@3 and MRR (mean reciprocal rank over the top 10), overall and per persona.
+ * Prints recall@1, recall@3 and MRR (mean reciprocal rank over the top 10), overall and per
+ * persona, for the held-out half and the tuning half apart.
  * Run: npm run bench docs-search
  */
 import { readFileSync } from 'node:fs';
@@ -15,12 +16,17 @@ export interface EvalQuestion {
   expect: string[];
 }
 
-/** The evaluation set kept in the repository. */
-export const QUESTIONS: EvalQuestion[] = (
-  JSON.parse(readFileSync(new URL('./docs-search-eval.json', import.meta.url), 'utf8')) as {
-    questions: EvalQuestion[];
-  }
-).questions;
+const SET = JSON.parse(readFileSync(new URL('./docs-search-eval.json', import.meta.url), 'utf8')) as {
+  questions: EvalQuestion[];
+  held_out: EvalQuestion[];
+};
+
+/** The tuning half of the evaluation set: ranking choices may be tried against it. */
+export const QUESTIONS: EvalQuestion[] = SET.questions;
+/** The held-out half, written before any tuning and never tuned on: the figures to quote. */
+export const HELD_OUT: EvalQuestion[] = SET.held_out;
+/** What the held-out half must reach (test/docs-search.test.ts enforces it). */
+export const GOALS = { recall_at_1: 0.8, recall_at_3: 0.95 } as const;
 
 interface Scores {
   questions: number;
@@ -56,7 +62,8 @@ export function evaluate(docs: DocsService, questions: EvalQuestion[] = QUESTION
   };
 }
 
-/** Runs the evaluation and returns its JSON report. */
+/** Runs the evaluation on both halves and returns its JSON report. */
 export async function run(): Promise<Record<string, unknown>> {
-  return { ...evaluate(new DocsService(loadPages(), '/docs', 'http://localhost')), goal_recall_at_3: 0.95 };
+  const docs = new DocsService(loadPages(), '/docs', 'http://localhost');
+  return { held_out: evaluate(docs, HELD_OUT), tuning: evaluate(docs, QUESTIONS), goals_held_out: GOALS };
 }

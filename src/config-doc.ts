@@ -1,6 +1,58 @@
-import { SETTINGS } from './config.ts';
+import { type Config, SETTINGS } from './config.ts';
 
-/** The configuration reference page (docs/configuration.md), generated from the SETTINGS table. */
+/** The areas of the reference page, in page order: one h2 and one table each. */
+const AREAS = [
+  'Server and network',
+  'Database',
+  'Logs and metrics',
+  'Documentation server',
+  'Several processes and Redis',
+  'Secrets',
+  'Tracking',
+  'Operator reports and reconciliation',
+  'Outbound calls and ad servers',
+] as const;
+
+/** The area of every setting (the compiler refuses a setting without one). */
+const AREA_OF: Record<keyof Config, (typeof AREAS)[number]> = {
+  host: 'Server and network',
+  port: 'Server and network',
+  publicUrl: 'Server and network',
+  trustProxy: 'Server and network',
+  bodyLimitBytes: 'Server and network',
+  databaseUrl: 'Database',
+  dataDir: 'Database',
+  databaseReadUrl: 'Database',
+  slowStatementMs: 'Database',
+  demoOnEmpty: 'Database',
+  logLevel: 'Logs and metrics',
+  metricsToken: 'Logs and metrics',
+  docsBase: 'Documentation server',
+  docsPort: 'Documentation server',
+  docsRateLimit: 'Documentation server',
+  workers: 'Several processes and Redis',
+  redisUrl: 'Several processes and Redis',
+  redisPrefix: 'Several processes and Redis',
+  secretKeys: 'Secrets',
+  pseudonymKey: 'Secrets',
+  countryHeader: 'Tracking',
+  clickBufferMax: 'Tracking',
+  retentionClicksDays: 'Tracking',
+  retentionPostbacksDays: 'Tracking',
+  retentionConversionsDays: 'Tracking',
+  trackingArchiveDir: 'Tracking',
+  aggregateWindowDays: 'Operator reports and reconciliation',
+  aggregatePullMinutes: 'Operator reports and reconciliation',
+  reconcileThresholdPercent: 'Operator reports and reconciliation',
+  outboundConnectTimeoutMs: 'Outbound calls and ad servers',
+  outboundTimeoutMs: 'Outbound calls and ad servers',
+  outboundMaxBytes: 'Outbound calls and ad servers',
+  outboundAddress: 'Outbound calls and ad servers',
+  adserverReportMinutes: 'Outbound calls and ad servers',
+  adserverTrailingDays: 'Outbound calls and ad servers',
+};
+
+/** The configuration reference page (docs/configuration.md), generated from the SETTINGS table, one section per area. */
 export function configReference(): string {
   const rows = SETTINGS.map((s) => {
     const def = s.default({});
@@ -10,8 +62,16 @@ export function configReference(): string {
         : def === undefined
           ? 'unset'
           : `\`${String(def).replace(process.cwd(), '.')}\``;
-    return `| \`${s.env}\` | ${s.description}${'secret' in s && s.secret ? ` **Secret:** never logged; may instead be read from the file named by \`${s.env}_FILE\`.` : ''} | ${shown} |`;
+    const row = `| \`${s.env}\` | ${s.description}${'secret' in s && s.secret ? ` **Secret:** never logged; may instead be read from the file named by \`${s.env}_FILE\`.` : ''} | ${shown} |`;
+    return { area: AREA_OF[s.key], row };
   });
+  const sections = AREAS.map(
+    (area) =>
+      `## ${area}\n\n| variable | meaning | default |\n| --- | --- | --- |\n${rows
+        .filter((r) => r.area === area)
+        .map((r) => r.row)
+        .join('\n')}\n`,
+  );
   return `---
 product: operations
 title: Configuration reference
@@ -30,8 +90,5 @@ environment or from a file (\`NAME_FILE=/run/secrets/...\`); \`--database-url\` 
 CLI use, but prefer the variable, since flags show in process lists. This page is generated from the code (\`npm run docs:config\`) and a
 test fails when it drifts.
 
-| variable | meaning | default |
-| --- | --- | --- |
-${rows.join('\n')}
-`;
+${sections.join('\n')}`;
 }

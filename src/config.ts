@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import ipaddr from 'ipaddr.js';
 
 /** Parsed, validated, frozen runtime configuration. Built once per process by `loadConfig`. */
 export interface Config {
@@ -48,6 +49,8 @@ export interface Config {
   readonly outboundConnectTimeoutMs: number;
   readonly outboundTimeoutMs: number;
   readonly outboundMaxBytes: number;
+  /** Local IP address every outbound socket is bound to (the source address peers see); unset: the system's choice. */
+  readonly outboundAddress: string | undefined;
   /** Ad-server delivery pulls: minutes between runs, and trailing days pulled again on each run. */
   readonly adserverReportMinutes: number;
   readonly adserverTrailingDays: number;
@@ -375,6 +378,17 @@ export const SETTINGS = [
     default: () => 5 * 1024 * 1024,
     parse: int(1024, 256 * 1024 * 1024),
   } satisfies Setting<'outboundMaxBytes'>,
+  {
+    key: 'outboundAddress',
+    env: 'PODIUM_OUTBOUND_ADDRESS',
+    description:
+      "Outbound calls (ad servers, operators' reports, webhooks): local IP address every connection is made from, one of this machine's own, so peers can allow-list it. Unset: the system picks the address of the route to each peer.",
+    default: () => undefined,
+    parse: (raw: string) => {
+      if (!ipaddr.isValid(raw)) throw new Error('must be an IPv4 or IPv6 address');
+      return ipaddr.parse(raw).toString();
+    },
+  } satisfies Setting<'outboundAddress'>,
   {
     key: 'adserverReportMinutes',
     env: 'PODIUM_ADSERVER_REPORT_MINUTES',

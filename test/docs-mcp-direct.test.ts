@@ -47,6 +47,10 @@ describe('MCP tool calls answered without the SDK', () => {
       call('get_page', { path: '"<x>"'.repeat(100) }),
       call('list_pages', {}),
       call('list_pages'),
+      call('search', { query: 'postback duplicate' }),
+      call('fetch', { id: '/docs/toplist-api#errors' }),
+      call('fetch', { id: '/docs/toplist-api' }),
+      call('fetch', { id: '/docs/secrets' }),
     ];
     for (const message of plain) {
       const direct = directToolCall(docs, message);

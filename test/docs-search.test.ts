@@ -1,29 +1,36 @@
 import { describe, expect, it } from 'vitest';
-import { evaluate, QUESTIONS } from '../bench/docs-search.ts';
+import { evaluate, HELD_OUT, QUESTIONS } from '../bench/docs-search.ts';
 import { loadPages } from '../src/modules/docs/pages.ts';
-import { tokenize } from '../src/modules/docs/search.ts';
+import { plainText, tokenize } from '../src/modules/docs/search.ts';
 import { splitSections } from '../src/modules/docs/sections.ts';
 import { DocsService } from '../src/modules/docs/service.ts';
 
 describe('docs search: sections, identifiers, snippets', () => {
   const docs = new DocsService(loadPages(), '/docs', 'https://podium.test');
   const sectionPaths = new Set(
-    docs.pages.flatMap((p) =>
-      splitSections(p).map((s) => `${docs.pathOf(p)}${s.anchor ? `#${s.anchor}` : ''}`),
-    ),
+    docs.pages.flatMap((p) => splitSections(p).map((s) => `${docs.pathOf(p)}#${s.anchor}`)),
   );
 
-  it('the evaluation set has 40+ questions from four personas, each naming sections that exist', () => {
-    expect(QUESTIONS.length).toBeGreaterThanOrEqual(40);
-    expect(new Set(QUESTIONS.map((q) => q.persona))).toEqual(
-      new Set(['publisher-developer', 'affiliate-manager', 'publisher-ad-ops', 'operator']),
-    );
-    for (const q of QUESTIONS) for (const path of q.expect) expect(sectionPaths, q.q).toContain(path);
+  it('the evaluation set has 150+ questions in two halves from four personas, each naming sections that exist', () => {
+    expect(QUESTIONS.length + HELD_OUT.length).toBeGreaterThanOrEqual(150);
+    expect(HELD_OUT.length).toBeGreaterThanOrEqual(75);
+    const personas = new Set(['publisher-developer', 'affiliate-manager', 'publisher-ad-ops', 'operator']);
+    for (const half of [QUESTIONS, HELD_OUT]) expect(new Set(half.map((q) => q.persona))).toEqual(personas);
+    const asked = new Set(QUESTIONS.map((q) => q.q));
+    for (const q of HELD_OUT) expect(asked, 'a held-out question is also a tuning one').not.toContain(q.q);
+    for (const q of [...QUESTIONS, ...HELD_OUT])
+      for (const path of q.expect) expect(sectionPaths, q.q).toContain(path);
   });
 
-  it('answers at least 95 % of the evaluation questions with an expected section in the top 3', () => {
-    const report = evaluate(docs);
-    expect(report.recall_at_3, JSON.stringify(report.misses_at_3, null, 2)).toBeGreaterThanOrEqual(0.95);
+  // Floors just below the figures measured when the ranking was last changed (CHANGELOG); the
+  // goal on the held-out half (GOALS: 95 % / 80 %) is not reached yet and these only go up.
+  it('ranks an expected section in the top 3 and first, on the held-out half and the tuning half', () => {
+    const held = evaluate(docs, HELD_OUT);
+    expect(held.recall_at_3, JSON.stringify(held.misses_at_3, null, 2)).toBeGreaterThanOrEqual(0.9);
+    expect(held.recall_at_1).toBeGreaterThanOrEqual(0.78);
+    const tuning = evaluate(docs, QUESTIONS);
+    expect(tuning.recall_at_3, JSON.stringify(tuning.misses_at_3, null, 2)).toBeGreaterThanOrEqual(0.94);
+    expect(tuning.recall_at_1).toBeGreaterThanOrEqual(0.78);
   });
 
   it('each result is a section: path#anchor, "Page › heading" title, its page, a snippet with the matched term', () => {
@@ -102,5 +109,71 @@ describe('docs search: sections, identifiers, snippets', () => {
     expect(docs.read('/docs/toplist-api#nope')).toBeUndefined();
     expect(docs.read('/docs/toplist-api#')).toBeUndefined();
     expect(docs.read('/docs/nope#errors')).toBeUndefined();
+  });
+});
+
+describe('docs search: wording users write', () => {
+  const docs = new DocsService(loadPages(), '/docs', 'https://podium.test');
+  const top = (q: string, n = 3) =>
+    docs
+      .find(q)
+      .slice(0, n)
+      .map((h) => h.path);
+
+  it('treats the product name as noise: "Podium" in a question changes nothing', () => {
+    for (const q of ['shutdown SIGTERM', 'readiness probe', 'rotate the secret key'])
+      expect(top(`How does Podium handle ${q}`, 5)).toEqual(top(`How does handle ${q}`, 5));
+  });
+
+  it('matches word forms by their stem and the docs own words for a signal', () => {
+    expect(top('paginated toplists')).toContain(
+      '/docs/toplist-api#order-pagination-and-the-per-page-maximum',
+    );
+    expect(top('kill -TERM the process')).toContain('/docs/operations#shutdown');
+    expect(top('revoking a site token')).toContain('/docs/admin-api#site-tokens');
+  });
+
+  it('keeps product names and token prefixes whole, in terms and in snippets', () => {
+    expect(tokenize('WordPress')).toEqual(['WordPress']);
+    expect(tokenize('pds_ and whsec_')).toEqual(expect.arrayContaining(['pds_', 'pds', 'whsec_', 'whsec']));
+    expect(docs.find('whsec_')[0]!.snippet).toContain('whsec_');
+    expect(docs.find('pds_ token prefix')[0]!.snippet).toContain('pds_');
+  });
+
+  it('expands no short word by prefix: every hit for "back" holds the word back itself (or backs)', () => {
+    const hits = docs.find('back');
+    expect(hits.length).toBeGreaterThan(0);
+    for (const h of hits) expect(docs.read(h.path)!.toLowerCase(), h.path).toMatch(/\bbacks?\b/);
+  });
+
+  it('gives each result its score, section length and absolute URL, and drops results below a fifth of the best', () => {
+    const hits = docs.find('forecast_unsupported');
+    expect(hits.length).toBeGreaterThan(0);
+    expect(hits.length).toBeLessThan(10);
+    for (const [i, h] of hits.entries()) {
+      expect(h.url).toBe(`https://podium.test${h.path}`);
+      expect(h.length).toBe(docs.read(h.path)!.split('\n\n').slice(1).join('\n\n').trimEnd().length);
+      expect(h.score).toBeGreaterThanOrEqual(hits[0]!.score * 0.2 - 0.01);
+      if (i) expect(h.score).toBeLessThanOrEqual(hits[i - 1]!.score);
+    }
+  });
+
+  it('snippets never show table rules, and keep brackets of JSON', () => {
+    for (const q of ['per_page maximum', 'pageType tracker', 'error codes status', 'webhook events'])
+      for (const h of docs.find(q)) expect(h.snippet, `${q} → ${h.path}`).not.toMatch(/---/);
+    expect(plainText('Past the end: `"data": []`.\n\n| a | b |\n|---|:---:|\n| 1 | 2 |')).toBe(
+      'Past the end: "data": [] .\n a b \n 1 2',
+    );
+  });
+
+  it('a page introduction is a section of its own: get_page on it is not the whole page', () => {
+    const intro = docs.find('set of toplists built from one list template')[0];
+    expect(intro?.path).toBe('/docs/geo-families#geo-families');
+    for (const q of ['webhooks', 'mcp', 'toplist'])
+      for (const h of docs.find(q)) expect(h.path).toContain('#');
+    const text = docs.read('/docs/toplist-api#toplist-api')!;
+    expect(text).toContain('# Toplist API');
+    expect(text).not.toContain('## Envelope');
+    expect(text.length).toBeLessThan(docs.read('/docs/toplist-api')!.length / 5);
   });
 });

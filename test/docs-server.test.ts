@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildDocsApp } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
+import { MCP_TOOLS } from '../src/modules/docs/discovery.ts';
 import { loadPages } from '../src/modules/docs/pages.ts';
 import { splitSections } from '../src/modules/docs/sections.ts';
 
@@ -200,7 +201,7 @@ describe('documentation server', () => {
       const client = new Client({ name: 'docs-test', version: '1.0.0' });
       await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/docs/mcp`)));
       const tools = await client.listTools();
-      expect(tools.tools.map((x) => x.name).sort()).toEqual(['get_page', 'list_pages', 'search_docs']);
+      expect(tools.tools.map((x) => x.name).sort()).toEqual([...MCP_TOOLS].sort());
 
       const listed = JSON.parse(textOf(await client.callTool({ name: 'list_pages', arguments: {} }))).pages;
       expect(listed).toHaveLength(pages.length);
@@ -244,6 +245,74 @@ describe('documentation server', () => {
       expect(missing.isError).toBe(true);
       expect(textOf(missing)).toContain('/docs/secrets');
       await client.close();
+    });
+
+    it('the SDK client calls the connector tools search and fetch, and reads every page as a resource', async () => {
+      const client = new Client({ name: 'connector-test', version: '1.0.0' });
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/docs/mcp`)));
+      const found = JSON.parse(
+        textOf(await client.callTool({ name: 'search', arguments: { query: 'forecast_unsupported' } })),
+      );
+      expect(Object.keys(found)).toEqual(['results']);
+      expect(found.results[0]).toEqual({
+        id: '/docs/adserver-contract#post-forecast',
+        title: 'Ad-server contract › POST /forecast',
+        url: 'https://podium.test/docs/adserver-contract#post-forecast',
+      });
+      for (const r of found.results) expect(Object.keys(r)).toEqual(['id', 'title', 'url']);
+
+      const doc = JSON.parse(
+        textOf(await client.callTool({ name: 'fetch', arguments: { id: found.results[0].id } })),
+      );
+      expect(Object.keys(doc)).toEqual(['id', 'title', 'text', 'url', 'metadata']);
+      expect(doc).toMatchObject({
+        id: '/docs/adserver-contract#post-forecast',
+        title: 'Ad-server contract › POST /forecast',
+        url: 'https://podium.test/docs/adserver-contract#post-forecast',
+        metadata: { product: 'adserver', direction: 'we-call-you', page: '/docs/adserver-contract' },
+      });
+      expect(doc.text).toMatch(/^## POST \/forecast\n/);
+      expect(doc.text).not.toContain('## POST /orders');
+      expect(doc.metadata.length).toBe(doc.text.length);
+      const whole = JSON.parse(
+        textOf(await client.callTool({ name: 'fetch', arguments: { id: '/docs/webhooks' } })),
+      );
+      expect(whole.text).toMatch(/^---\n/);
+      const unknown = await client.callTool({ name: 'fetch', arguments: { id: '/docs/secrets#x' } });
+      expect(unknown.isError).toBe(true);
+
+      const { resources } = await client.listResources();
+      expect(resources).toHaveLength(pages.length);
+      const api = resources.find((r) => r.name === 'toplist-api')!;
+      expect(api).toMatchObject({
+        uri: 'https://podium.test/docs/toplist-api.md',
+        mimeType: 'text/markdown',
+        title: 'Toplist API',
+      });
+      const read = await client.readResource({ uri: api.uri });
+      expect(read.contents[0]).toMatchObject({ uri: api.uri, mimeType: 'text/markdown' });
+      expect((read.contents[0] as { text: string }).text).toBe(
+        pages.find((p) => p.slug === 'toplist-api')!.source,
+      );
+      await expect(client.readResource({ uri: 'https://podium.test/docs/secrets.md' })).rejects.toThrow();
+      await client.close();
+    });
+
+    it('serves the MCP server card at /.well-known/mcp, naming the endpoint and the tools', async () => {
+      for (const path of ['/.well-known/mcp', '/.well-known/mcp.json']) {
+        const res = await fetch(`${url}${path}`);
+        expect(res.status).toBe(200);
+        expect(res.headers.get('access-control-allow-origin')).toBe('*');
+        const card = (await res.json()) as { tools: string[]; resources: unknown[] };
+        expect(card).toMatchObject({
+          name: 'podium-docs',
+          transport: { type: 'streamable-http', endpoint: 'https://podium.test/docs/mcp' },
+          authentication: { required: false },
+          capabilities: { tools: {}, resources: {} },
+        });
+        expect(card.tools).toEqual([...MCP_TOOLS]);
+        expect(card.resources).toHaveLength(pages.length);
+      }
     });
 
     it('answers ping, and notifications with 202', async () => {

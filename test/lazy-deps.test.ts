@@ -71,7 +71,7 @@ describe('packages a server does not use', () => {
     );
     expect(served).toEqual({
       loaded: ['@modelcontextprotocol'],
-      out: { status: 200, tools: ['get_page', 'list_pages', 'search_docs'] },
+      out: { status: 200, tools: ['fetch', 'get_page', 'list_pages', 'search', 'search_docs'] },
     });
   });
 });

@@ -1,5 +1,8 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OutboundClient, type OutboundOptions } from '../src/lib/outbound.ts';
+import { loadConfig } from '../src/config.ts';
+import { OutboundClient, type OutboundOptions, outboundOptionsFrom } from '../src/lib/outbound.ts';
 import type { Resolver } from '../src/lib/ssrf.ts';
 import { drip, json, type LoopbackServer, loopbackServer, rawServer } from './hostile-server.ts';
 
@@ -329,5 +332,36 @@ describe('outbound client: hostile answers', () => {
     const pending = trusted.send({ method: 'GET', baseUrl: base(), path: '/health', signal: ac.signal });
     setTimeout(() => ac.abort(), 50);
     expect((await pending).kind).toBe('aborted');
+  });
+});
+
+describe('outbound client: the source address', () => {
+  it('binds every connection to PODIUM_OUTBOUND_ADDRESS when set, and to the system choice otherwise', async () => {
+    const peers: string[] = [];
+    const server = createServer((req, res) => {
+      peers.push(req.socket.remoteAddress ?? '');
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const testOnly = { allowHttp: true, allowAddresses: ['127.0.0.1'] };
+    const config = loadConfig({ PODIUM_OUTBOUND_ADDRESS: '127.0.0.2' });
+    const pinned = new OutboundClient({ ...FAST, ...outboundOptionsFrom(config, testOnly) });
+    const free = new OutboundClient({ ...FAST, testOnly });
+    try {
+      const baseUrl = `http://127.0.0.1:${port}/api/v1`;
+      expect((await pinned.send({ method: 'GET', baseUrl, path: '/health' })).kind).toBe('ok');
+      expect((await free.send({ method: 'GET', baseUrl, path: '/health' })).kind).toBe('ok');
+      expect(peers).toEqual(['127.0.0.2', '127.0.0.1']);
+    } finally {
+      await pinned.close();
+      await free.close();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it('refuses a PODIUM_OUTBOUND_ADDRESS that is not an IP address', () => {
+    expect(() => loadConfig({ PODIUM_OUTBOUND_ADDRESS: 'eth0' })).toThrow(/PODIUM_OUTBOUND_ADDRESS/);
+    expect(loadConfig({ PODIUM_OUTBOUND_ADDRESS: '2001:db8::0001' }).outboundAddress).toBe('2001:db8::1');
   });
 });

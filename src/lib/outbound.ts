@@ -23,6 +23,8 @@ export interface OutboundOptions {
   connectTimeoutMs?: number;
   totalTimeoutMs?: number;
   maxBodyBytes?: number;
+  /** Local address every socket is bound to (`PODIUM_OUTBOUND_ADDRESS`); unset: the system's choice. */
+  localAddress?: string;
   /** Told how every call ended (metrics): never the URL, never the key. */
   onOutcome?: (report: { target: string; kind: OutcomeKind; seconds: number }) => void;
   /** Escape hatches for tests on loopback. Never wired to configuration. */
@@ -79,6 +81,7 @@ export function outboundOptionsFrom(
     connectTimeoutMs: config.outboundConnectTimeoutMs,
     totalTimeoutMs: config.outboundTimeoutMs,
     maxBodyBytes: config.outboundMaxBytes,
+    localAddress: config.outboundAddress,
     onOutcome,
     testOnly,
   };
@@ -144,6 +147,7 @@ export class OutboundClient {
       headersTimeout: this.totalMs,
       bodyTimeout: this.totalMs,
       maxResponseSize: this.maxBytes,
+      ...(this.options.localAddress ? { localAddress: this.options.localAddress } : {}),
       connect(opts, callback) {
         // IP literals never reach `lookup`: check them here, before any packet is sent.
         const literal = normaliseAddress(opts.hostname);

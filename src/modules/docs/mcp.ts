@@ -3,8 +3,10 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import {
   CallToolRequestSchema,
   InitializeRequestSchema,
+  ListResourcesRequestSchema,
   ListToolsRequestSchema,
   PingRequestSchema,
+  ReadResourceRequestSchema,
   SUPPORTED_PROTOCOL_VERSIONS,
 } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
@@ -51,7 +53,22 @@ const PAGE_INPUT = z.object({
     .describe('Page or section path, for example /docs/toplist-api or /docs/toplist-api#errors'),
 });
 
-/** The three read-only tools, for the SDK's server and the direct path alike. */
+const FETCH_INPUT = z.object({
+  id: z
+    .string()
+    .max(1000)
+    .describe('A result id from search: /docs/toplist-api#errors (a section) or /docs/toplist-api (a page)'),
+});
+
+const toolError = (text: string): ToolResult => ({
+  content: [{ type: 'text' as const, text }],
+  isError: true,
+});
+
+/**
+ * The read-only tools, for the SDK's server and the direct path alike: the seed's three, and
+ * `search` / `fetch` in the shape ChatGPT connectors and deep research call.
+ */
 const TOOLS = {
   list_pages: {
     title: 'List documentation pages',
@@ -62,7 +79,7 @@ const TOOLS = {
   } satisfies DocsTool<Record<string, never>>,
   search_docs: {
     title: 'Search the documentation',
-    description: `Keyword search over every section (h2/h3) of every page; identifiers such as forecast_unsupported or Idempotency-Key match whole and in parts, common words are ignored, prefixes and small typos tolerated. Returns at most 10 sections, best first, each with path (page#anchor, for get_page), title (page › heading), page and a snippet holding the matched words. Query at most ${MAX_QUERY_LENGTH} characters.`,
+    description: `Keyword search over every section (h2/h3, and each page's introduction) of every page; words match by their stem, identifiers such as forecast_unsupported, pds_ or Idempotency-Key match whole and in parts, common words and the product name are ignored, longer words also by prefix and with small typos. Returns at most 10 sections, best first, fewer when the rest score below a fifth of the best: each with path (page#anchor, for get_page), title (page › heading), url (absolute), score, length (characters get_page returns for the path), page and a snippet holding the matched words. Query at most ${MAX_QUERY_LENGTH} characters.`,
     check: SEARCH_INPUT,
     run: (docs, { query }) => json({ results: docs.find(query) }),
   } satisfies DocsTool<z.infer<typeof SEARCH_INPUT>>,
@@ -88,12 +105,33 @@ const TOOLS = {
       return { content: [{ type: 'text' as const, text }] };
     },
   } satisfies DocsTool<z.infer<typeof PAGE_INPUT>>,
+  search: {
+    title: 'Search (connector)',
+    description: `The search of ChatGPT connectors: the same ranking as search_docs, answered as {"results": [{id, title, url}]}; pass an id to fetch. Query at most ${MAX_QUERY_LENGTH} characters.`,
+    check: SEARCH_INPUT,
+    run: (docs, { query }) =>
+      json({ results: docs.find(query).map((h) => ({ id: h.path, title: h.title, url: h.url })) }),
+  } satisfies DocsTool<z.infer<typeof SEARCH_INPUT>>,
+  fetch: {
+    title: 'Fetch (connector)',
+    description:
+      'The fetch of ChatGPT connectors: one section or page by the id search returned, as {id, title, text (markdown), url, metadata: {product, direction, page, length}}.',
+    check: FETCH_INPUT,
+    run: (docs, { id }) => {
+      const doc = docs.document(id);
+      if (!doc)
+        return toolError(
+          `No document with id ${JSON.stringify(id.slice(0, 200))}: use an id returned by search.`,
+        );
+      return json(doc);
+    },
+  } satisfies DocsTool<z.infer<typeof FETCH_INPUT>>,
 };
 
 const ANNOTATIONS = { readOnlyHint: true, openWorldHint: false };
 
 /**
- * A fresh MCP server with the three read-only documentation tools. Stateless mode needs one per
+ * A fresh MCP server with the read-only documentation tools and one resource per page. Stateless mode needs one per
  * request (the SDK's transport refuses reuse); what does not change between requests is shared.
  */
 export function createDocsMcpServer(docs: DocsService, version: string): McpServer {
@@ -101,11 +139,11 @@ export function createDocsMcpServer(docs: DocsService, version: string): McpServ
     { name: 'podium-docs', title: 'Podium documentation', version },
     {
       instructions:
-        'Podium API documentation. Use search_docs to find the sections that answer a question, get_page to read one (a path#anchor from search_docs returns that section, a page path from list_pages the whole page).',
+        'Podium API documentation. Use search_docs to find the sections that answer a question, get_page to read one (a path#anchor from search_docs returns that section, a page path from list_pages the whole page). search and fetch are the same in the shape ChatGPT connectors call; every page is also a resource (its markdown).',
       jsonSchemaValidator: VALIDATOR,
     },
   );
-  const { list_pages, search_docs, get_page } = TOOLS;
+  const { list_pages, search_docs, get_page, search, fetch } = TOOLS;
   const config = (t: { title: string; description: string }) => ({
     title: t.title,
     description: t.description,
@@ -119,6 +157,22 @@ export function createDocsMcpServer(docs: DocsService, version: string): McpServ
   server.registerTool('get_page', { ...config(get_page), inputSchema: PAGE_INPUT }, (args) =>
     get_page.run(docs, args),
   );
+  server.registerTool('search', { ...config(search), inputSchema: SEARCH_INPUT }, (args) =>
+    search.run(docs, args),
+  );
+  server.registerTool('fetch', { ...config(fetch), inputSchema: FETCH_INPUT }, (args) =>
+    fetch.run(docs, args),
+  );
+  for (const r of docs.resources()) {
+    server.registerResource(
+      r.name,
+      r.uri,
+      { title: r.title, description: r.description, mimeType: r.mimeType },
+      (uri) => ({
+        contents: [{ uri: uri.href, mimeType: r.mimeType, text: docs.resourceText(uri.href) ?? '' }],
+      }),
+    );
+  }
   return server;
 }
 
@@ -189,6 +243,8 @@ const PARAMS: Record<string, { safeParse(v: unknown): { success: boolean } }> = 
   ping: PingRequestSchema,
   'tools/list': ListToolsRequestSchema,
   'tools/call': CallToolRequestSchema,
+  'resources/list': ListResourcesRequestSchema,
+  'resources/read': ReadResourceRequestSchema,
 };
 
 export interface RpcError {

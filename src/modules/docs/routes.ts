@@ -6,6 +6,7 @@ import { type GzipOf, gzipOnce } from '../../lib/gzip-once.ts';
 import { PACKAGE_VERSION as VERSION } from '../../lib/package-root.ts';
 import type { Redis } from '../../lib/redis.ts';
 import { registerDocsCors } from './cors.ts';
+import { serverCard } from './discovery.ts';
 import { BlockingStore, RedisBlockingStore } from './rate-limit.ts';
 import type { DocsService } from './service.ts';
 
@@ -175,6 +176,17 @@ export async function registerDocs(app: FastifyInstance, opts: DocsRouteOptions)
     if (!page) throw notFound('Page');
     return send(req, reply.headers(HTML_HEADERS), `${page.slug}.html`, docs.pageHtml(page));
   });
+
+  // MCP discovery lives at the host root whatever the docs base, as `.well-known` addresses must.
+  const card = JSON.stringify(serverCard(docs, VERSION));
+  for (const path of ['/.well-known/mcp', '/.well-known/mcp.json'])
+    app.get(path, (_req, reply) =>
+      reply
+        .header('content-type', 'application/json; charset=utf-8')
+        .header('access-control-allow-origin', '*')
+        .header('cache-control', 'public, max-age=300')
+        .send(card),
+    );
 
   const notAllowed = async (_req: unknown, reply: FastifyReply) => {
     reply.header('allow', 'POST');

@@ -2,6 +2,7 @@ import MiniSearch from 'minisearch';
 import { partitionPoint } from '../../lib/partition-point.ts';
 import type { Page } from './pages.ts';
 import { type Section, splitSections } from './sections.ts';
+import { aliasesOf, isIgnored, spellSignals, stem, WHOLE_NAMES } from './vocabulary.ts';
 
 /** Longest accepted search query, in characters (Unicode code points, not UTF-16 units; spec limit). */
 export const MAX_QUERY_LENGTH = 200;
@@ -18,26 +19,17 @@ export const charLength = (s: string): number => {
 /** The first `max` characters (code points) of a string, never splitting a surrogate pair. */
 export const sliceChars = (s: string, max: number): string => [...s].slice(0, max).join('');
 
-// Words that carry no meaning in a question about the API; ignored in pages and queries alike.
-const STOP_WORDS = new Set(
-  `a about above after again all also am an and any are as at be because been before being below between
-  both but by can could did do does doing don down during each few for from further get got had has have
-  having he her here hers how i if in into is it its itself just me mean means more most my no nor not of
-  off on once only or other our out over own same she should so some such than that the their them then
-  there these they this those through to too under until up very via was we were what when where which
-  while who whom why will with would you your yours`.split(/\s+/),
-);
-
 // A run of letters and digits joined by the characters identifiers are made of:
-// `forecast_unsupported`, `Idempotency-Key`, `/imp/{code}`, `llms-full.txt`, `tracking:read`.
-const RUN = /[/{]*[\p{L}\p{N}]+(?:[_\-./:{}]+[\p{L}\p{N}]+)*[}/]*/gu;
+// `forecast_unsupported`, `Idempotency-Key`, `/imp/{code}`, `llms-full.txt`, `tracking:read`,
+// and a token prefix ending in `_` (`pds_`, `whsec_`).
+const RUN = /[/{]*[\p{L}\p{N}]+(?:[_\-./:{}]+[\p{L}\p{N}]+)*(?:_(?![\p{L}\p{N}]))?[}/]*/gu;
 const WORD = /[\p{L}\p{N}]+/gu;
 const CAMEL = /\p{Lu}?\p{Ll}+|\p{Lu}+(?!\p{Ll})|\p{N}+/gu;
 
 /**
  * Splits text into search terms. An identifier counts whole and by its parts, so
  * `forecast_unsupported` matches both the query `forecast_unsupported` and `unsupported`, and
- * `coveredCountries` matches `covered countries`.
+ * `coveredCountries` matches `covered countries`; a product name (`WordPress`) stays whole.
  */
 export function tokenize(text: string): string[] {
   const out: string[] = [];
@@ -46,6 +38,7 @@ export function tokenize(text: string): string[] {
     if (words.length > 1 || run !== words[0]) out.push(run);
     for (const w of words) {
       out.push(w);
+      if (WHOLE_NAMES.has(w.toLowerCase())) continue;
       const parts = w.match(CAMEL) ?? [];
       if (parts.length > 1) out.push(...parts);
     }
@@ -53,19 +46,22 @@ export function tokenize(text: string): string[] {
   return out;
 }
 
-/** Lower-cases a term and drops stop words and single characters (MiniSearch `processTerm`). */
-function processTerm(term: string): string | null {
+/** The index form of a term: lower-cased and stemmed, or null for a stop or noise word (MiniSearch `processTerm`). */
+export function processTerm(term: string): string | null {
   const t = term.toLowerCase();
-  return t.length < 2 || STOP_WORDS.has(t) ? null : t;
+  return isIgnored(t) ? null : stem(t);
 }
 
-/** Markdown to searchable prose: link targets and markup characters removed. */
+/** Markdown to searchable prose: link targets, markup characters and table rules removed; identifiers kept whole. */
 export function plainText(markdown: string): string {
   return markdown
-    .replace(/\]\([^)]*\)/g, ']')
+    .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
     .replace(/^#{1,6} .*$/gm, '')
-    .replace(/[#*`>|[\]]+|(?<![\p{L}\p{N}])_+|_+(?![\p{L}\p{N}])/gu, ' ')
+    .replace(/^\s*\|?(?:\s*:?-{3,}:?\s*\|)+\s*(?::?-{3,}:?\s*)?$/gm, '')
     .replace(/^\s*-{3,}\s*$/gm, '')
+    .replace(/^\s*```\w*\s*$/gm, '')
+    .replace(/^\s*>+/gm, '')
+    .replace(/[*`|]+/g, ' ')
     .replace(/[ \t]+/g, ' ')
     .replace(/\n\s*\n+/g, '\n')
     .trim();
@@ -73,12 +69,18 @@ export function plainText(markdown: string): string {
 
 /** One search result: a section of a page. */
 export interface SearchHit {
-  /** Address of the section: the page path, plus `#anchor` unless it is the page's introduction. */
+  /** Address of the section: the page path and `#anchor` (the introduction's is the page title's anchor). */
   path: string;
   /** Page title and heading path: `Ad-server contract › POST /forecast`. */
   title: string;
+  /** Absolute URL of the section's HTML. */
+  url: string;
   product: string;
   direction: string;
+  /** Relevance (BM25 over the section's fields); results below a fifth of the best one are left out. */
+  score: number;
+  /** Length of the section's markdown in characters: what `get_page` on `path` returns. */
+  length: number;
   /** Text of the section around the matched terms. */
   snippet: string;
   /** Address of the whole page. */
@@ -92,32 +94,52 @@ interface IndexedSection {
   text: string;
 }
 
-/** Field weights: a query word in a heading says far more about a section than one in its prose. */
-export const FIELD_BOOSTS = { heading: 3, page: 1.2, text: 1 } as const;
+interface Entry {
+  page: Page;
+  section: Section;
+  title: string;
+  text: string;
+  lower: string;
+  /** Each index term of the section's text with the words it was made from, lower-cased. */
+  surfaces: Map<string, string[]>;
+}
+
+/** Field weights, chosen on the tuning half of bench/docs-search-eval.json. */
+export const FIELD_BOOSTS = { heading: 1.5, page: 0.5, text: 1 } as const;
+/** Weight of a query term the docs' own words were added for (`kill` → `shutdown`), against 1 for the words asked. */
+const ALIAS_WEIGHT = 0.5;
+/** Results scoring below this share of the best one are noise, not answers. */
+const RELEVANCE_FLOOR = 0.2;
+/** Shortest query term matched by prefix (`back` must not match backfill, `per` percent). */
+const PREFIX_MIN = 6;
+/** Shortest query term matched with a small typo. */
+const FUZZY_MIN = 6;
 
 const SNIPPET_WIDTH = 220;
 const SNIPPET_LEAD = 50;
 
-/** Full-text search over the h2/h3 sections of the pages (MiniSearch: prefixes, small typos, stop words ignored). */
+/** Full-text search over the h2/h3 sections of the pages (MiniSearch with stemming, aliases, long prefixes, small typos). */
 export class DocsSearch {
   private readonly index: MiniSearch<IndexedSection>;
-  private readonly entries = new Map<
-    string,
-    { page: Page; section: Section; title: string; text: string; lower: string }
-  >();
+  private readonly entries = new Map<string, Entry>();
 
-  constructor(pages: readonly Page[], pathOf: (page: Page) => string) {
+  /**
+   * @param pathOf address of a page (`/docs/toplist-api`)
+   * @param origin absolute origin the docs are reached at, for result URLs
+   */
+  constructor(
+    pages: readonly Page[],
+    pathOf: (page: Page) => string,
+    private readonly origin = '',
+  ) {
     this.index = new MiniSearch<IndexedSection>({
       fields: ['page', 'heading', 'text'],
       tokenize,
       processTerm,
       searchOptions: {
         boost: { ...FIELD_BOOSTS },
-        prefix: (term) => term.length >= 3,
-        fuzzy: (term) => (term.length >= 5 ? 0.2 : false),
         // At most two edits, whatever the term's length: 20 % of an identifier of 13 characters or
-        // more allowed three, the costliest walks of the index, for no better scores over the
-        // evaluation set (bench/docs-search-eval.json).
+        // more allowed three, the costliest walks of the index.
         maxFuzzy: 2,
         combineWith: 'OR',
       },
@@ -128,7 +150,14 @@ export class DocsSearch {
         const id = section.anchor ? `${pathOf(page)}#${section.anchor}` : pathOf(page);
         const text = plainText(section.markdown);
         const title = [page.title, ...section.headings].join(' › ');
-        this.entries.set(id, { page, section, title, text, lower: text.toLowerCase() });
+        this.entries.set(id, {
+          page,
+          section,
+          title,
+          text,
+          lower: text.toLowerCase(),
+          surfaces: surfaces(text),
+        });
         docs.push({
           id,
           page: `${page.title}\n${page.summary}`,
@@ -140,32 +169,77 @@ export class DocsSearch {
     this.index.addAll(docs);
   }
 
-  /** A section by its `path#anchor` address (the introduction by the page path alone). */
+  /** A section by its `path#anchor` address. */
   section(address: string): { page: Page; section: Section; title: string } | undefined {
     return this.entries.get(address);
   }
 
-  /** The best sections for a query, at most 10, each with a snippet holding the matched terms. */
+  /** The best sections for a query, at most 10, each with its score and a snippet holding the matched terms. */
   search(query: string): SearchHit[] {
     if (charLength(query) > MAX_QUERY_LENGTH)
       throw new RangeError(`query is longer than ${MAX_QUERY_LENGTH} characters`);
-    return this.index
-      .search(query)
+    const { terms, weights, asked } = analyse(query);
+    if (!terms.length) return [];
+    const found = this.index.search(terms.join(' '), {
+      tokenize: (s) => s.split(' '),
+      processTerm: (t) => t,
+      boostTerm: (term) => weights.get(term) ?? 1,
+      prefix: (term) => term.length >= PREFIX_MIN,
+      fuzzy: (term) => (term.length >= FUZZY_MIN && !/[\d_\-./:{}]/.test(term) ? 0.2 : false),
+    });
+    const floor = (found[0]?.score ?? 0) * RELEVANCE_FLOOR;
+    return found
+      .filter((r) => r.score >= floor)
       .slice(0, MAX_RESULTS)
       .map((r) => {
         const e = this.entries.get(r.id)!;
+        const shown = [...new Set(r.terms.flatMap((t) => e.surfaces.get(t) ?? [t]))];
         return {
           path: r.id,
           title: e.title,
+          url: `${this.origin}${r.id}`,
           product: e.page.product,
           direction: e.page.direction,
-          snippet: e.text
-            ? snippet(e.text, r.terms, r.queryTerms, e.lower)
-            : snippet(e.page.summary, r.terms, r.queryTerms),
+          score: Math.round(r.score * 100) / 100,
+          length: e.section.markdown.length,
+          snippet: e.text ? snippet(e.text, shown, asked, e.lower) : snippet(e.page.summary, shown, asked),
           page: r.id.replace(/#.*$/, ''),
         };
       });
   }
+}
+
+/** Each index term of a text with the lower-case words it comes from (for snippets, which show words). */
+function surfaces(text: string): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const token of tokenize(text)) {
+    const term = processTerm(token);
+    if (term === null) continue;
+    const word = token.toLowerCase();
+    const known = out.get(term);
+    if (!known) out.set(term, [word]);
+    else if (!known.includes(word) && known.length < 8) known.push(word);
+  }
+  return out;
+}
+
+/**
+ * A query as index terms: the words asked (stemmed, stop and noise words dropped) with weight 1,
+ * plus the docs' own words for them (aliases) at `ALIAS_WEIGHT`; `asked` holds the words as
+ * written, for the snippet.
+ */
+function analyse(query: string): { terms: string[]; weights: Map<string, number>; asked: string[] } {
+  const weights = new Map<string, number>();
+  const asked: string[] = [];
+  for (const token of tokenize(spellSignals(query))) {
+    const term = processTerm(token);
+    if (term === null) continue;
+    weights.set(term, 1);
+    asked.push(token.toLowerCase());
+  }
+  for (const term of [...weights.keys()])
+    for (const alias of aliasesOf(term)) if (!weights.has(alias)) weights.set(alias, ALIAS_WEIGHT);
+  return { terms: [...weights.keys()], weights, asked: [...new Set(asked)] };
 }
 
 /** How well a term found in a page stands for a query term: the word itself, a longer word it begins, a near miss. */

@@ -44,8 +44,10 @@ const md = markdownWithAnchors();
 
 /** One h2/h3 section of a page (or the introduction before the first h2). */
 export interface Section {
-  /** `''` for the introduction, else the heading's anchor. */
+  /** The heading's anchor; the introduction's is the page title's (`''` on a page without an h1). */
   anchor: string;
+  /** True for the introduction: the page title and what comes before the first h2. */
+  intro: boolean;
   /** Headings from the page down to this section, without the page title: `['Errors']`, `['MCP endpoint', 'Tools']`. */
   headings: string[];
   /** The section's markdown, its heading line included, up to the next h2/h3. */
@@ -57,7 +59,10 @@ export function splitSections(page: Pick<Page, 'body'>): Section[] {
   const lines = page.body.split('\n');
   const tokens = md.parse(page.body, {});
   const starts: { line: number; level: number; text: string; anchor: string }[] = [];
+  let titleAnchor = '';
   tokens.forEach((t, i) => {
+    if (t.type === 'heading_open' && t.tag === 'h1' && !titleAnchor && !starts.length)
+      titleAnchor = t.attrGet('id') ?? '';
     if (t.type !== 'heading_open' || (t.tag !== 'h2' && t.tag !== 'h3') || !t.map) return;
     starts.push({
       line: t.map[0],
@@ -68,13 +73,14 @@ export function splitSections(page: Pick<Page, 'body'>): Section[] {
   });
   const out: Section[] = [];
   const intro = lines.slice(0, starts[0]?.line ?? lines.length).join('\n');
-  out.push({ anchor: '', headings: [], markdown: intro.trim() });
+  out.push({ anchor: titleAnchor, intro: true, headings: [], markdown: intro.trim() });
   let h2 = '';
   starts.forEach((s, i) => {
     if (s.level === 2) h2 = s.text;
     const end = starts[i + 1]?.line ?? lines.length;
     out.push({
       anchor: s.anchor,
+      intro: false,
       headings: s.level === 2 || !h2 ? [s.text] : [h2, s.text],
       markdown: lines.slice(s.line, end).join('\n').trim(),
     });

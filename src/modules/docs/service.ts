@@ -10,6 +10,24 @@ export interface PageInfo {
   direction: string;
 }
 
+/** One document as a ChatGPT connector's `fetch` returns it. */
+export interface FetchedDocument {
+  id: string;
+  title: string;
+  text: string;
+  url: string;
+  metadata: { product: string; direction: string; page: string; length: number };
+}
+
+/** A page as an MCP resource: its markdown at its public `.md` address. */
+export interface PageResource {
+  uri: string;
+  name: string;
+  title: string;
+  description: string;
+  mimeType: 'text/markdown';
+}
+
 /**
  * The documentation pages behind every docs surface (HTML, markdown, llms.txt, MCP).
  * Everything is computed once at start: pages are read-only for the life of the process.
@@ -32,7 +50,7 @@ export class DocsService {
     const pathOf = (p: Page) => (p.route === '/' ? `${base}/` : `${base}${p.route}`);
     this.layout = { base, pages, pathOf };
     for (const p of pages) this.byPath.set(pathOf(p), p);
-    this.search = new DocsSearch(pages, pathOf);
+    this.search = new DocsSearch(pages, pathOf, publicUrl);
   }
 
   pathOf(page: Page): string {
@@ -67,14 +85,60 @@ export class DocsService {
 
   /**
    * What `get_page` returns for an address: the whole markdown source for a page path, the
-   * section's markdown (under a line naming its page and heading path) for `path#anchor`.
+   * section's markdown (under a line naming its page and heading path) for `path#anchor` (the
+   * introduction's anchor is the page title's: its text before the first h2, not the page).
    */
   read(address: string): string | undefined {
     const hash = address.indexOf('#');
     if (hash === -1) return this.byPath.get(address)?.source;
     const found = this.search.section(address);
-    if (!found?.section.anchor) return undefined;
+    if (!found) return undefined;
     return `<!-- ${found.title} · ${this.publicUrl}${address} -->\n\n${found.section.markdown}\n`;
+  }
+
+  /**
+   * A section (`path#anchor`) or a page (`path`) as a connector document: its markdown, title,
+   * absolute URL and where it belongs. Undefined for an address no search or page list gives.
+   */
+  document(id: string): FetchedDocument | undefined {
+    const found = id.includes('#') ? this.search.section(id) : undefined;
+    const page = found?.page ?? this.byPath.get(id);
+    if (!page) return undefined;
+    const text = found ? found.section.markdown : page.source;
+    return {
+      id,
+      title: found?.title ?? page.title,
+      text,
+      url: `${this.publicUrl}${id}`,
+      metadata: {
+        product: page.product,
+        direction: page.direction,
+        page: this.pathOf(page),
+        length: text.length,
+      },
+    };
+  }
+
+  /** Every page as an MCP resource, in navigation order. */
+  resources(): PageResource[] {
+    return this.pages.map((p) => ({
+      uri: `${this.publicUrl}${this.markdownPath(p)}`,
+      name: p.slug,
+      title: p.title,
+      description: p.summary,
+      mimeType: 'text/markdown' as const,
+    }));
+  }
+
+  /** The markdown of a page by its resource URI, or undefined. */
+  resourceText(uri: string): string | undefined {
+    if (!uri.startsWith(this.publicUrl)) return undefined;
+    return this.byMarkdownPath(uri.slice(this.publicUrl.length))?.source;
+  }
+
+  /** Absolute URL of the MCP endpoint. */
+  mcpUrl(): string {
+    return `${this.publicUrl}${this.base}/mcp`;
   }
 
   /** A page by its markdown address (`/docs/toplist-api.md`). */
