@@ -123,7 +123,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await registerReportingAdmin(admin, { reporting, tokens: access });
       await registerAggregateAdmin(admin, { aggregates, tokens: access });
       await registerTrackingOps(admin, { reporting, aggregates, backfills, tokens: access });
-      await registerSessionRoutes(admin, access.sessions, ADMIN_PREFIX);
+      await registerSessionRoutes(admin, access.sessions, ADMIN_PREFIX, config.publicUrl);
       await registerAdserverAdmin(admin, { adserver, tokens: access });
       await registerWebhookAdmin(admin, { webhooks, tokens: access });
       registerOpenApi(admin, {

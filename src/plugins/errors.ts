@@ -33,6 +33,10 @@ function describe(issue: AjvIssue): string {
       return 'is not an accepted field';
     case 'type':
       return `must be of type ${String(issue.params.type)}`;
+    case 'maximum':
+      return `must be at most ${String(issue.params.limit)}`;
+    case 'minimum':
+      return `must be at least ${String(issue.params.limit)}`;
     default:
       return issue.message ?? 'is invalid';
   }

@@ -15,8 +15,17 @@ const SignIn = T.Object(
   { additionalProperties: false },
 );
 
-function cookieOptions(request: FastifyRequest, path: string, httpOnly: boolean): CookieSerializeOptions {
-  return { path, httpOnly, sameSite: 'strict', secure: request.protocol === 'https' };
+/**
+ * Secure whenever the public URL is https (a TLS proxy in front, trusted or not) or the request
+ * came over https, so the cookie never leaves over plain http from a deployment meant for https.
+ */
+function cookieOptions(
+  request: FastifyRequest,
+  path: string,
+  httpOnly: boolean,
+  httpsPublic: boolean,
+): CookieSerializeOptions {
+  return { path, httpOnly, sameSite: 'strict', secure: httpsPublic || request.protocol === 'https' };
 }
 
 /**
@@ -28,8 +37,10 @@ export async function registerSessionRoutes(
   scope: FastifyInstance,
   sessions: SessionService,
   prefix: string,
+  publicUrl: string,
 ): Promise<void> {
   const app = scope.withTypeProvider<TypeBoxTypeProvider>();
+  const httpsPublic = publicUrl.startsWith('https://');
   const current = async (request: FastifyRequest) => {
     const cookie = request.cookies[SESSION_COOKIE];
     const session = cookie ? await sessions.resolve(cookie) : null;
@@ -56,11 +67,11 @@ export async function registerSessionRoutes(
       if (!created) throw new AppError('unauthorized', 'Invalid or revoked admin token');
       req.admin = created.admin;
       reply.setCookie(SESSION_COOKIE, created.sessionToken, {
-        ...cookieOptions(req, prefix, true),
+        ...cookieOptions(req, prefix, true, httpsPublic),
         expires: created.expiresAt,
       });
       reply.setCookie(CSRF_COOKIE, created.csrfToken, {
-        ...cookieOptions(req, '/', false),
+        ...cookieOptions(req, '/', false, httpsPublic),
         expires: created.expiresAt,
       });
       return createdWithSecret(reply, { data: { ...view(created), csrfToken: created.csrfToken } });
@@ -87,8 +98,8 @@ export async function registerSessionRoutes(
       }
       req.admin = session.admin;
       await sessions.signOut(session.id);
-      reply.clearCookie(SESSION_COOKIE, cookieOptions(req, prefix, true));
-      reply.clearCookie(CSRF_COOKIE, cookieOptions(req, '/', false));
+      reply.clearCookie(SESSION_COOKIE, cookieOptions(req, prefix, true, httpsPublic));
+      reply.clearCookie(CSRF_COOKIE, cookieOptions(req, '/', false, httpsPublic));
       return reply.status(204).send();
     },
   );
