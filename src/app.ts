@@ -105,7 +105,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     metrics.observeHttp(request.method, request.routePattern, reply.statusCode, reply.elapsedTime / 1000);
     done();
   });
-  await registerConsole(app, deps.consoleDir);
+  await registerConsole(app, { dir: deps.consoleDir, publicUrl: config.publicUrl });
 
   await registerOps(app, { readiness, metrics, metricsToken: config.metricsToken });
   // Every admin module registers inside this scope, so each of its writes is audited.

@@ -64,7 +64,16 @@ for (const [code, status] of Object.entries(ERRORS) as [ErrorCode, number][]) {
 export function frameworkErrors(err: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
   const code = (err.statusCode && BY_STATUS[err.statusCode]) || 'bad_request';
   const out = new AppError(code, err.message);
-  reply.status(out.status).type('application/json; charset=utf-8').send(out.toBody());
+  sendError(reply, out);
+}
+
+/** An error answer: the JSON body, which no browser may sniff into something else. */
+function sendError(reply: FastifyReply, out: AppError): void {
+  reply
+    .status(out.status)
+    .header('x-content-type-options', 'nosniff')
+    .type('application/json; charset=utf-8')
+    .send(out.toBody());
 }
 
 /**
@@ -87,7 +96,7 @@ export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): 
   }
   socket.end(
     `HTTP/1.1 ${out.status} ${STATUS_CODES[out.status]}\r\n` +
-      'Content-Type: application/json; charset=utf-8\r\n' +
+      'Content-Type: application/json; charset=utf-8\r\nX-Content-Type-Options: nosniff\r\n' +
       `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
 }
@@ -120,13 +129,10 @@ export function registerErrorHandling(app: FastifyInstance): void {
     if (out.status === 401 && !reply.hasHeader('www-authenticate')) {
       reply.header('www-authenticate', 'Bearer');
     }
-    reply.status(out.status).type('application/json; charset=utf-8').send(out.toBody());
+    sendError(reply, out);
   });
 
   app.setNotFoundHandler((request, reply) => {
-    reply
-      .status(404)
-      .type('application/json; charset=utf-8')
-      .send(new AppError('not_found', `No route for ${request.method} ${visiblePath(request.url)}`).toBody());
+    sendError(reply, new AppError('not_found', `No route for ${request.method} ${visiblePath(request.url)}`));
   });
 }

@@ -43,7 +43,11 @@ function linkNotFoundPage(reply: FastifyReply): FastifyReply {
     .status(404)
     .header('content-type', 'text/html; charset=utf-8')
     .header('cache-control', 'no-store')
-    .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'")
+    .header(
+      'content-security-policy',
+      "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
+    )
+    .header('x-frame-options', 'DENY')
     .header('x-content-type-options', 'nosniff')
     .send(LINK_NOT_FOUND_HTML);
 }
