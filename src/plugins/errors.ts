@@ -126,6 +126,8 @@ export function registerErrorHandling(app: FastifyInstance): void {
       request.log.error({ err }, 'unhandled error');
       out = new AppError('internal_error', 'Internal server error');
     }
+    const retryAfter = out.code === 'rate_limited' ? out.details?.retryAfterSeconds : undefined;
+    if (typeof retryAfter === 'number') reply.header('retry-after', String(retryAfter));
     if (out.status === 401 && !reply.hasHeader('www-authenticate')) {
       reply.header('www-authenticate', 'Bearer');
     }

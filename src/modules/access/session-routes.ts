@@ -2,6 +2,7 @@ import type { CookieSerializeOptions } from '@fastify/cookie';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type as T } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { AuthThrottle } from '../../lib/auth-throttle.ts';
 import { AppError } from '../../lib/errors.ts';
 import { CSRF_HEADER, SESSION_COOKIE } from '../../plugins/auth.ts';
 import { createdWithSecret } from '../../plugins/replies.ts';
@@ -38,6 +39,7 @@ export async function registerSessionRoutes(
   sessions: SessionService,
   prefix: string,
   publicUrl: string,
+  throttle: AuthThrottle,
 ): Promise<void> {
   const app = scope.withTypeProvider<TypeBoxTypeProvider>();
   const httpsPublic = publicUrl.startsWith('https://');
@@ -64,7 +66,12 @@ export async function registerSessionRoutes(
     },
     async (req, reply) => {
       const created = await sessions.signIn(req.body.token);
-      if (!created) throw new AppError('unauthorized', 'Invalid or revoked admin token');
+      if (!created)
+        throw await throttle.refusal(
+          'console_sign_in',
+          req.ip,
+          new AppError('unauthorized', 'Invalid or revoked admin token'),
+        );
       req.admin = created.admin;
       reply.setCookie(SESSION_COOKIE, created.sessionToken, {
         ...cookieOptions(req, prefix, true, httpsPublic),

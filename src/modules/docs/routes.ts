@@ -6,7 +6,7 @@ import { type GzipOf, gzipOnce } from '../../lib/gzip-once.ts';
 import { PACKAGE_VERSION as VERSION } from '../../lib/package-root.ts';
 import type { Redis } from '../../lib/redis.ts';
 import { registerDocsCors } from './cors.ts';
-import { BlockingStore, RedisBlockingStore } from './rate-limit.ts';
+import { BlockingStore, RedisBlockingStore } from '../../lib/blocking-store.ts';
 import type { DocsService } from './service.ts';
 
 /** Largest accepted body on the docs server (spec: 8 KB). */
@@ -97,7 +97,7 @@ function rateStore(opts: DocsRouteOptions) {
     const { client, prefix } = redis;
     return class extends RedisBlockingStore {
       constructor() {
-        super(client, prefix, rateMax, DOCS_RATE_WINDOW_MS, DOCS_BLOCK_MS);
+        super(client, `${prefix}docs-rate:`, rateMax, DOCS_RATE_WINDOW_MS, DOCS_BLOCK_MS);
       }
     };
   }
