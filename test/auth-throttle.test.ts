@@ -79,6 +79,7 @@ describe(`throttled authentication failures (${DB_KIND})`, () => {
       expect(over.statusCode).toBe(429);
       expect(over.json()).toMatchObject({ code: 'rate_limited', details: { retryAfterSeconds: 120 } });
       expect(over.headers['retry-after']).toBe('120');
+      expect(over.headers['www-authenticate']).toBeUndefined();
       expect((await attempt(false, ip)).statusCode).toBe(429);
       // Blocked for wrong credentials only: the right one from the same address passes.
       expect((await attempt(true, ip)).statusCode).toBe(okStatus[kind]);

@@ -45,7 +45,13 @@ export class AuthThrottle {
       max === 0
         ? undefined
         : redis
-          ? new RedisBlockingStore(redis.client, `${redis.prefix}auth-fail:`, max, AUTH_FAILURE_WINDOW_MS, blockMs)
+          ? new RedisBlockingStore(
+              redis.client,
+              `${redis.prefix}auth-fail:`,
+              max,
+              AUTH_FAILURE_WINDOW_MS,
+              blockMs,
+            )
           : new BlockingStore(opts.nowMs, max, AUTH_FAILURE_WINDOW_MS, blockMs);
     return new AuthThrottle(store, max, opts.onError);
   }

@@ -127,7 +127,9 @@ export function registerErrorHandling(app: FastifyInstance): void {
       out = new AppError('internal_error', 'Internal server error');
     }
     const retryAfter = out.code === 'rate_limited' ? out.details?.retryAfterSeconds : undefined;
-    if (typeof retryAfter === 'number') reply.header('retry-after', String(retryAfter));
+    // A throttled authentication failure is not a challenge to send credentials again.
+    if (typeof retryAfter === 'number')
+      reply.header('retry-after', String(retryAfter)).removeHeader('www-authenticate');
     if (out.status === 401 && !reply.hasHeader('www-authenticate')) {
       reply.header('www-authenticate', 'Bearer');
     }

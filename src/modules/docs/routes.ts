@@ -1,12 +1,12 @@
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { acceptsGzip } from '../../lib/accept-encoding.ts';
+import { BlockingStore, RedisBlockingStore } from '../../lib/blocking-store.ts';
 import { AppError, notFound } from '../../lib/errors.ts';
 import { type GzipOf, gzipOnce } from '../../lib/gzip-once.ts';
 import { PACKAGE_VERSION as VERSION } from '../../lib/package-root.ts';
 import type { Redis } from '../../lib/redis.ts';
 import { registerDocsCors } from './cors.ts';
-import { BlockingStore, RedisBlockingStore } from '../../lib/blocking-store.ts';
 import type { DocsService } from './service.ts';
 
 /** Largest accepted body on the docs server (spec: 8 KB). */
