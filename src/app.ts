@@ -105,7 +105,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     metrics.observeHttp(request.method, request.routePattern, reply.statusCode, reply.elapsedTime / 1000);
     done();
   });
-  await registerConsole(app, deps.consoleDir);
+  await registerConsole(app, { dir: deps.consoleDir, publicUrl: config.publicUrl });
 
   await registerOps(app, { readiness, metrics, metricsToken: config.metricsToken });
   // Every admin module registers inside this scope, so each of its writes is audited.
@@ -123,7 +123,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await registerReportingAdmin(admin, { reporting, tokens: access });
       await registerAggregateAdmin(admin, { aggregates, tokens: access });
       await registerTrackingOps(admin, { reporting, aggregates, backfills, tokens: access });
-      await registerSessionRoutes(admin, access.sessions, ADMIN_PREFIX);
+      await registerSessionRoutes(admin, access.sessions, ADMIN_PREFIX, config.publicUrl, access.throttle);
       await registerAdserverAdmin(admin, { adserver, tokens: access });
       await registerWebhookAdmin(admin, { webhooks, tokens: access });
       registerOpenApi(admin, {
@@ -143,7 +143,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     { prefix: '/api/v1' },
   );
   await app.register(async (scope) => registerTrackingPublic(scope, { tracking, config }));
-  await app.register(async (scope) => registerPostback(scope, tracking));
+  await app.register(async (scope) => registerPostback(scope, tracking, access.throttle));
   if (!config.docsPort) await app.register(async (scope) => registerDocs(scope, docsOptions(deps, docs)));
   return app;
 }

@@ -20,6 +20,8 @@ const AREA_OF: Record<keyof Config, (typeof AREAS)[number]> = {
   publicUrl: 'Server and network',
   trustProxy: 'Server and network',
   bodyLimitBytes: 'Server and network',
+  authFailureLimit: 'Server and network',
+  authBlockSeconds: 'Server and network',
   databaseUrl: 'Database',
   dataDir: 'Database',
   databaseReadUrl: 'Database',

@@ -24,6 +24,10 @@ export interface Config {
   readonly docsPort: number;
   /** Documentation server budget: requests per IP per 10 s before a 10 s block; 0 disables (benchmarks). */
   readonly docsRateLimit: number;
+  /** Failed authentications per client address, credential kind and minute before a block; 0 disables. */
+  readonly authFailureLimit: number;
+  /** Seconds a client address stays blocked for a credential kind once over `authFailureLimit`. */
+  readonly authBlockSeconds: number;
   /** Request header holding the visitor's country as set by a trusted edge (e.g. `cf-ipcountry`). */
   readonly countryHeader: string;
   /** Key of the HMAC that pseudonymises operators' player ids; unset: generated once and kept in the database. */
@@ -261,6 +265,22 @@ export const SETTINGS = [
     default: () => 60,
     parse: int(0, 1_000_000),
   } satisfies Setting<'docsRateLimit'>,
+  {
+    key: 'authFailureLimit',
+    env: 'PODIUM_AUTH_FAILURE_LIMIT',
+    description:
+      'Failed authentications (wrong admin token, site token, postback token or console sign-in) per client address and kind in one minute before that address is answered 429 for that kind (0: off). Counted in Redis across the fleet when REDIS_URL is set.',
+    default: () => 20,
+    parse: int(0, 1_000_000),
+  } satisfies Setting<'authFailureLimit'>,
+  {
+    key: 'authBlockSeconds',
+    env: 'PODIUM_AUTH_BLOCK_SECONDS',
+    description:
+      'Seconds an address over PODIUM_AUTH_FAILURE_LIMIT is answered 429 (with Retry-After) for further failures of that kind; correct credentials still pass.',
+    default: () => 300,
+    parse: int(1, 86_400),
+  } satisfies Setting<'authBlockSeconds'>,
   {
     key: 'countryHeader',
     env: 'PODIUM_COUNTRY_HEADER',

@@ -6,6 +6,7 @@ import { pendingMigrations } from './db/migrate.ts';
 import { openReadDb } from './db/read-replica.ts';
 import type { SlowStatement } from './db/slow-statements.ts';
 import { registerCheckpointJob } from './db/wal-checkpoint.ts';
+import { AuthThrottle } from './lib/auth-throttle.ts';
 import { Scheduler } from './lib/jobs.ts';
 import { OutboundClient, type OutboundOptions, outboundOptionsFrom } from './lib/outbound.ts';
 import type { Redis } from './lib/redis.ts';
@@ -114,7 +115,14 @@ export async function createServices(deps: ServiceDeps): Promise<Services> {
     log: (msg, err) => log.warn(msg, err),
   });
   const catalog = new CatalogService(db, bus, config, now, webhooks);
-  const access = new AccessService(db, bus, catalog, now);
+  const throttle = AuthThrottle.create({
+    max: config.authFailureLimit,
+    blockMs: config.authBlockSeconds * 1000,
+    nowMs: () => now().getTime(),
+    redis: deps.redis && { client: deps.redis, prefix: config.redisPrefix },
+    onError: (err) => log.warn('auth throttle: Redis failed, failures are not counted meanwhile', err),
+  });
+  const access = new AccessService(db, bus, catalog, now, throttle);
   const delivery = new DeliveryService(db, bus, now, `${config.publicUrl}/api/v1`, (err) =>
     log.error('delivery: gzipping an answer failed', err),
   );

@@ -26,7 +26,9 @@ describe('console sessions', () => {
     expect(res.headers['cache-control']).toBe('no-store');
     const session = cookies.podium_session!;
     expect(session).toMatchObject({ httpOnly: true, sameSite: 'Strict', path: P });
-    expect(session.secure).toBeFalsy();
+    // PODIUM_PUBLIC_URL is https (the tests' https://podium.test): Secure although this came over http.
+    expect(session.secure).toBe(true);
+    expect(cookies.podium_csrf!.secure).toBe(true);
     expect(cookies.podium_csrf).toMatchObject({ sameSite: 'Strict', path: '/' });
     expect(cookies.podium_csrf!.httpOnly).toBeFalsy();
     expect(res.json().data.csrfToken).toBe(cookies.podium_csrf!.value);
@@ -37,8 +39,8 @@ describe('console sessions', () => {
     );
   });
 
-  it('marks the cookie Secure behind https', async () => {
-    const https = await testApp({ trustProxy: true });
+  it('on a plain-http public URL, marks the cookie Secure only when the request came over https', async () => {
+    const https = await testApp({ trustProxy: true, publicUrl: 'http://podium.test' });
     try {
       const tokens = await https.app.services.access.createAdminToken('x', ['admin'], null);
       const res = await https.app.inject({
@@ -48,6 +50,13 @@ describe('console sessions', () => {
         payload: { token: tokens.token },
       });
       expect(res.cookies.find((c) => c.name === 'podium_session')!.secure).toBe(true);
+      const plain = await https.app.inject({
+        method: 'POST',
+        url: `${P}/session`,
+        payload: { token: tokens.token },
+      });
+      expect(plain.statusCode).toBe(201);
+      expect(plain.cookies.map((c) => c.secure ?? false)).toEqual([false, false]);
     } finally {
       await https.close();
     }

@@ -345,7 +345,7 @@ describe(`affiliate tracking (${DB_KIND})`, () => {
       const logBefore = await count('SELECT count(*)::int AS n FROM postback_log');
       const cases: Refusal[] = [
         [await pb('?txid=X&event=ftd', { token: 'pdp_wrongwrongwrongwrongwrongwrongwrongwrongwro' }), 401],
-        [await pb('?txid=X&event=ftd', { program: 'no-such-program' }), 404],
+        [await pb('?txid=X&event=ftd', { program: 'no-such-program' }), 401],
         ...(await badQueries([
           ['?event=ftd', 'txid'],
           ['?txid=X', 'event'],

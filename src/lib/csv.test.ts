@@ -16,10 +16,19 @@ describe('csv', () => {
 
   it('defuses text a spreadsheet would run as a formula, but keeps numbers', () => {
     expect(csvCell('=HYPERLINK("http://evil")')).toBe(`"'=HYPERLINK(""http://evil"")"`);
-    for (const s of ['+1+cmd', '-2+3', '@SUM(A1)', '\tx', '%0A']) expect(csvCell(s)).toBe(`'${s}`);
+    for (const s of ['+1+cmd', '-2+3', '@SUM(A1)', '%0A']) expect(csvCell(s)).toBe(`'${s}`);
+    expect(csvCell('\tx')).toBe(`"'\tx"`);
     expect(csvCell('-12.50')).toBe('-12.50');
     expect(csvCell(-3)).toBe('-3');
     expect(csvCell('0.0400')).toBe('0.0400');
+  });
+
+  it("quotes a cell holding any locale's list separator, so no spreadsheet splits it into a formula", () => {
+    expect(csvCell('x;=1+1')).toBe('"x;=1+1"');
+    for (const s of ['a\tb', 'a|b', 'a\u060Cb', 'a\u061B=1', 'a\uFF0Cb', 'a\uFF1Bb', 'a\u3001b'])
+      expect(csvCell(s), JSON.stringify(s)).toBe(`"${s}"`);
+    expect(csvCell('=1;2')).toBe(`"'=1;2"`);
+    expect(csvCell('plain')).toBe('plain');
   });
 
   it('writes a header and rows with CRLF line ends', () => {

@@ -16,11 +16,15 @@ const FORMULA_START = /^[=+\-@\t\r|%]/;
 
 /**
  * RFC 4180 with CRLF line ends (csv-stringify quotes a cell holding a comma, quote or line
- * break, doubling quotes; null is an empty cell). Text that a spreadsheet would read as a formula
+ * break, doubling quotes, and here any locale's list separator; null is an empty cell). Text that a spreadsheet would read as a formula
  * gets a leading apostrophe; plain numbers, negative ones included, stay numbers.
  */
 const OPTIONS: Options = {
   record_delimiter: '\r\n',
+  // Spreadsheets split on the list separator of their locale: `;` (German, Swedish, French …),
+  // tab, `|`, the Arabic comma and semicolon, the full-width and ideographic commas. A cell
+  // holding any of them is quoted, so it stays one cell whatever the reader's locale.
+  quoted_match: /[;\t|\u060C\u061B\uFF0C\uFF1B\u3001]/,
   // Off by default once record_delimiter is set: a line break in a cell must still be quoted.
   quote_record_delimiter: true,
   cast: {

@@ -6,6 +6,7 @@ import {
   allowSet,
   BlockedAddressError,
   checkAddress,
+  checkHostName,
   guardedLookup,
   normaliseAddress,
   type Resolver,
@@ -127,11 +128,9 @@ export class OutboundClient {
     if (url.hash) return bad('base_url must not carry a fragment');
     if (!url.hostname) return bad('base_url has no host');
     const literal = normaliseAddress(url.hostname);
-    if (literal !== undefined) {
-      const verdict = checkAddress(literal, this.allow);
-      if (!verdict.ok)
-        return { ok: false, kind: 'blocked_address', message: `base_url host ${verdict.reason}` };
-    }
+    const verdict = literal === undefined ? checkHostName(url.hostname) : checkAddress(literal, this.allow);
+    if (!verdict.ok)
+      return { ok: false, kind: 'blocked_address', message: `base_url host ${verdict.reason}` };
     return { ok: true, url };
   }
 

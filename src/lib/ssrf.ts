@@ -60,6 +60,19 @@ export function checkAddress(address: string, allow: ReadonlySet<string> = new S
   return { ok: true };
 }
 
+/** `localhost` and every name under it (RFC 6761), in any case, with or without the root dot. */
+const LOOPBACK_NAME = /(^|\.)localhost\.?$/i;
+
+/**
+ * The verdict on a host name before it is resolved: names that always mean loopback are refused
+ * as their addresses are, so a URL naming one is refused when saved, not only at connect time.
+ */
+export function checkHostName(hostname: string): AddressVerdict {
+  return LOOPBACK_NAME.test(hostname)
+    ? { ok: false, reason: `${hostname} is not a public address (loopback)` }
+    : { ok: true };
+}
+
 /** Normalises a test allow-list (addresses in any notation) for `checkAddress`. */
 export function allowSet(addresses: readonly string[] = []): ReadonlySet<string> {
   return new Set(addresses.map((a) => normaliseAddress(a) ?? a));

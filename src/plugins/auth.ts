@@ -6,6 +6,7 @@ import type {
   onRequestAsyncHookHandler,
   RouteOptions,
 } from 'fastify';
+import type { AuthThrottle } from '../lib/auth-throttle.ts';
 import { AppError } from '../lib/errors.ts';
 import { parseBearer } from '../lib/tokens.ts';
 
@@ -40,6 +41,8 @@ export interface Authenticator<S extends string = string> {
   resolveSession(sessionToken: string): Promise<SessionPrincipal | null>;
   /** Whether an admin holding `held` may act with `needed`. */
   permits(held: readonly string[], needed: S): boolean;
+  /** Counts wrong credentials per client address and turns a 401 into a 429 once over budget. */
+  readonly throttle: AuthThrottle;
 }
 
 declare module 'fastify' {
@@ -111,7 +114,12 @@ export function requireSite(verifier: Authenticator): onRequestAsyncHookHandler 
   return tag(
     async (request, reply) => {
       const site = await verifier.verifySite(bearerOf(request, reply));
-      if (!site) throw unauthorized(reply, 'Invalid or revoked site token');
+      if (!site)
+        throw await verifier.throttle.refusal(
+          'site_token',
+          request.ip,
+          unauthorized(reply, 'Invalid or revoked site token'),
+        );
       request.site = site;
     },
     { kind: 'site' },
@@ -156,7 +164,12 @@ async function adminOf(verifier: Authenticator, request: FastifyRequest, reply: 
     return session.admin;
   }
   const admin = await verifier.verifyAdmin(bearerOf(request, reply));
-  if (!admin) throw unauthorized(reply, 'Invalid or revoked admin token');
+  if (!admin)
+    throw await verifier.throttle.refusal(
+      'admin_token',
+      request.ip,
+      unauthorized(reply, 'Invalid or revoked admin token'),
+    );
   return admin;
 }
 

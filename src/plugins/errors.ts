@@ -33,6 +33,10 @@ function describe(issue: AjvIssue): string {
       return 'is not an accepted field';
     case 'type':
       return `must be of type ${String(issue.params.type)}`;
+    case 'maximum':
+      return `must be at most ${String(issue.params.limit)}`;
+    case 'minimum':
+      return `must be at least ${String(issue.params.limit)}`;
     default:
       return issue.message ?? 'is invalid';
   }
@@ -60,7 +64,16 @@ for (const [code, status] of Object.entries(ERRORS) as [ErrorCode, number][]) {
 export function frameworkErrors(err: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
   const code = (err.statusCode && BY_STATUS[err.statusCode]) || 'bad_request';
   const out = new AppError(code, err.message);
-  reply.status(out.status).type('application/json; charset=utf-8').send(out.toBody());
+  sendError(reply, out);
+}
+
+/** An error answer: the JSON body, which no browser may sniff into something else. */
+function sendError(reply: FastifyReply, out: AppError): void {
+  reply
+    .status(out.status)
+    .header('x-content-type-options', 'nosniff')
+    .type('application/json; charset=utf-8')
+    .send(out.toBody());
 }
 
 /**
@@ -83,7 +96,7 @@ export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): 
   }
   socket.end(
     `HTTP/1.1 ${out.status} ${STATUS_CODES[out.status]}\r\n` +
-      'Content-Type: application/json; charset=utf-8\r\n' +
+      'Content-Type: application/json; charset=utf-8\r\nX-Content-Type-Options: nosniff\r\n' +
       `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
 }
@@ -113,16 +126,17 @@ export function registerErrorHandling(app: FastifyInstance): void {
       request.log.error({ err }, 'unhandled error');
       out = new AppError('internal_error', 'Internal server error');
     }
+    const retryAfter = out.code === 'rate_limited' ? out.details?.retryAfterSeconds : undefined;
+    // A throttled authentication failure is not a challenge to send credentials again.
+    if (typeof retryAfter === 'number')
+      reply.header('retry-after', String(retryAfter)).removeHeader('www-authenticate');
     if (out.status === 401 && !reply.hasHeader('www-authenticate')) {
       reply.header('www-authenticate', 'Bearer');
     }
-    reply.status(out.status).type('application/json; charset=utf-8').send(out.toBody());
+    sendError(reply, out);
   });
 
   app.setNotFoundHandler((request, reply) => {
-    reply
-      .status(404)
-      .type('application/json; charset=utf-8')
-      .send(new AppError('not_found', `No route for ${request.method} ${visiblePath(request.url)}`).toBody());
+    sendError(reply, new AppError('not_found', `No route for ${request.method} ${visiblePath(request.url)}`));
   });
 }

@@ -1,5 +1,6 @@
 import type { ChangeBus } from '../../db/changes.ts';
 import type { Db } from '../../db/index.ts';
+import type { AuthThrottle } from '../../lib/auth-throttle.ts';
 import { notFound } from '../../lib/errors.ts';
 import { newToken } from '../../lib/tokens.ts';
 import type { AdminPrincipal, Authenticator, SitePrincipal } from '../../plugins/auth.ts';
@@ -29,6 +30,7 @@ export class AccessService implements Authenticator<Scope> {
     private readonly bus: ChangeBus,
     private readonly sites: SiteLookup,
     now: () => Date,
+    readonly throttle: AuthThrottle,
   ) {
     this.repo = new AccessRepository(db);
     this.verifier = new TokenVerifier(this.repo, bus);

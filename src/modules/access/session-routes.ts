@@ -2,6 +2,7 @@ import type { CookieSerializeOptions } from '@fastify/cookie';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type as T } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { AuthThrottle } from '../../lib/auth-throttle.ts';
 import { AppError } from '../../lib/errors.ts';
 import { CSRF_HEADER, SESSION_COOKIE } from '../../plugins/auth.ts';
 import { createdWithSecret } from '../../plugins/replies.ts';
@@ -15,8 +16,17 @@ const SignIn = T.Object(
   { additionalProperties: false },
 );
 
-function cookieOptions(request: FastifyRequest, path: string, httpOnly: boolean): CookieSerializeOptions {
-  return { path, httpOnly, sameSite: 'strict', secure: request.protocol === 'https' };
+/**
+ * Secure whenever the public URL is https (a TLS proxy in front, trusted or not) or the request
+ * came over https, so the cookie never leaves over plain http from a deployment meant for https.
+ */
+function cookieOptions(
+  request: FastifyRequest,
+  path: string,
+  httpOnly: boolean,
+  httpsPublic: boolean,
+): CookieSerializeOptions {
+  return { path, httpOnly, sameSite: 'strict', secure: httpsPublic || request.protocol === 'https' };
 }
 
 /**
@@ -28,8 +38,11 @@ export async function registerSessionRoutes(
   scope: FastifyInstance,
   sessions: SessionService,
   prefix: string,
+  publicUrl: string,
+  throttle: AuthThrottle,
 ): Promise<void> {
   const app = scope.withTypeProvider<TypeBoxTypeProvider>();
+  const httpsPublic = publicUrl.startsWith('https://');
   const current = async (request: FastifyRequest) => {
     const cookie = request.cookies[SESSION_COOKIE];
     const session = cookie ? await sessions.resolve(cookie) : null;
@@ -53,14 +66,19 @@ export async function registerSessionRoutes(
     },
     async (req, reply) => {
       const created = await sessions.signIn(req.body.token);
-      if (!created) throw new AppError('unauthorized', 'Invalid or revoked admin token');
+      if (!created)
+        throw await throttle.refusal(
+          'console_sign_in',
+          req.ip,
+          new AppError('unauthorized', 'Invalid or revoked admin token'),
+        );
       req.admin = created.admin;
       reply.setCookie(SESSION_COOKIE, created.sessionToken, {
-        ...cookieOptions(req, prefix, true),
+        ...cookieOptions(req, prefix, true, httpsPublic),
         expires: created.expiresAt,
       });
       reply.setCookie(CSRF_COOKIE, created.csrfToken, {
-        ...cookieOptions(req, '/', false),
+        ...cookieOptions(req, '/', false, httpsPublic),
         expires: created.expiresAt,
       });
       return createdWithSecret(reply, { data: { ...view(created), csrfToken: created.csrfToken } });
@@ -87,8 +105,8 @@ export async function registerSessionRoutes(
       }
       req.admin = session.admin;
       await sessions.signOut(session.id);
-      reply.clearCookie(SESSION_COOKIE, cookieOptions(req, prefix, true));
-      reply.clearCookie(CSRF_COOKIE, cookieOptions(req, '/', false));
+      reply.clearCookie(SESSION_COOKIE, cookieOptions(req, prefix, true, httpsPublic));
+      reply.clearCookie(CSRF_COOKIE, cookieOptions(req, '/', false, httpsPublic));
       return reply.status(204).send();
     },
   );

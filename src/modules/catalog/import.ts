@@ -87,7 +87,7 @@ export class CatalogImport {
       }
       for (const [i, b] of (doc.brands ?? []).entries()) {
         checkRating(b, `brands.${i}.`);
-        const columns = brandColumns(b);
+        const columns = brandColumns(b, `brands.${i}.`);
         const r = await upsert(repo, 'brands', b.externalId, columns, () =>
           repo.insertBrand(columns as Required<ColumnValues<'brands'>>),
         );
@@ -109,7 +109,7 @@ export class CatalogImport {
         );
         for (const [k, t] of (trackers ?? []).entries()) {
           const trackerId = await repo.findIdByExternalId('trackers', t.externalId);
-          const tcols = trackerColumns(t);
+          const tcols = trackerColumns(t, `offers.${i}.trackers.${k}.`);
           if (trackerId === undefined) {
             await repo.insertTracker(r.id, tcols as Required<ColumnValues<'trackers'>>);
           } else if (await repo.trackerBelongsTo(r.id, trackerId)) {

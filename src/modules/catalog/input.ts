@@ -1,5 +1,6 @@
 import { AppError, invalidField } from '../../lib/errors.ts';
 import { countryName, GLOBAL_CODE, isCountryCode, MARKET_CODE } from '../../lib/geo.ts';
+import { storedUrl, storedUrlTemplate } from '../../lib/stored-url.ts';
 import type { ColumnValues } from './rows.ts';
 import type { BrandInputT, GeoInputT, OfferInputT, TrackerInputT } from './schemas.ts';
 
@@ -8,13 +9,16 @@ import type { BrandInputT, GeoInputT, OfferInputT, TrackerInputT } from './schem
 /** The two columns of a geo scope (offers and trackers). */
 const geoColumns = (g: OfferInputT['geos']) => ({ geoCountries: g?.countries, geoMarkets: g?.markets });
 
+const stored = (field: string, raw: string | undefined) => (raw ? storedUrl(field, raw) : raw);
+
 // Input fields are named as their columns' API fields; only the nested objects are flattened.
-export function brandColumns(b: Partial<BrandInputT>): ColumnValues<'brands'> {
+// URLs are stored as the URL parser writes them; `prefix` names the row in a 422 (`trackers.1.`).
+export function brandColumns(b: Partial<BrandInputT>, prefix = ''): ColumnValues<'brands'> {
   const { logo, languages, ...same } = b;
   return {
     ...same,
-    logoRectangular: logo?.rectangular,
-    logoSquare: logo?.square,
+    logoRectangular: stored(`${prefix}logo.rectangular`, logo?.rectangular),
+    logoSquare: stored(`${prefix}logo.square`, logo?.square),
     logoBackgroundColor: logo?.backgroundColor,
     languagesWebsite: languages?.website,
     languagesSupport: languages?.support,
@@ -27,9 +31,14 @@ export function offerColumns(o: Partial<OfferInputT>): ColumnValues<'offers'> {
   return { ...same, ...geoColumns(geos) };
 }
 
-export function trackerColumns(t: Partial<TrackerInputT>): ColumnValues<'trackers'> {
-  const { geos, ...same } = t;
-  return { ...same, ...geoColumns(geos) };
+export function trackerColumns(t: Partial<TrackerInputT>, prefix = ''): ColumnValues<'trackers'> {
+  const { geos, landingUrl, tcLink, ...same } = t;
+  return {
+    ...same,
+    landingUrl: landingUrl === undefined ? undefined : storedUrlTemplate(`${prefix}landingUrl`, landingUrl),
+    tcLink: stored(`${prefix}tcLink`, tcLink),
+    ...geoColumns(geos),
+  };
 }
 
 /** JSON Schema's multipleOf fails on binary fractions (8.35 % 0.01 ≠ 0), so the two-decimal rule lives here. */

@@ -109,8 +109,11 @@ export class CatalogService {
       insert: (i) =>
         this.tx(async (r) => {
           const offerId = await r.insertOffer(offerColumns(i) as Required<ColumnValues<'offers'>>);
-          for (const t of i.trackers ?? []) {
-            await r.insertTracker(offerId, trackerColumns(t) as Required<ColumnValues<'trackers'>>);
+          for (const [k, t] of (i.trackers ?? []).entries()) {
+            await r.insertTracker(
+              offerId,
+              trackerColumns(t, `trackers.${k}.`) as Required<ColumnValues<'trackers'>>,
+            );
           }
           return offerId;
         }),

@@ -1,13 +1,13 @@
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { acceptsGzip } from '../../lib/accept-encoding.ts';
+import { BlockingStore, RedisBlockingStore } from '../../lib/blocking-store.ts';
 import { AppError, notFound } from '../../lib/errors.ts';
 import { type GzipOf, gzipOnce } from '../../lib/gzip-once.ts';
 import { PACKAGE_VERSION as VERSION } from '../../lib/package-root.ts';
 import type { Redis } from '../../lib/redis.ts';
 import { registerDocsCors } from './cors.ts';
 import { serverCard } from './discovery.ts';
-import { BlockingStore, RedisBlockingStore } from './rate-limit.ts';
 import type { DocsService } from './service.ts';
 
 /** Largest accepted body on the docs server (spec: 8 KB). */
@@ -39,7 +39,8 @@ const loadMcp = () => {
 const HTML_HEADERS = {
   'content-type': 'text/html; charset=utf-8',
   'content-security-policy':
-    "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; base-uri 'none'",
+    "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+  'x-frame-options': 'DENY',
   'x-content-type-options': 'nosniff',
   'cache-control': 'public, max-age=300',
 };
@@ -97,7 +98,7 @@ function rateStore(opts: DocsRouteOptions) {
     const { client, prefix } = redis;
     return class extends RedisBlockingStore {
       constructor() {
-        super(client, prefix, rateMax, DOCS_RATE_WINDOW_MS, DOCS_BLOCK_MS);
+        super(client, `${prefix}docs-rate:`, rateMax, DOCS_RATE_WINDOW_MS, DOCS_BLOCK_MS);
       }
     };
   }

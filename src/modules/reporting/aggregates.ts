@@ -139,7 +139,7 @@ export class OperatorAggregates {
         : input.key === null
           ? null
           : this.sealer.seal(input.key, String(programId));
-    await this.repo.setReport(programId, input.url, sealed, input.mapping ?? {});
+    await this.repo.setReport(programId, checked.url.href, sealed, input.mapping ?? {});
     return this.report(programId);
   }
 

@@ -44,6 +44,9 @@ export interface PostbackResult {
 const PROGRAM_TTL_MS = 1000;
 const PROGRAM_CACHE_MAX = 1000;
 
+/** What an unknown programme's token is compared with (no token hashes to it). */
+const NO_PROGRAM_HASH = Buffer.alloc(32);
+
 const trunc = (v: string | undefined, n: number) => (v ? v.slice(0, n) : null);
 /** A player id the log already holds pseudonymised (`ref:` and the keyed hash). */
 const PSEUDONYM = /^ref:[0-9a-f]{64}$/;
@@ -133,13 +136,18 @@ export class PostbackIntake {
     return program;
   }
 
-  /** The programme when the token is its current one; re-reads it once before refusing. */
-  private async authorise(raw: RawPostback, program: StoredProgram): Promise<StoredProgram> {
+  /**
+   * The programme when the token is its current one; re-reads it once before refusing. An unknown
+   * programme goes through the same steps (hash, compare, re-read) against a stand-in hash and
+   * gets the same refusal, so neither the answer nor its timing tells whether a slug exists.
+   */
+  private async authorise(raw: RawPostback, program: StoredProgram | undefined): Promise<StoredProgram> {
     const hash = hashToken(raw.token);
-    if (sameBytes(hash, program.tokenHash)) return program;
+    if (program && sameBytes(hash, program.tokenHash)) return program;
+    if (!program) sameBytes(hash, NO_PROGRAM_HASH);
     const fresh = await this.program(raw.program, true);
     if (fresh && sameBytes(hash, fresh.tokenHash)) return fresh;
-    throw new AppError('unauthorized', 'Invalid postback token');
+    throw new AppError('unauthorized', 'Unknown programme or invalid postback token');
   }
 
   /**
@@ -176,7 +184,6 @@ export class PostbackIntake {
     };
     let rejection: AppError | undefined;
     try {
-      if (!program) throw notFound('Program');
       program = await this.authorise(raw, program);
       if (bodyError) throw bodyError;
       const pb = readPostback(mergeFields(raw.query, body ?? {}), program.paramMap);

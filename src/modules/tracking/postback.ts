@@ -1,3 +1,4 @@
+import { evaluate, parse as parseJson } from '@humanwhocodes/momoa';
 import { AppError } from '../../lib/errors.ts';
 import { scrub } from '../../lib/scrub.ts';
 import { storableText as storable } from '../../lib/text.ts';
@@ -38,21 +39,33 @@ function put(out: Fields, key: string, value: unknown): void {
     throw new AppError('bad_request', `A postback carries at most ${MAX_FIELDS} parameters`);
 }
 
+/**
+ * A JSON object's members, each given once: `JSON.parse` would keep the last of a repeated key,
+ * so the body is read as a syntax tree (momoa) and a repeat is refused like a repeated query or
+ * form parameter.
+ */
+function jsonFields(raw: string): Record<string, unknown> {
+  let root: ReturnType<typeof parseJson>['body'];
+  try {
+    root = parseJson(raw).body;
+  } catch {
+    throw badField('body', 'is not valid JSON');
+  }
+  if (root.type !== 'Object') throw badField('body', 'must be a JSON object');
+  const out: Record<string, unknown> = Object.create(null);
+  for (const member of root.members) {
+    const key = member.name.type === 'String' ? member.name.value : member.name.name;
+    if (Object.hasOwn(out, key)) throw badField(key, 'must be given once');
+    out[key] = evaluate(member.value);
+  }
+  return out;
+}
+
 /** Parses the body by content type: JSON object, form or empty. Throws 400/415 on anything else. */
 export function parseBody(contentType: string | undefined, raw: string): Record<string, unknown> {
   if (!raw.trim()) return {};
   const type = (contentType ?? '').split(';')[0]?.trim().toLowerCase();
-  if (type === 'application/json') {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(raw);
-    } catch {
-      throw badField('body', 'is not valid JSON');
-    }
-    if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed))
-      throw badField('body', 'must be a JSON object');
-    return parsed as Record<string, unknown>;
-  }
+  if (type === 'application/json') return jsonFields(raw);
   if (type === 'application/x-www-form-urlencoded') {
     const out: Record<string, unknown> = {};
     for (const [k, v] of new URLSearchParams(raw)) {

@@ -2,6 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../config.ts';
 import { wantsHtml } from '../../lib/accept.ts';
+import type { AuthThrottle } from '../../lib/auth-throttle.ts';
 import { AppError } from '../../lib/errors.ts';
 import { escapeHtml } from '../../lib/html.ts';
 import { IdParams } from '../../lib/schema-parts.ts';
@@ -37,7 +38,11 @@ function linkNotFoundPage(reply: FastifyReply): FastifyReply {
     .status(404)
     .header('content-type', 'text/html; charset=utf-8')
     .header('cache-control', 'no-store')
-    .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'")
+    .header(
+      'content-security-policy',
+      "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
+    )
+    .header('x-frame-options', 'DENY')
     .header('x-content-type-options', 'nosniff')
     .send(LINK_NOT_FOUND_HTML);
 }
@@ -95,7 +100,11 @@ export async function registerTrackingPublic(
 }
 
 /** `GET|POST /api/postback/{program}/{token}`: bodies are taken raw so even unparseable ones get logged. */
-export async function registerPostback(scope: FastifyInstance, tracking: TrackingService): Promise<void> {
+export async function registerPostback(
+  scope: FastifyInstance,
+  tracking: TrackingService,
+  throttle: AuthThrottle,
+): Promise<void> {
   scope.removeAllContentTypeParsers();
   scope.addContentTypeParser('*', { parseAs: 'string', bodyLimit: POSTBACK_BODY_LIMIT }, (_req, body, done) =>
     done(null, body),
@@ -117,16 +126,23 @@ export async function registerPostback(scope: FastifyInstance, tracking: Trackin
     url,
     exposeHeadRoute: false,
     schema: { params },
-    handler: async (req) =>
-      tracking.postback({
-        program: req.params.program,
-        token: req.params.token,
-        method: req.method,
-        contentType: header(req, 'content-type'),
-        query: req.query as Record<string, unknown>,
-        body: typeof req.body === 'string' ? req.body : '',
-        remoteIp: req.ip,
-      }),
+    handler: async (req) => {
+      try {
+        return await tracking.postback({
+          program: req.params.program,
+          token: req.params.token,
+          method: req.method,
+          contentType: header(req, 'content-type'),
+          query: req.query as Record<string, unknown>,
+          body: typeof req.body === 'string' ? req.body : '',
+          remoteIp: req.ip,
+        });
+      } catch (err) {
+        if (err instanceof AppError && err.code === 'unauthorized')
+          throw await throttle.refusal('postback_token', req.ip, err);
+        throw err;
+      }
+    },
   });
 }
 

@@ -212,6 +212,12 @@ export class TrackingService {
     if (input.slug !== undefined && !/^[a-z0-9][a-z0-9-]{0,62}$/.test(input.slug))
       throw invalidField('slug', 'must be 1 to 63 lowercase letters, digits or dashes');
     if (input.landingParams !== undefined) {
+      // Encoded at click time anyway; refused here so no stored template holds a raw line break.
+      if (/[\p{Cc}\p{Zl}\p{Zp}]/u.test(input.landingParams))
+        throw invalidField(
+          'landingParams',
+          'must not hold control characters or line breaks (CR, LF, U+0000–U+001F, U+007F–U+009F, U+2028, U+2029)',
+        );
       const unknown = unknownMacros(input.landingParams);
       if (unknown.length)
         throw invalidField('landingParams', `unknown macro {${unknown[0]}}; known: ${MACROS.join(', ')}`);

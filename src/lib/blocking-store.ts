@@ -1,4 +1,4 @@
-import type { Redis } from '../../lib/redis.ts';
+import type { Redis } from './redis.ts';
 
 /** Counter state of one client key. */
 interface Entry {
@@ -11,9 +11,10 @@ interface Entry {
 type Callback = (err: Error | null, res?: { current: number; ttl: number }) => void;
 
 /**
- * A `@fastify/rate-limit` store with the docs server's policy: a fixed window of `windowMs`
- * holding `max` requests; the request that goes over starts a block of `blockMs`, during which
- * every request is refused, whatever the window. The clock is injectable so tests need no sleeps.
+ * A counter per client key with a fixed window of `windowMs` holding `max` counts; the count
+ * that goes over starts a block of `blockMs`, during which every count is over, whatever the
+ * window. It is a `@fastify/rate-limit` store (the docs server's budget) and counts failed
+ * authentications (`AuthThrottle`). The clock is injectable so tests need no sleeps.
  * Memory is bounded: expired keys are swept when the table reaches `maxKeys`.
  */
 export class BlockingStore {
@@ -100,7 +101,8 @@ type IncrCommand = (
 ) => Promise<[number, number]>;
 
 /**
- * The same policy as `BlockingStore`, with the counters in Redis so that a fleet of processes
+ * The same policy as `BlockingStore`, with the counters in Redis under `prefix` (the deployment's
+ * Redis prefix and the counter's own, such as `podium:docs-rate:`) so that a fleet of processes
  * shares one budget per client. Redis keeps time (key expiry), so no clock is injected.
  */
 export class RedisBlockingStore {
@@ -113,15 +115,15 @@ export class RedisBlockingStore {
     private readonly windowMs: number,
     private readonly blockMs: number,
   ) {
-    if (!('podiumDocsIncr' in redis))
-      redis.defineCommand('podiumDocsIncr', { numberOfKeys: 2, lua: INCR_SCRIPT });
-    const command = (redis as unknown as { podiumDocsIncr: IncrCommand }).podiumDocsIncr;
+    if (!('podiumBlockingIncr' in redis))
+      redis.defineCommand('podiumBlockingIncr', { numberOfKeys: 2, lua: INCR_SCRIPT });
+    const command = (redis as unknown as { podiumBlockingIncr: IncrCommand }).podiumBlockingIncr;
     this.incrCommand = command.bind(redis);
   }
 
   /** The store interface of `@fastify/rate-limit`; a Redis error is passed on (the plugin fails open). */
   incr(key: string, cb: Callback): void {
-    const base = `${this.prefix}docs-rate:${key}`;
+    const base = `${this.prefix}${key}`;
     this.incrCommand(`${base}:n`, `${base}:block`, this.windowMs, this.max, this.blockMs).then(
       ([current, ttl]) => cb(null, { current, ttl }),
       (err: Error) => cb(err),
