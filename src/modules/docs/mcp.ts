@@ -60,6 +60,7 @@ const FETCH_INPUT = z.object({
     .describe('A result id from search: /docs/toplist-api#errors (a section) or /docs/toplist-api (a page)'),
 });
 
+/** A tool's error result; keys in the order the SDK writes one (its schema's), as the direct path must. */
 const toolError = (text: string): ToolResult => ({
   content: [{ type: 'text' as const, text }],
   isError: true,
@@ -90,18 +91,10 @@ const TOOLS = {
     check: PAGE_INPUT,
     run: (docs, { path }) => {
       const text = docs.read(path);
-      if (text === undefined) {
-        // Keys in the order the SDK writes a result (its schema's order), as the direct path must.
-        return {
-          content: [
-            {
-              type: 'text' as const,
-              text: `No page at path ${JSON.stringify(path.slice(0, 200))}: use a path returned by list_pages or search_docs.`,
-            },
-          ],
-          isError: true,
-        };
-      }
+      if (text === undefined)
+        return toolError(
+          `No page at path ${JSON.stringify(path.slice(0, 200))}: use a path returned by list_pages or search_docs.`,
+        );
       return { content: [{ type: 'text' as const, text }] };
     },
   } satisfies DocsTool<z.infer<typeof PAGE_INPUT>>,
