@@ -1,7 +1,7 @@
-import { type Insertable, type Selectable, sql, type Updateable } from 'kysely';
+import { type ExpressionBuilder, type Insertable, type Selectable, sql, type Updateable } from 'kysely';
 import { JsonParam, type Queryable } from '../../db/index.ts';
 import { kysely, runNamed } from '../../db/kysely.ts';
-import type { AffiliatePrograms } from '../../db/schema.ts';
+import type { AffiliatePrograms, DB } from '../../db/schema.ts';
 import { fieldsOf } from '../../lib/camel.ts';
 import { containsPattern } from '../../lib/schema-parts.ts';
 import type { ClickRow, ConversionInput, PostbackLogEntry, Program } from './types.ts';
@@ -271,10 +271,10 @@ export class TrackingRepository {
     search?: string,
   ): Promise<{ rows: StoredProgram[]; total: number }> {
     const like = search === undefined ? undefined : containsPattern(search);
+    const matching = (eb: ExpressionBuilder<DB & { p: AffiliatePrograms }, 'p'>) =>
+      like === undefined ? eb.lit(true) : eb.or([eb('p.name', 'ilike', like), eb('p.slug', 'ilike', like)]);
     const rows = await programs(this.db)
-      .$if(like !== undefined, (qb) =>
-        qb.where((eb) => eb.or([eb('p.name', 'ilike', like!), eb('p.slug', 'ilike', like!)])),
-      )
+      .where(matching)
       .orderBy('p.id')
       .limit(limit)
       .offset(offset)
@@ -282,9 +282,7 @@ export class TrackingRepository {
     const c = await kysely(this.db)
       .selectFrom('affiliate_programs as p')
       .select((eb) => eb.fn.countAll<number>().as('n'))
-      .$if(like !== undefined, (qb) =>
-        qb.where((eb) => eb.or([eb('p.name', 'ilike', like!), eb('p.slug', 'ilike', like!)])),
-      )
+      .where(matching)
       .executeTakeFirst();
     return { rows: rows.map(toProgram), total: Number(c?.n ?? 0) };
   }
