@@ -27,7 +27,7 @@ describe('docs search: sections, identifiers, snippets', () => {
   it('ranks an expected section in the top 3 and first, on the held-out half and the tuning half', () => {
     const held = evaluate(docs, HELD_OUT);
     expect(held.recall_at_3, JSON.stringify(held.misses_at_3, null, 2)).toBeGreaterThanOrEqual(0.9);
-    expect(held.recall_at_1).toBeGreaterThanOrEqual(0.77);
+    expect(held.recall_at_1).toBeGreaterThanOrEqual(0.78);
     const tuning = evaluate(docs, QUESTIONS);
     expect(tuning.recall_at_3, JSON.stringify(tuning.misses_at_3, null, 2)).toBeGreaterThanOrEqual(0.94);
     expect(tuning.recall_at_1).toBeGreaterThanOrEqual(0.77);
