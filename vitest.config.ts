@@ -22,8 +22,13 @@ const COVERAGE_FLOOR = {
   'src/modules/audit/**': { lines: 93, statements: 90, branches: 88, functions: 90 },
   'src/modules/catalog/**': { lines: 92, statements: 92, branches: 83, functions: 91 },
   'src/modules/console/**': { lines: 98, statements: 98, branches: 98, functions: 98 },
+  'src/modules/creatives/**': { lines: 93, statements: 90, branches: 77, functions: 95 },
   'src/modules/delivery/**': { lines: 96, statements: 95, branches: 93, functions: 95 },
   'src/modules/docs/**': { lines: 95, statements: 94, branches: 86, functions: 94 },
+  'src/modules/people/**': { lines: 97, statements: 91, branches: 80, functions: 96 },
+  'src/modules/sales-agent/**': { lines: 88, statements: 86, branches: 67, functions: 93 },
+  // The marketplace (measured with its own tests only: market, market-statements, market-demo).
+  'src/modules/market/**': { lines: 95, statements: 91, branches: 71, functions: 92 },
   'src/modules/ops/**': { lines: 98, statements: 96, branches: 93, functions: 95 },
   'src/modules/reporting/**': { lines: 94, statements: 93, branches: 86, functions: 96 },
   'src/modules/tracking/**': { lines: 96, statements: 93, branches: 85, functions: 95 },
@@ -54,7 +59,7 @@ export default defineConfig({
       exclude: ['**/*.test.ts'],
       reporter: ['text-summary', 'json-summary'],
       // The floor: just below the figures measured, per module. It only goes up: raise a figure
-      // when a change covers more (CONTRIBUTING.md), never lower one to let a change in.
+      // when a change covers more, never lower one to let a change in.
       thresholds: COVERAGE_FLOOR,
     },
   },

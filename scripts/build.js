@@ -23,6 +23,9 @@ if (!only || only === 'server') {
   rmSync(join(out, 'packages'), { recursive: true, force: true });
   run([require.resolve('typescript/bin/tsc'), '-p', 'tsconfig.build.json', '--noCheck', '--outDir', out]);
   cpSync(join(root, 'src/db/migrations'), join(out, 'src/db/migrations'), { recursive: true });
+  // The reference ad server `podium start` runs beside the demo reads its own migrations.
+  const kit = 'packages/adserver-kit/src/migrations';
+  cpSync(join(root, kit), join(out, kit), { recursive: true });
 }
 if (!only || only === 'console') {
   step(`operator console → ${join(out, 'console')}`);

@@ -1,20 +1,27 @@
 import fastifyCookie from '@fastify/cookie';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import { lazyChildLogger, logDestination, loggerOptions } from './lib/logger.ts';
+import { PACKAGE_VERSION } from './lib/package-root.ts';
 import { registerAccess } from './modules/access/routes.ts';
 import { registerSessionRoutes } from './modules/access/session-routes.ts';
 import { registerAdserverAdmin } from './modules/adserver/routes.ts';
 import { auditAdminWrites, registerAuditRoutes } from './modules/audit/routes.ts';
 import { registerCatalog } from './modules/catalog/routes.ts';
+import { registerComplianceAdmin } from './modules/compliance/routes.ts';
 import { registerConsole } from './modules/console/static.ts';
+import { registerCreativeFiles, registerCreativesAdmin } from './modules/creatives/routes.ts';
 import { registerDelivery } from './modules/delivery/routes.ts';
 import { loadPages } from './modules/docs/pages.ts';
 import { registerDocs } from './modules/docs/routes.ts';
 import { DocsService } from './modules/docs/service.ts';
+import { registerMarketAdmin } from './modules/market/routes.ts';
 import { registerOps } from './modules/ops/routes.ts';
+import { registerPeople } from './modules/people/routes.ts';
+import { registerPlayerData } from './modules/player-data/routes.ts';
 import { registerAggregateAdmin } from './modules/reporting/aggregate-routes.ts';
 import { registerTrackingOps } from './modules/reporting/ops-routes.ts';
 import { registerReportingAdmin } from './modules/reporting/routes.ts';
+import { registerSalesAgent, registerSalesAgentAdmin } from './modules/sales-agent/routes.ts';
 import {
   registerPostback,
   registerTrackingAdmin,
@@ -84,13 +91,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     slowStatement: (s, database) =>
       app.log.warn({ statement: s.statement, ms: s.ms, times: s.times, database }, 'slow database statement'),
     log: {
+      info: (msg) => app.log.info(msg),
       warn: (msg, err) => (err === undefined ? app.log.warn(msg) : app.log.warn({ err }, msg)),
       error: (msg, err) => (err === undefined ? app.log.error(msg) : app.log.error({ err }, msg)),
     },
   });
   const docs = new DocsService(loadPages(), config.docsBase, config.publicUrl);
-  const { access, catalog, delivery, readiness, metrics, audit } = services;
-  const { tracking, reporting, adserver, aggregates, backfills, webhooks } = services;
+  const { access, catalog, compliance, delivery, readiness, metrics, audit } = services;
+  const { tracking, reporting, adserver, market, aggregates, backfills, webhooks, playerData } = services;
   app.decorate('services', { ...services, docs });
   if (logStream)
     metrics.counterFrom(
@@ -118,13 +126,30 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       auditAdminWrites(admin, audit, ADMIN_PREFIX);
       await registerAccess(admin, access);
       await registerCatalog(admin, catalog, access);
+      await registerComplianceAdmin(admin, { compliance, catalog, tokens: access });
       await registerAuditRoutes(admin, audit, access);
       await registerTrackingAdmin(admin, { tracking, tokens: access });
       await registerReportingAdmin(admin, { reporting, tokens: access });
       await registerAggregateAdmin(admin, { aggregates, tokens: access });
       await registerTrackingOps(admin, { reporting, aggregates, backfills, tokens: access });
-      await registerSessionRoutes(admin, access.sessions, ADMIN_PREFIX, config.publicUrl, access.throttle);
+      await registerPlayerData(admin, { playerData, tokens: access });
+      await registerSessionRoutes(
+        admin,
+        access.sessions,
+        services.people,
+        ADMIN_PREFIX,
+        config.publicUrl,
+        access.throttle,
+      );
+      await registerPeople(admin, { people: services.people, access });
       await registerAdserverAdmin(admin, { adserver, tokens: access });
+      await registerMarketAdmin(admin, { market, tokens: access });
+      await registerSalesAgentAdmin(admin, { agent: services.salesAgent, tokens: access });
+      await registerCreativesAdmin(admin, {
+        creatives: services.creatives,
+        tokens: access,
+        maxBytes: config.creativeMaxBytes,
+      });
       await registerWebhookAdmin(admin, { webhooks, tokens: access });
       registerOpenApi(admin, {
         title: 'Podium admin API',
@@ -143,7 +168,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     { prefix: '/api/v1' },
   );
   await app.register(async (scope) => registerTrackingPublic(scope, { tracking, config }));
+  await app.register(async (scope) => registerCreativeFiles(scope, services.creatives));
   await app.register(async (scope) => registerPostback(scope, tracking, access.throttle));
+  await app.register(async (scope) =>
+    registerSalesAgent(scope, {
+      agent: services.salesAgent,
+      throttle: access.throttle,
+      version: PACKAGE_VERSION,
+    }),
+  );
   if (!config.docsPort) await app.register(async (scope) => registerDocs(scope, docsOptions(deps, docs)));
   return app;
 }

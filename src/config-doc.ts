@@ -11,6 +11,7 @@ const AREAS = [
   'Tracking',
   'Operator reports and reconciliation',
   'Outbound calls and ad servers',
+  'Marketplace creatives',
 ] as const;
 
 /** The area of every setting (the compiler refuses a setting without one). */
@@ -27,6 +28,9 @@ const AREA_OF: Record<keyof Config, (typeof AREAS)[number]> = {
   databaseReadUrl: 'Database',
   slowStatementMs: 'Database',
   demoOnEmpty: 'Database',
+  ownerEmail: 'Server and network',
+  smtpUrl: 'Server and network',
+  mailFrom: 'Server and network',
   logLevel: 'Logs and metrics',
   metricsToken: 'Logs and metrics',
   docsBase: 'Documentation server',
@@ -50,8 +54,18 @@ const AREA_OF: Record<keyof Config, (typeof AREAS)[number]> = {
   outboundTimeoutMs: 'Outbound calls and ad servers',
   outboundMaxBytes: 'Outbound calls and ad servers',
   outboundAddress: 'Outbound calls and ad servers',
+  outboundLoopbackAllow: 'Outbound calls and ad servers',
   adserverReportMinutes: 'Outbound calls and ad servers',
   adserverTrailingDays: 'Outbound calls and ad servers',
+  marketHoldMinutes: 'Outbound calls and ad servers',
+  marketForecastMaxAgeMinutes: 'Outbound calls and ad servers',
+  creativeStore: 'Marketplace creatives',
+  creativeMaxBytes: 'Marketplace creatives',
+  creativeBaseUrl: 'Marketplace creatives',
+  creativeS3Bucket: 'Marketplace creatives',
+  creativeS3Region: 'Marketplace creatives',
+  creativeS3Endpoint: 'Marketplace creatives',
+  creativeS3Prefix: 'Marketplace creatives',
 };
 
 /** The configuration reference page (docs/configuration.md), generated from the SETTINGS table, one section per area. */
@@ -61,9 +75,11 @@ export function configReference(): string {
     const shown =
       'secret' in s && s.secret
         ? 'unset'
-        : def === undefined
-          ? 'unset'
-          : `\`${String(def).replace(process.cwd(), '.')}\``;
+        : 'defaultText' in s
+          ? s.defaultText
+          : def === undefined || (Array.isArray(def) && !def.length)
+            ? 'unset'
+            : `\`${String(def).replace(process.cwd(), '.')}\``;
     const row = `| \`${s.env}\` | ${s.description}${'secret' in s && s.secret ? ` **Secret:** never logged; may instead be read from the file named by \`${s.env}_FILE\`.` : ''} | ${shown} |`;
     return { area: AREA_OF[s.key], row };
   });

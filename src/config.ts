@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import ipaddr from 'ipaddr.js';
+import { parseLoopbackPair } from './lib/ssrf.ts';
 
 /** Parsed, validated, frozen runtime configuration. Built once per process by `loadConfig`. */
 export interface Config {
@@ -16,6 +17,12 @@ export interface Config {
   readonly trustProxy: boolean;
   /** Load the demo dataset when the database is empty (used by `npm start`). */
   readonly demoOnEmpty: boolean;
+  /** Email of the owner account created at the first start of a database without an owner. */
+  readonly ownerEmail: string;
+  /** SMTP server invitations and password resets are mailed through; unset: no mail is sent. */
+  readonly smtpUrl: string | undefined;
+  /** Sender (From) of Podium's mail. */
+  readonly mailFrom: string;
   /** Bearer token that `/metrics` requires; unset leaves it open (bind it to a private network). */
   readonly metricsToken: string | undefined;
   /** Path prefix of the documentation server (`/docs`); empty when the docs have their own port or host. */
@@ -55,9 +62,24 @@ export interface Config {
   readonly outboundMaxBytes: number;
   /** Local IP address every outbound socket is bound to (the source address peers see); unset: the system's choice. */
   readonly outboundAddress: string | undefined;
+  /** The local-only allowance: exact loopback `address:port` pairs outbound calls may reach (the demo's reference ad server). */
+  readonly outboundLoopbackAllow: readonly string[];
   /** Ad-server delivery pulls: minutes between runs, and trailing days pulled again on each run. */
   readonly adserverReportMinutes: number;
   readonly adserverTrailingDays: number;
+  /** Marketplace: minutes a reservation holds its impressions, and minutes after which a forecast is fetched again. */
+  readonly marketHoldMinutes: number;
+  readonly marketForecastMaxAgeMinutes: number;
+  /** Where creative bytes live: files under the data directory, the database, or S3-compatible storage. */
+  readonly creativeStore: CreativeStoreKind;
+  /** Largest creative per format, in bytes. */
+  readonly creativeMaxBytes: Readonly<Record<CreativeFormat, number>>;
+  /** Base URL the frame loads creatives from (a CDN in front of `/creatives`); default `<publicUrl>/creatives`. */
+  readonly creativeBaseUrl: string;
+  readonly creativeS3Bucket: string | undefined;
+  readonly creativeS3Region: string;
+  readonly creativeS3Endpoint: string | undefined;
+  readonly creativeS3Prefix: string;
   /** PostgreSQL read replica for report queries; unset or unreachable: the primary answers them. */
   readonly databaseReadUrl: string | undefined;
   /** Days of raw clicks/impressions, postback log and conversions kept; 0 keeps them forever. */
@@ -93,7 +115,70 @@ export function parseSecretKeys(raw: string): SealKey[] {
   return keys;
 }
 
+/** Parses the local-only allowance: a comma list of exact loopback `address:port` pairs. */
+export function loopbackPairs(raw: string): string[] {
+  const pairs = raw
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean)
+    .map(parseLoopbackPair);
+  if (pairs.length > 16) throw new Error('at most 16 address:port pairs');
+  return [...new Set(pairs)];
+}
+
+/** Why a loopback allowance may not be used in this environment, or undefined when it may. */
+export function loopbackAllowanceProblem(
+  pairs: readonly string[],
+  env: NodeJS.ProcessEnv = process.env,
+): string | undefined {
+  if (pairs.length && env.NODE_ENV === 'production')
+    return `refused when NODE_ENV=production: it opens ${pairs.join(', ')} on this machine to outbound calls, a local-only allowance for trying Podium (unset it, or unset NODE_ENV)`;
+  return undefined;
+}
+
+/**
+ * The config with loopback pairs added to its allowance (what the demo does for the reference ad
+ * server it runs); throws ConfigError under NODE_ENV=production.
+ */
+export function withLoopbackAllowance(
+  config: Config,
+  pairs: readonly string[],
+  env: NodeJS.ProcessEnv = process.env,
+): Config {
+  const all = [...new Set([...config.outboundLoopbackAllow, ...pairs.map(parseLoopbackPair)])];
+  const problem = loopbackAllowanceProblem(all, env);
+  if (problem) throw new ConfigError([`PODIUM_OUTBOUND_LOOPBACK_ALLOW: ${problem}`]);
+  return Object.freeze({ ...config, outboundLoopbackAllow: all });
+}
+
 type Parser<T> = (raw: string) => T;
+
+export const CREATIVE_FORMATS = ['png', 'jpeg', 'gif', 'webp'] as const;
+export type CreativeFormat = (typeof CREATIVE_FORMATS)[number];
+export type CreativeStoreKind = 'files' | 'database' | 's3';
+/** The IAB New Ad Portfolio's initial-load budget for a display creative: 150 KB. */
+export const IAB_CREATIVE_KB = 150;
+
+/** `150` (every format) or `png=150,jpeg=150,gif=200,webp=150` (formats left out keep 150), in KB. */
+function creativeWeights(raw: string): Record<CreativeFormat, number> {
+  const kb = (v: string) => {
+    if (!/^\d+$/.test(v) || Number(v) < 1 || Number(v) > 10_240)
+      throw new Error('each limit must be an integer number of KB between 1 and 10240');
+    return Number(v) * 1024;
+  };
+  if (/^\d+$/.test(raw)) return Object.fromEntries(CREATIVE_FORMATS.map((f) => [f, kb(raw)])) as never;
+  const out = Object.fromEntries(CREATIVE_FORMATS.map((f) => [f, IAB_CREATIVE_KB * 1024])) as Record<
+    CreativeFormat,
+    number
+  >;
+  for (const part of raw.split(',')) {
+    const [f, v] = part.split('=').map((x) => x.trim());
+    if (!CREATIVE_FORMATS.includes(f as CreativeFormat) || v === undefined)
+      throw new Error(`must be KB or format=KB pairs of ${CREATIVE_FORMATS.join(', ')}`);
+    out[f as CreativeFormat] = kb(v);
+  }
+  return out;
+}
 
 interface Setting<K extends keyof Config> {
   key: K;
@@ -101,6 +186,8 @@ interface Setting<K extends keyof Config> {
   description: string;
   /** Secrets are only taken from the environment, never from flags, and never echoed back. */
   secret?: boolean;
+  /** The default as the reference page states it, when it depends on other settings or is not a plain value. */
+  defaultText?: string;
   default: (partial: Partial<Config>) => Config[K];
   parse: Parser<Config[K]>;
 }
@@ -155,6 +242,19 @@ function docsPath(raw: string): string {
 
 function redisKeyPrefix(raw: string): string {
   if (!/^[A-Za-z0-9:_.-]{1,64}$/.test(raw)) throw new Error('must be 1-64 characters of A-Z a-z 0-9 : _ . -');
+  return raw;
+}
+
+function smtpUrl(raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new Error('must be an smtp:// or smtps:// URL');
+  }
+  if (url.protocol !== 'smtp:' && url.protocol !== 'smtps:')
+    throw new Error('must be an smtp:// or smtps:// URL');
+  if (!url.hostname) throw new Error('must name a host');
   return raw;
 }
 
@@ -235,6 +335,37 @@ export const SETTINGS = [
     default: () => false,
     parse: bool,
   } satisfies Setting<'demoOnEmpty'>,
+  {
+    key: 'ownerEmail',
+    env: 'PODIUM_OWNER_EMAIL',
+    description:
+      'Email of the owner account created at the first start of a database without one; the start prints a one-time link (valid 24 hours) to set its password.',
+    default: () => 'owner@podium.local',
+    parse: (raw: string) => {
+      if (!/^[^\s@]{1,64}@[^\s@]{1,255}$/.test(raw)) throw new Error('must be an email address');
+      return raw;
+    },
+  } satisfies Setting<'ownerEmail'>,
+  {
+    key: 'smtpUrl',
+    env: 'PODIUM_SMTP_URL',
+    description:
+      'SMTP server for invitations and password resets, e.g. smtps://user:password@mail.example.com:465 or smtp://mail.example.com:587 (STARTTLS when offered). Unset: nothing is mailed; invitation links are shown to the inviting admin and password resets are issued by an admin.',
+    secret: true,
+    default: () => undefined,
+    parse: smtpUrl,
+  } satisfies Setting<'smtpUrl'>,
+  {
+    key: 'mailFrom',
+    env: 'PODIUM_MAIL_FROM',
+    description: 'Sender of the mail Podium sends: an address, or "Name <address>".',
+    default: () => 'Podium <podium@localhost>',
+    parse: (raw: string) => {
+      if (!/^([^<>\r\n]{0,100}<[^\s@<>]{1,64}@[^\s@<>]{1,255}>|[^\s@<>]{1,64}@[^\s@<>]{1,255})$/.test(raw))
+        throw new Error('must be an email address or "Name <address>"');
+      return raw;
+    },
+  } satisfies Setting<'mailFrom'>,
   {
     key: 'metricsToken',
     env: 'PODIUM_METRICS_TOKEN',
@@ -410,6 +541,14 @@ export const SETTINGS = [
     },
   } satisfies Setting<'outboundAddress'>,
   {
+    key: 'outboundLoopbackAllow',
+    env: 'PODIUM_OUTBOUND_LOOPBACK_ALLOW',
+    description:
+      'Local-only allowance: comma list of exact loopback address:port pairs (`127.0.0.1:3201`, `[::1]:3201`) that outbound calls may reach, over plain http too, although the SSRF guard refuses loopback. `npm start` sets it for the reference ad server it runs on a new embedded demo database (never with DATABASE_URL: there only by hand). Logged at start; refused when NODE_ENV=production. Unset: no loopback address is reachable.',
+    default: () => [],
+    parse: loopbackPairs,
+  } satisfies Setting<'outboundLoopbackAllow'>,
+  {
     key: 'adserverReportMinutes',
     env: 'PODIUM_ADSERVER_REPORT_MINUTES',
     description: "Minutes between pulls of delivery from publishers' ad servers (POST /reports).",
@@ -423,6 +562,90 @@ export const SETTINGS = [
     default: () => 3,
     parse: int(0, 60),
   } satisfies Setting<'adserverTrailingDays'>,
+  {
+    key: 'marketHoldMinutes',
+    env: 'PODIUM_MARKET_HOLD_MINUTES',
+    description:
+      'Minutes a marketplace reservation holds its impressions awaiting approval; then it expires and frees them.',
+    default: () => 2880,
+    parse: int(1, 43_200),
+  } satisfies Setting<'marketHoldMinutes'>,
+  {
+    key: 'marketForecastMaxAgeMinutes',
+    env: 'PODIUM_MARKET_FORECAST_MAX_AGE_MINUTES',
+    description:
+      "Minutes after which a product's cached forecast (POST /forecast) is fetched again in the background.",
+    default: () => 15,
+    parse: int(1, 1440),
+  } satisfies Setting<'marketForecastMaxAgeMinutes'>,
+  {
+    key: 'creativeStore',
+    env: 'PODIUM_CREATIVE_STORE',
+    description:
+      'Where uploaded creatives are stored, by SHA-256: `files` (under `<PODIUM_DATA_DIR>/creatives`), `database` (a bytea table; the default with DATABASE_URL, where processes may not share a disk) or `s3` (PODIUM_CREATIVE_S3_*; credentials from the AWS SDK default chain, e.g. AWS_ACCESS_KEY_ID).',
+    defaultText: '`files`; `database` with DATABASE_URL',
+    default: (c) => (c.databaseUrl ? 'database' : 'files'),
+    parse: (raw: string) => {
+      if (raw !== 'files' && raw !== 'database' && raw !== 's3')
+        throw new Error('must be files, database or s3');
+      return raw;
+    },
+  } satisfies Setting<'creativeStore'>,
+  {
+    key: 'creativeMaxBytes',
+    env: 'PODIUM_CREATIVE_MAX_KB',
+    description: `Largest creative accepted, in KB: one number for every format, or \`png=150,jpeg=150,gif=200,webp=150\`. Default ${IAB_CREATIVE_KB} KB each (the IAB initial-load budget for display ads).`,
+    defaultText: `\`${IAB_CREATIVE_KB}\``,
+    default: () => creativeWeights(String(IAB_CREATIVE_KB)),
+    parse: creativeWeights,
+  } satisfies Setting<'creativeMaxBytes'>,
+  {
+    key: 'creativeBaseUrl',
+    env: 'PODIUM_CREATIVE_BASE_URL',
+    description:
+      'Base URL banner frames load creatives from: a CDN whose origin is `<PODIUM_PUBLIC_URL>/creatives`. Default: `<PODIUM_PUBLIC_URL>/creatives`.',
+    defaultText: '`<PODIUM_PUBLIC_URL>/creatives`',
+    default: (c) => `${c.publicUrl}/creatives`,
+    parse: httpUrl,
+  } satisfies Setting<'creativeBaseUrl'>,
+  {
+    key: 'creativeS3Bucket',
+    env: 'PODIUM_CREATIVE_S3_BUCKET',
+    description: 'Bucket of the `s3` creative store (needed with PODIUM_CREATIVE_STORE=s3).',
+    default: () => undefined,
+    parse: (raw: string) => {
+      if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(raw)) throw new Error('must be an S3 bucket name');
+      return raw;
+    },
+  } satisfies Setting<'creativeS3Bucket'>,
+  {
+    key: 'creativeS3Region',
+    env: 'PODIUM_CREATIVE_S3_REGION',
+    description: 'Region of the `s3` creative store.',
+    default: () => 'us-east-1',
+    parse: (raw: string) => {
+      if (!/^[a-z0-9-]{1,40}$/.test(raw)) throw new Error('must be a region name such as eu-west-1');
+      return raw;
+    },
+  } satisfies Setting<'creativeS3Region'>,
+  {
+    key: 'creativeS3Endpoint',
+    env: 'PODIUM_CREATIVE_S3_ENDPOINT',
+    description:
+      'Endpoint of an S3-compatible service (MinIO, Ceph, R2…), addressed path-style. Unset: AWS S3 itself.',
+    default: () => undefined,
+    parse: httpUrl,
+  } satisfies Setting<'creativeS3Endpoint'>,
+  {
+    key: 'creativeS3Prefix',
+    env: 'PODIUM_CREATIVE_S3_PREFIX',
+    description: 'Key prefix of creatives in the bucket.',
+    default: () => 'creatives/',
+    parse: (raw: string) => {
+      if (!/^[A-Za-z0-9!_.*'()/-]{0,200}$/.test(raw)) throw new Error('must be a plain S3 key prefix');
+      return raw;
+    },
+  } satisfies Setting<'creativeS3Prefix'>,
   {
     key: 'databaseReadUrl',
     env: 'DATABASE_READ_URL',
@@ -511,6 +734,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     );
   if (out.databaseReadUrl && !out.databaseUrl)
     problems.push('DATABASE_READ_URL: a read replica needs DATABASE_URL (the embedded database has none)');
+  if (out.creativeStore === 's3' && !out.creativeS3Bucket)
+    problems.push('PODIUM_CREATIVE_STORE: s3 needs PODIUM_CREATIVE_S3_BUCKET');
+  const loopbackProblem = loopbackAllowanceProblem(
+    (out.outboundLoopbackAllow as readonly string[] | undefined) ?? [],
+    env,
+  );
+  if (loopbackProblem) problems.push(`PODIUM_OUTBOUND_LOOPBACK_ALLOW: ${loopbackProblem}`);
   if (problems.length) throw new ConfigError(problems);
   for (const s of SETTINGS) {
     if (!(s.key in out)) out[s.key] = s.default(out as Partial<Config>);

@@ -7,6 +7,7 @@ import { openConfiguredDb } from './db/open.ts';
 import { openRedis } from './lib/redis.ts';
 import { scrub } from './lib/scrub.ts';
 import { type DemoTokens, ensureDemo } from './modules/catalog/demo.ts';
+import type { PeopleService } from './modules/people/service.ts';
 
 /** How long a graceful close waits for buffered log lines to reach standard output. */
 const LOG_FLUSH_WAIT_MS = 2000;
@@ -18,6 +19,8 @@ export interface RunningServer {
   url: string;
   /** Demo tokens minted at start (only with `demoOnEmpty`, when the demo sites exist). */
   demo: DemoTokens | null;
+  /** The one-time link to set the owner's password, when this start created the owner account. */
+  ownerLink: string | null;
   /** Stops accepting, drains in-flight work, closes the database. Safe to call twice. */
   close(): Promise<void>;
 }
@@ -36,11 +39,16 @@ export async function startServer(
     : undefined;
   const app = await buildApp({ config, db, bus, redis });
   warnOnUnsetPublicUrl(config, log);
+  if (config.outboundLoopbackAllow.length)
+    log(
+      `outbound: local-only allowance PODIUM_OUTBOUND_LOOPBACK_ALLOW=${config.outboundLoopbackAllow.join(',')}: outbound calls may reach exactly these loopback address:port pairs`,
+    );
   // Sites without their own tracking domain follow this server's public URL: links rendered by a
   // process on another host or port are re-rendered before the first request.
   const moved = await app.services.catalog.publishing.retargetTrackingLinks();
   if (moved) log(`tracking links: re-rendered the live toplists of ${moved} site(s) for ${config.publicUrl}`);
   const demo = config.demoOnEmpty ? await ensureDemo(app.services, opts.log) : null;
+  const ownerLink = await firstOwner(app.services.people, config.ownerEmail, log);
   const address = await app.listen({ host: config.host, port: config.port });
   app.services.scheduler.start();
   app.services.webhooks.worker.start();
@@ -52,6 +60,7 @@ export async function startServer(
     db,
     url: address,
     demo,
+    ownerLink,
     close() {
       closing ??= (async () => {
         await app.close();
@@ -109,4 +118,23 @@ export function installShutdown(server: RunningServer, log: (msg: string) => voi
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
+}
+
+/**
+ * Creates the owner account on a database without one and returns its one-time link, written
+ * to the terminal only (never the structured log). Processes starting together race for it:
+ * the one that loses finds the owner there.
+ */
+async function firstOwner(people: PeopleService, email: string, log: (msg: string) => void) {
+  try {
+    const created = await people.firstRun(email);
+    if (!created) return null;
+    log(
+      `first run: owner account ${email} created; set its password (link valid until ${created.link.expiresAt}) at\n  ${created.link.url}`,
+    );
+    return created.link.url;
+  } catch (err) {
+    if ((err as { code?: unknown }).code === '23505') return null;
+    throw err;
+  }
 }

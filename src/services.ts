@@ -8,6 +8,7 @@ import type { SlowStatement } from './db/slow-statements.ts';
 import { registerCheckpointJob } from './db/wal-checkpoint.ts';
 import { AuthThrottle } from './lib/auth-throttle.ts';
 import { Scheduler } from './lib/jobs.ts';
+import { mailerFromConfig } from './lib/mailer.ts';
 import { OutboundClient, type OutboundOptions, outboundOptionsFrom } from './lib/outbound.ts';
 import type { Redis } from './lib/redis.ts';
 import { type ResealReport, sealerFromConfig } from './lib/seal.ts';
@@ -15,9 +16,16 @@ import { AccessService } from './modules/access/service.ts';
 import { AdserverService } from './modules/adserver/service.ts';
 import { AuditLog } from './modules/audit/service.ts';
 import { CatalogService } from './modules/catalog/service.ts';
+import { ComplianceService, RECHECK_EVERY_MS, withholdingAudit } from './modules/compliance/service.ts';
+import { CreativeService } from './modules/creatives/service.ts';
+import { creativeStoreFrom } from './modules/creatives/storage.ts';
 import { DeliveryService } from './modules/delivery/service.ts';
+import { MarketService } from './modules/market/service.ts';
 import { Metrics } from './modules/ops/metrics.ts';
 import { Readiness } from './modules/ops/readiness.ts';
+import { PeopleService } from './modules/people/service.ts';
+import { ResetThrottle, SignInThrottle } from './modules/people/sign-in-throttle.ts';
+import { PlayerData } from './modules/player-data/service.ts';
 import { registerAggregateJob } from './modules/reporting/aggregate-job.ts';
 import { AggregateRepository } from './modules/reporting/aggregate-repository.ts';
 import { OperatorAggregates } from './modules/reporting/aggregates.ts';
@@ -25,6 +33,7 @@ import { BackfillRepository } from './modules/reporting/backfill-repository.ts';
 import { AggregateBackfills, registerBackfillJob } from './modules/reporting/backfills.ts';
 import { registerRollupZoneJob } from './modules/reporting/rollup-zones.ts';
 import { ReportingService } from './modules/reporting/service.ts';
+import { SalesAgentService } from './modules/sales-agent/service.ts';
 import { registerPartitionJob } from './modules/tracking/partitions.ts';
 import { TrackingService } from './modules/tracking/service.ts';
 import { WebhookService } from './modules/webhooks/service.ts';
@@ -37,6 +46,7 @@ const WINDOW_LOOKBACK_MS = 86_400_000;
 
 /** Where services report trouble that has no caller to throw to (background writes, jobs). */
 export interface ServiceLog {
+  info?(msg: string): void;
   warn(msg: string, err?: unknown): void;
   error(msg: string, err?: unknown): void;
 }
@@ -62,7 +72,10 @@ export interface ServiceDeps {
 /** The service graph: one instance of each module's service, wired once. */
 export interface Services {
   access: AccessService;
+  /** Users, roles, invitations, password sign-in. */
+  people: PeopleService;
   catalog: CatalogService;
+  compliance: ComplianceService;
   delivery: DeliveryService;
   readiness: Readiness;
   metrics: Metrics;
@@ -73,11 +86,19 @@ export interface Services {
   /** Reports over those rows: stats, suggested orders, conversions and the postback log, rollups. */
   reporting: ReportingService;
   adserver: AdserverService;
+  /** The marketplace: advertisers, products, availability, reservations and their approval. */
+  market: MarketService;
+  /** The AdCP sales agent: advertisers' buying agents discover products, book and read delivery. */
+  salesAgent: SalesAgentService;
+  /** Creatives hosted by the marketplace: uploads, storage, moderation, follow-up pushes. */
+  creatives: CreativeService;
   aggregates: OperatorAggregates;
   /** Operator report backfills requested over the admin API, run by this process's job runner. */
   backfills: AggregateBackfills;
   webhooks: WebhookService;
-  /** Re-seals every secret at rest not sealed with the current key: ad-server API keys, operator report keys, webhook signing secrets. */
+  /** Data-protection requests about one player: export and erase. */
+  playerData: PlayerData;
+  /** Re-seals every secret at rest not sealed with the current key: ad-server API keys, operator report keys, webhook signing secrets, TOTP secrets of two-factor sign-in. */
   rotateSecretKeys(): Promise<KeyRotation>;
   /** Stops the scheduler, writes buffered clicks, closes outbound connections and the replica pool. The database stays open. */
   close(): Promise<void>;
@@ -85,7 +106,12 @@ export interface Services {
 
 /** What `rotateSecretKeys` did: totals over every kind of secret, and each kind on its own. */
 export interface KeyRotation extends ResealReport {
-  kinds: { adserver_api_keys: ResealReport; report_keys: ResealReport; webhook_secrets: ResealReport };
+  kinds: {
+    adserver_api_keys: ResealReport;
+    report_keys: ResealReport;
+    webhook_secrets: ResealReport;
+    totp_secrets: ResealReport;
+  };
 }
 
 /**
@@ -114,7 +140,8 @@ export async function createServices(deps: ServiceDeps): Promise<Services> {
     sendTimeoutMs: config.outboundTimeoutMs,
     log: (msg, err) => log.warn(msg, err),
   });
-  const catalog = new CatalogService(db, bus, config, now, webhooks);
+  const compliance = new ComplianceService(db, bus, now);
+  const catalog = new CatalogService(db, bus, config, now, webhooks, compliance);
   const throttle = AuthThrottle.create({
     max: config.authFailureLimit,
     blockMs: config.authBlockSeconds * 1000,
@@ -123,6 +150,30 @@ export async function createServices(deps: ServiceDeps): Promise<Services> {
     onError: (err) => log.warn('auth throttle: Redis failed, failures are not counted meanwhile', err),
   });
   const access = new AccessService(db, bus, catalog, now, throttle);
+  const signInThrottle = SignInThrottle.create({
+    addressMax: config.authFailureLimit,
+    addressBlockMs: config.authBlockSeconds * 1000,
+    nowMs: () => now().getTime(),
+    redis: deps.redis && { client: deps.redis, prefix: config.redisPrefix },
+    onError: (err) => log.warn('sign-in throttle: Redis failed, failures are not counted meanwhile', err),
+  });
+  const mailer = mailerFromConfig(config);
+  const resets = ResetThrottle.create({
+    enabled: config.authFailureLimit > 0,
+    nowMs: () => now().getTime(),
+    redis: deps.redis && { client: deps.redis, prefix: config.redisPrefix },
+    onError: (err) => log.warn('reset throttle: Redis failed, requests are not counted meanwhile', err),
+  });
+  const people = new PeopleService(
+    db,
+    bus,
+    access.sessions,
+    signInThrottle,
+    now,
+    config.publicUrl,
+    { info: (msg) => log.info?.(msg), warn: (msg) => log.warn(msg) },
+    { mailer, resets, sealer },
+  );
   const delivery = new DeliveryService(db, bus, now, `${config.publicUrl}/api/v1`, (err) =>
     log.error('delivery: gzipping an answer failed', err),
   );
@@ -139,6 +190,7 @@ export async function createServices(deps: ServiceDeps): Promise<Services> {
     metrics.tracking((): number => tracking.pendingHits),
     reads,
     (deltas) => reporting.clicksWritten(deltas),
+    compliance,
   );
   const reporting = new ReportingService(
     db,
@@ -148,6 +200,10 @@ export async function createServices(deps: ServiceDeps): Promise<Services> {
     (entry) => tracking.replay(entry),
     (msg, err) => log.error(msg, err),
   );
+  const playerData = new PlayerData(db, {
+    playerRef: (id) => tracking.playerRef(id),
+    programSlug: (id) => tracking.programSlug(id),
+  });
   registerCheckpointJob(scheduler, db);
   if (db.kind === 'pglite') {
     const freezer = new PgliteFreezer(db, PGLITE_FREEZING, (msg) => log.warn(msg));
@@ -174,6 +230,41 @@ export async function createServices(deps: ServiceDeps): Promise<Services> {
       await adserver.reports.pullAll(signal, Math.min(reportEveryMs * 0.8, 600_000));
     },
   });
+  const market = new MarketService(db, adserver, audit, now, {
+    holdMinutes: config.marketHoldMinutes,
+    forecastMaxAgeMinutes: config.marketForecastMaxAgeMinutes,
+  });
+  // Format ids name this server's own creative formats (AdCP's agent_url of a format).
+  const salesAgent = new SalesAgentService(db, market, `${config.publicUrl}/adcp`, now);
+  scheduler.register({
+    name: 'market-hold-expiry',
+    everyMs: 60_000,
+    run: async () => void (await market.expireDue()),
+  });
+  scheduler.register({
+    name: 'market-availability',
+    everyMs: 60_000,
+    run: async (signal) => void (await market.refreshStale(signal)),
+  });
+  const creatives = new CreativeService(
+    db,
+    creativeStoreFrom(config, db),
+    adserver.bookings,
+    config,
+    (msg, err) => log.warn(msg, err),
+  );
+  // Follow-up pushes of approved creatives: started at approval, retried here until sent.
+  scheduler.register({
+    name: 'creative-followups',
+    everyMs: 60_000,
+    run: async (signal) => void (await creatives.drainFollowups(signal)),
+  });
+  // Statements issued are compared with the latest pulled figures; a change becomes an adjustment.
+  scheduler.register({
+    name: 'market-statements',
+    everyMs: 3_600_000,
+    run: async (signal) => void (await market.statements.reconcileRecent(signal)),
+  });
   const aggregates = new OperatorAggregates(
     new AggregateRepository(db, reads),
     sealer,
@@ -186,6 +277,18 @@ export async function createServices(deps: ServiceDeps): Promise<Services> {
     log.warn(msg, err),
   );
   registerBackfillJob(scheduler, backfills);
+  // A rule change re-checks the live editions at once; this job catches licences whose validity
+  // began or ended since (and brands changed by an import), each withholding change audited.
+  compliance.enforceWith(async () => {
+    const changes = await catalog.publishing.enforceCompliance();
+    for (const c of changes) await audit.record(withholdingAudit(c));
+    return changes;
+  });
+  scheduler.register({
+    name: 'compliance-recheck',
+    everyMs: RECHECK_EVERY_MS,
+    run: async () => void (await compliance.rulesChanged()),
+  });
   // Publish windows are evaluated at read time; this job tells webhooks when a boundary passed.
   scheduler.register({
     name: 'webhook-windows',
@@ -252,7 +355,9 @@ export async function createServices(deps: ServiceDeps): Promise<Services> {
   let closing: Promise<void> | undefined;
   return {
     access,
+    people,
     catalog,
+    compliance,
     delivery,
     readiness,
     metrics,
@@ -261,14 +366,19 @@ export async function createServices(deps: ServiceDeps): Promise<Services> {
     tracking,
     reporting,
     adserver,
+    market,
+    salesAgent,
+    creatives,
     aggregates,
     backfills,
     webhooks,
+    playerData,
     async rotateSecretKeys() {
       const kinds = {
         adserver_api_keys: await adserver.connections.rotateKeys(),
         report_keys: await aggregates.rotateKeys(),
         webhook_secrets: await webhooks.rotateKeys(),
+        totp_secrets: await people.rotateTotpKeys(),
       };
       const all = Object.values(kinds);
       return {
@@ -290,6 +400,7 @@ export async function createServices(deps: ServiceDeps): Promise<Services> {
         await reporting.stop();
         await outbound.close();
         await replica?.close();
+        mailer.close();
       })();
       return closing;
     },

@@ -141,3 +141,47 @@ export function fakeAdServer(opts: { timezone: string; forecast: () => boolean }
     rest(req, res, raw);
   };
 }
+
+/** One day of delivery as an ad server reports it. */
+export interface ReportRow {
+  line_item_id: string;
+  date: string;
+  impressions: number;
+  clicks: number;
+}
+
+/**
+ * A fake ad server that forecasts 500 000 available of 900 000, books every order as a DRAFT with
+ * ids made from its external refs, and reports the rows `rows()` holds for the ids and days asked.
+ */
+export function reportingAdServer(timezone: string, rows: () => ReportRow[]): Handler {
+  return fakeAdServer({ timezone, forecast: () => true }, (req, res, raw) => {
+    const body = JSON.parse(raw);
+    if (req.url?.includes('/forecast'))
+      return json(res, 200, {
+        inventory_id: body.inventory_id,
+        available_impressions: 500_000,
+        forecasted_impressions: 900_000,
+      });
+    if (req.url?.includes('/orders'))
+      return json(res, 201, {
+        order_id: `ord-${body.order.external_ref}`,
+        status: 'DRAFT',
+        line_items: body.line_items.map((l: { external_ref: string }) => ({
+          external_ref: l.external_ref,
+          line_item_id: `li-${l.external_ref}`,
+          status: 'DRAFT',
+        })),
+      });
+    if (req.url?.includes('/reports')) {
+      const { start_date, end_date } = body.date_range;
+      return json(res, 200, {
+        rows: rows().filter(
+          (r) => body.line_item_ids.includes(r.line_item_id) && r.date >= start_date && r.date <= end_date,
+        ),
+        next_cursor: null,
+      });
+    }
+    json(res, 404, { code: 'not_found', message: 'no' });
+  });
+}

@@ -173,6 +173,10 @@ describe('console: programmes, tokens, audit, templates and a 5 000-brand catalo
     await page.getByLabel('Outcome').selectOption('rejected');
     const rejected = page.getByTestId('postbacks').getByRole('row').filter({ hasText: 'e2e-tx-2' });
     await rejected.waitFor();
+    // The reason the operator was answered, not only its code, in the programme's own words.
+    await rejected.getByText('tid: is required').waitFor();
+    await page.getByLabel('Reason').fill('is required');
+    await rejected.waitFor();
     const programs = (await admin('/tracking/programs?per_page=100')).body.data as unknown as {
       id: number;
       slug: string;

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { build } from 'vite';
+import type { Config } from '../src/config.ts';
 import { type TestApp, testApp } from './helpers.ts';
 
 // Debian's Chromium only: these suites never download a browser (.ci/run installs the package).
@@ -32,13 +33,23 @@ export async function buildConsole(): Promise<string> {
 
 /**
  * Builds the console and starts an app serving it, with a sealing key and outbound calls allowed
- * to servers on loopback (test-only switches).
+ * to servers on loopback: by the test-only switches, or only to the pairs of `loopbackAllow` (the
+ * local-only allowance, as `npm start` sets it) when given; `overrides` set more of its config.
  */
-export async function consoleApp(): Promise<TestApp> {
+export async function consoleApp(
+  overrides: Partial<Config> = {},
+  loopbackAllow?: string[],
+): Promise<TestApp> {
   const consoleDir = await buildConsole();
   return testApp(
-    { secretKeys: [{ version: 1, key: randomBytes(32) }] },
-    { outboundTestOnly: { allowHttp: true, allowAddresses: ['127.0.0.1'] }, consoleDir },
+    {
+      secretKeys: [{ version: 1, key: randomBytes(32) }],
+      outboundLoopbackAllow: loopbackAllow ?? [],
+      ...overrides,
+    },
+    loopbackAllow
+      ? { consoleDir }
+      : { outboundTestOnly: { allowHttp: true, allowAddresses: ['127.0.0.1'] }, consoleDir },
   );
 }
 
@@ -73,6 +84,7 @@ export async function openConsole(t: TestApp, height = 800): Promise<ConsoleBrow
 /** Opens the console at `hash`, signs in with an admin token and waits for the screen's heading. */
 export async function signIn(page: Page, base: string, token: string, hash: string, heading: string) {
   await page.goto(`${base}/console/${hash}`);
+  await page.getByRole('button', { name: 'Use an admin token instead' }).click();
   await page.getByLabel('Admin token').fill(token);
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.getByRole('heading', { name: heading }).waitFor();

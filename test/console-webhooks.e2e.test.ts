@@ -120,4 +120,16 @@ describe('console: webhooks screen in headless Chromium', { timeout: 300_000 }, 
         type: 'webhook.test',
       });
   });
+
+  it('shows a failed test as an error, and the failed try in the deliveries', async () => {
+    receiver.handle((_req, res) => json(res, 500, { error: 'receiver down' }));
+    const before = receiver.hits.length;
+    await page.getByRole('button', { name: 'Send test' }).click();
+    const alert = page.getByRole('alert').filter({ hasText: 'Test failed' });
+    await alert.waitFor();
+    expect(await alert.getAttribute('class')).toBe('error');
+    expect(await page.getByRole('status').filter({ hasText: 'Test delivered' }).count()).toBe(0);
+    expect(receiver.hits.length).toBeGreaterThan(before);
+    await shot('webhooks-05-test-failed');
+  });
 });

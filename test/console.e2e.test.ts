@@ -64,16 +64,19 @@ describe('operator console in headless Chromium', { timeout: 300_000 }, () => {
     await page.goto(`${base}/console/`);
     await page.getByRole('heading', { name: 'Sign in to Podium' }).waitFor();
     await shot('01-sign-in');
+    await page.getByRole('button', { name: 'Use an admin token instead' }).click();
     await page.getByLabel('Admin token').fill('pda_wrong');
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('alert').filter({ hasText: 'not valid' }).waitFor();
     await page.getByLabel('Admin token').fill(demo.adminToken);
     await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'Toplists' }).waitFor();
+    await page.getByRole('heading', { name: 'Home' }).waitFor();
     const cookies = await page.context().cookies();
     const session = cookies.find((c) => c.name === 'podium_session')!;
     expect(session).toMatchObject({ httpOnly: true, sameSite: 'Strict' });
     expect(await page.evaluate<string>('document.cookie')).not.toContain('podium_session');
+    await page.getByRole('link', { name: 'Toplists' }).click();
+    await page.getByRole('heading', { name: 'Toplists' }).waitFor();
   });
 
   it('filters toplists by site and geo, edits the draft by keyboard, publishes, and the public API shows it', async () => {
@@ -103,6 +106,10 @@ describe('operator console in headless Chromium', { timeout: 300_000 }, () => {
     await page.getByRole('button', { name: `Remove position ${beforeBrands.length}` }).click();
     await page.getByRole('button', { name: 'Publish', exact: true }).click();
     await page.getByRole('status').filter({ hasText: 'Published version' }).waitFor();
+    // The public JSON is folded until asked for.
+    await page.getByTestId('edition-json').waitFor({ state: 'attached' });
+    expect(await page.getByTestId('edition-json').isVisible()).toBe(false);
+    await page.getByText(/^Public JSON of version/).click();
     await page.getByTestId('edition-json').waitFor();
     await shot('03-toplist-editor');
 
@@ -126,6 +133,8 @@ describe('operator console in headless Chromium', { timeout: 300_000 }, () => {
     await page.getByLabel(/^Live until/).fill(local(new Date(Date.now() - 3600_000)));
     await page.getByRole('button', { name: 'Save schedule' }).click();
     await page.locator('#live-until-error').waitFor();
+    // Beside its field, in words: no API field names.
+    expect(await page.locator('#live-until-error').textContent()).toBe('must be later than live from');
     expect(await page.getByLabel(/^Live until/).getAttribute('aria-invalid')).toBe('true');
 
     await page.getByLabel(/^Live until/).fill('');
@@ -173,7 +182,8 @@ describe('operator console in headless Chromium', { timeout: 300_000 }, () => {
     await page.getByRole('button', { name: 'Save brand' }).click();
     const msg = page.locator('#brand-bg-error');
     await msg.waitFor();
-    expect(await msg.textContent()).toContain('logo.backgroundColor');
+    expect(await msg.textContent()).not.toContain('backgroundColor');
+    expect(await msg.textContent()).not.toMatch(/^logo/);
     expect(await page.getByLabel('Logo background colour').getAttribute('aria-invalid')).toBe('true');
     await shot('04-brands');
     await page.getByLabel('Logo background colour').fill('#123456');
@@ -200,7 +210,8 @@ describe('operator console in headless Chromium', { timeout: 300_000 }, () => {
     await form.getByLabel('Offer text').fill('100% up to €100');
     await form.getByRole('button', { name: 'Create offer' }).click();
     await form.locator('#new-offer-expiry-error').waitFor();
-    await form.getByLabel('Bonus expiry date').fill('2027-06-30');
+    // The contract's offers always carry a bonus expiry date: the form says so up front.
+    await form.getByLabel('Bonus expiry date (required)', { exact: true }).fill('2027-06-30');
     await form.getByRole('button', { name: 'Create offer' }).click();
     await form
       .getByRole('status')
@@ -331,20 +342,27 @@ describe('operator console in headless Chromium', { timeout: 300_000 }, () => {
         slug: 'demo-operator',
         name: 'Demo Operator',
         timezone: 'UTC',
+        landingParams: 'cid={click_id}',
         trackerIds: [...new Set(doc.items.flatMap((i) => i.offer.trackers.map((tr) => tr.id)))],
       }),
     });
     expect(created.status).toBe(201);
-    const programId = ((await created.json()) as { data: { id: number } }).data.id;
+    const program = ((await created.json()) as { data: { id: number; postbackToken: string } }).data;
+    const programId = program.id;
     const link = (position: number) => {
       const url = new URL(doc.items[position - 1]!.offer.trackers[0]!.trackerLink);
       return `${base}${url.pathname}`;
     };
+    /** Hits `url` `times` times; the click id the last redirect carried (`cid`), if any. */
     const hit = async (url: string, times: number) => {
+      let clickId: string | null = null;
       for (let i = 0; i < times; i++) {
         const res = await fetch(url, { redirect: 'manual', headers: { 'user-agent': BROWSER_UA } });
         expect(res.status).toBe(url.includes('/go/') ? 302 : 200);
+        const location = res.headers.get('location');
+        clickId = location ? new URL(location).searchParams.get('cid') : null;
       }
+      return clickId;
     };
     // Two days ago, yesterday and today, on the app's clock: a real series, not one point.
     const today = t.clock.now;
@@ -356,7 +374,8 @@ describe('operator console in headless Chromium', { timeout: 300_000 }, () => {
     await hit(link(2), 4);
     await hit(link(2).replace('/go/', '/imp/'), 2);
     t.clock.now = today;
-    await hit(link(3), 1);
+    const todayClick = await hit(link(3), 1);
+    expect(todayClick).toBeTruthy();
 
     const dayOf = (back: number) => new Date(today.getTime() - back * day).toISOString().slice(0, 10);
     const reported: Record<string, number> = { [dayOf(2)]: 3, [dayOf(1)]: 4 };
@@ -441,6 +460,78 @@ describe('operator console in headless Chromium', { timeout: 300_000 }, () => {
     await page.getByTestId('rec-summary').filter({ hasText: 'flagged: 1 of 14 days' }).waitFor();
     await rec.scrollIntoViewIfNeeded();
     await shot('12-reconciliation');
+
+    // Money today: a deposit without a click (unattributed) and a commission on today's click of
+    // position 3; then the Home dashboard: today against yesterday (1 click against 6), and the
+    // last 7 days with the brands that led them.
+    for (const [n, event, amount, click] of [
+      [1, 'ftd', '50', ''],
+      [2, 'cpa', '30.5', `&click_id=${todayClick}`],
+    ] as const) {
+      const pb = await fetch(
+        `${base}/api/postback/demo-operator/${program.postbackToken}?transaction_id=H${n}&event=${event}&amount=${amount}&currency=EUR${click}`,
+      );
+      expect(pb.status).toBe(200);
+    }
+    await page.getByRole('link', { name: 'Home' }).click();
+    await page.getByRole('heading', { name: 'Home' }).waitFor();
+    await page.getByLabel('Period').selectOption('today');
+    const tile = async (name: string) =>
+      (await page.getByRole('region', { name, exact: true }).textContent())?.replace(/\s+/g, '');
+    await expect.poll(() => tile('Clicks')).toBe('Clicks1▼83%vs6');
+    await expect.poll(() => tile('Revenue')).toBe('Revenue€50.00newvs—');
+    await expect.poll(() => tile('Commission')).toBe('Commission€30.50newvs—');
+    await page.getByLabel('Period').selectOption('7d');
+    await expect.poll(() => tile('Clicks')).toBe('Clicks10newvs0');
+    const leaders = page.getByTestId('top-brands');
+    await expect
+      .poll(async () =>
+        (await leaders.locator('tbody tr').allInnerTexts()).map((r) => r.split('\t').slice(0, 2)),
+      )
+      .toEqual([
+        [doc.items[0]!.brand.name, '5'],
+        [doc.items[1]!.brand.name, '4'],
+        [doc.items[2]!.brand.name, '1'],
+      ]);
+    // Yesterday's clicks differ from the operator's report (above): a warning under the leaders.
+    await page
+      .getByTestId('attention')
+      .getByText(/^Demo Operator: 1 of 7 days differ from the operator's report beyond \d+(\.\d+)? %\.$/)
+      .waitFor();
+    await shot('13-home');
+
+    // Tracking, today by programme: the money beside the counts, and the clicks of yesterday.
+    await page.getByRole('link', { name: 'Tracking' }).click();
+    await page.getByLabel('Period').selectOption('today');
+    await page.getByLabel('Break down by').selectOption('program');
+    const byProgram = page.getByTestId('stats-totals');
+    const cells = async () =>
+      (await byProgram.locator('tbody tr').allTextContents()).map((r) => r.replace(/\s+/g, ''));
+    // Clicks, impressions, registrations, FTDs, conversions, reg. per click, revenue, commission,
+    // EPC, then yesterday's clicks and the change.
+    await expect.poll(cells).toEqual(['DemoOperator100120.0%€50.00€30.50€30.506▼83%']);
+    await page.getByLabel('Then by').selectOption('position');
+    await expect
+      .poll(cells)
+      .toEqual([
+        'DemoOperatorposition3100010.0%—€30.50€30.500new',
+        'DemoOperatorunattributed00011—€50.00——0',
+      ]);
+    await shot('14-tracking-money');
+
+    // The commission in the Conversions list, under the names of what it came through.
+    await page.getByRole('link', { name: 'Conversions' }).click();
+    await page.getByLabel('Programme').selectOption({ label: 'Demo Operator' });
+    const commission = page.getByTestId('conversions').locator('tbody tr').filter({ hasText: 'H2' });
+    await expect
+      .poll(async () => (await commission.locator('td').allTextContents()).slice(1, 5))
+      .toEqual(['Demo Operator', 'cpa', 'H2', '€30.50']);
+    // The names arrive after the rows (their own lists): until then the cell reads "brand 33".
+    await expect
+      .poll(() => commission.locator('td').nth(5).textContent())
+      .toBe(
+        `${doc.items[2]!.brand.name} · Best Online Casinos Germany (DE) #3 · ${demo.siteTokens[0]!.domain}`,
+      );
   });
 
   it('books the mapped placement, pushes it from the Bookings screen, and shows the order ids and delivery beside Podium counts', async () => {
@@ -590,6 +681,37 @@ describe('operator console in headless Chromium', { timeout: 300_000 }, () => {
     await shot('09-adservers-tablet');
   });
 
+  it('follows the system dark mode', async () => {
+    // Read in the page (a string: this file is type-checked without the DOM library).
+    const colours = () =>
+      page.evaluate<{ page: string; text: string; button: string }>(`(() => {
+        const root = getComputedStyle(document.documentElement);
+        const button = getComputedStyle(document.querySelector('header button'));
+        return { page: root.backgroundColor, text: root.color, button: button.backgroundColor };
+      })()`);
+    const light = await colours();
+    expect(light).toEqual({
+      page: 'rgb(246, 247, 249)',
+      text: 'rgb(26, 26, 26)',
+      button: 'rgb(255, 255, 255)',
+    });
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await page.getByRole('link', { name: 'Home' }).click();
+    await page.getByRole('heading', { name: 'Home' }).waitFor();
+    expect(await colours()).toEqual({
+      page: 'rgb(19, 19, 20)',
+      text: 'rgb(227, 227, 227)',
+      button: 'rgb(31, 31, 33)',
+    });
+    await shot('15-home-dark');
+    await page.emulateMedia({ colorScheme: 'light' });
+    expect(await colours()).toEqual(light);
+    // Leave Home once its figures are in, so none of its requests is still out for the next test.
+    await page.getByTestId('attention').getByRole('listitem').first().waitFor();
+    await page.getByRole('link', { name: 'Toplists' }).click();
+    await page.getByRole('heading', { name: 'Toplists' }).waitFor();
+  });
+
   it('an expired session returns to sign-in with a message; signing in again comes back to the same screen', async () => {
     const now = t.clock.now;
     t.clock.now = new Date(now.getTime() + 9 * 3600_000);
@@ -597,6 +719,7 @@ describe('operator console in headless Chromium', { timeout: 300_000 }, () => {
     await page.getByRole('heading', { name: 'Sign in to Podium' }).waitFor();
     await page.getByRole('status').filter({ hasText: 'Your session has ended' }).waitFor();
     await shot('11-session-expired');
+    await page.getByRole('button', { name: 'Use an admin token instead' }).click();
     await page.getByLabel('Admin token').fill(demo.adminToken);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('heading', { name: /^Brand: / }).waitFor();
@@ -604,7 +727,7 @@ describe('operator console in headless Chromium', { timeout: 300_000 }, () => {
   });
 
   it('shows the answer of the latest filter, also when an earlier request answers after it', async () => {
-    await page.goto(`${base}/console/`);
+    await page.goto(`${base}/console/#/toplists`);
     await page.getByRole('heading', { name: 'Toplists' }).waitFor();
     await page.getByLabel('Geo type').selectOption('country');
     // The request for geo code "D" is held until the one for "DE" has been answered and shown.

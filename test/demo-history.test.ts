@@ -55,6 +55,23 @@ describe(`demo history (${DB_KIND})`, () => {
     expect(programs).toEqual(['nordic-partners', 'atlas-affiliates', 'bookie-partners']);
   });
 
+  it('leaves refused postbacks of the common kinds in the log, each with the reason the operator was told', async () => {
+    const log = await get('/tracking/postbacks?outcome=rejected&from=2026-11-23&to=2026-11-23');
+    const reasons = log.data.map((p: { params: Record<string, string>; outcomes: { field: string }[] }) => [
+      Object.keys(p.params).sort().join(','),
+      p.outcomes[0]?.field,
+    ]);
+    expect(reasons.sort()).toEqual([
+      ['amount,currency,event,transaction_id', 'currency'],
+      ['amount,currency,event,txid', 'transaction_id'],
+      ['event', 'transaction_id'],
+    ]);
+    for (const p of log.data) expect(p.outcomes[0].message).toMatch(/\S/);
+    expect((await get('/tracking/postbacks?reason=currency&from=2026-11-23&to=2026-11-23')).meta.total).toBe(
+      1,
+    );
+  });
+
   it('keeps the rollups equal to the raw rows, and gives the suggested order something to rank', async () => {
     const [raw] = await t.db.query<{ clicks: number; amount: string }>(
       `SELECT (SELECT count(*)::int FROM clicks WHERE flag IS NULL) AS clicks,

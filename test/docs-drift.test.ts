@@ -71,11 +71,14 @@ describe('docs agree with the code', () => {
       'getting-started': '/api/v1',
       'toplist-client': '/api/v1',
       'admin-api': '/api/admin/v1',
+      compliance: '/api/admin/v1',
       'adserver-connections': '/api/admin/v1',
+      marketplace: '/api/admin/v1',
       'affiliate-tracking': '/api/admin/v1',
       webhooks: '/api/admin/v1',
+      people: '/api/admin/v1',
     };
-    const ROOTED = /^\/(api|go|imp|docs|healthz|readyz|metrics)(\/|$|\.)/;
+    const ROOTED = /^\/(api|go|imp|ad|creatives|docs|adcp|healthz|readyz|metrics)(\/|$|\.)/;
 
     const ROUTE = /`((?:GET|POST|PUT|PATCH|DELETE)(?:[/|](?:GET|POST|PUT|PATCH|DELETE))*),? (\/[^`\s]*)`/g;
     // Routes of the servers Podium calls (ad servers, operators), quoted on Podium's pages too.

@@ -22,15 +22,17 @@ describe('docs search: sections, identifiers, snippets', () => {
       for (const path of q.expect) expect(sectionPaths, q.q).toContain(path);
   });
 
-  // Floors just below the figures measured when the ranking was last changed (CHANGELOG); the
-  // goal on the held-out half (GOALS: 95 % / 80 %) is not reached yet and these only go up.
+  // Floors just below the figures measured when the ranking or the docs last changed (CHANGELOG).
+  // The held-out half is below its goal (GOALS: 95 % / 80 %) since the player data, compliance and
+  // copy sections and their 24 held-out questions (109 in all: 94.5 % / 78.9 %; the 85 earlier
+  // ones reached 95.3 % / 80.0 % before those pages); these only go up.
   it('ranks an expected section in the top 3 and first, on the held-out half and the tuning half', () => {
     const held = evaluate(docs, HELD_OUT);
-    expect(held.recall_at_3, JSON.stringify(held.misses_at_3, null, 2)).toBeGreaterThanOrEqual(0.9);
+    expect(held.recall_at_3, JSON.stringify(held.misses_at_3, null, 2)).toBeGreaterThanOrEqual(0.94);
     expect(held.recall_at_1).toBeGreaterThanOrEqual(0.78);
     const tuning = evaluate(docs, QUESTIONS);
     expect(tuning.recall_at_3, JSON.stringify(tuning.misses_at_3, null, 2)).toBeGreaterThanOrEqual(0.94);
-    expect(tuning.recall_at_1).toBeGreaterThanOrEqual(0.77);
+    expect(tuning.recall_at_1).toBeGreaterThanOrEqual(0.8);
   });
 
   it('each result is a section: path#anchor, "Page › heading" title, its page, a snippet with the matched term', () => {
@@ -68,12 +70,13 @@ describe('docs search: sections, identifiers, snippets', () => {
         'Countries',
       ]),
     );
-    // The first hit shows the identifier as asked; every hit of the top 3 shows a part of it.
+    // The first hit shows the identifier as asked; every hit of the top 3 shows a part of it (or
+    // the docs' word it is an alias for: idempotency → duplicate).
     for (const [query, whole, parts] of [
       ['forecast_unsupported', 'forecast_unsupported', ['forecast', 'unsupported']],
       ['unsupported', 'unsupported', ['unsupported']],
       ['Idempotency-Key', 'idempotency-key', ['idempotency', 'key']],
-      ['idempotency', 'idempotency', ['idempotency']],
+      ['idempotency', 'idempotency', ['idempotency', 'duplicate']],
       ['/imp/{code}', '/imp/{code}', ['imp', 'code']],
       ['covered countries', 'covered', ['covered', 'countries']],
     ] as const) {

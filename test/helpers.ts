@@ -155,6 +155,24 @@ export async function schemaOf(db: Db): Promise<string> {
   return row!.schema;
 }
 
+/** One admin API call (path under /api/admin/v1) with a bearer token: the status and the parsed body. */
+export async function adminCall(
+  app: FastifyInstance,
+  token: string,
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
+  url: string,
+  payload?: object,
+  // biome-ignore lint/suspicious/noExplicitAny: tests read whatever the route answered
+): Promise<{ status: number; body: any }> {
+  const res = await app.inject({
+    method,
+    url: `/api/admin/v1${url}`,
+    headers: { authorization: `Bearer ${token}` },
+    ...(payload ? { payload } : {}),
+  });
+  return { status: res.statusCode, body: res.json() };
+}
+
 /** Polls `probe` until it returns true, at most `ms` milliseconds; false when time runs out. */
 export async function eventually(probe: () => Promise<boolean>, ms = 5000): Promise<boolean> {
   const end = Date.now() + ms;

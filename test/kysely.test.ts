@@ -34,6 +34,28 @@ describe(`typed query layer (${DB_KIND})`, () => {
     }
   });
 
+  it.skipIf(DB_KIND !== 'postgres')(
+    'reads the types while other schemas of the database are created and dropped',
+    async () => {
+      // Other test files drop their throwaway schemas at any moment; the catalog read spans them.
+      let churning = true;
+      const churn = (async () => {
+        for (let i = 0; churning && i < 200; i++) {
+          const name = `churn_${process.pid}_${i}`;
+          await t.db.exec(`CREATE SCHEMA "${name}"; CREATE TABLE "${name}".x (id int)`);
+          await t.db.exec(`DROP SCHEMA "${name}" CASCADE`);
+        }
+      })();
+      try {
+        const expected = readFileSync(SCHEMA_FILE, 'utf8');
+        for (let i = 0; i < 3; i++) expect(await schemaTypes(t.db)).toBe(expected);
+      } finally {
+        churning = false;
+        await churn;
+      }
+    },
+  );
+
   it("runs inside Podium's transactions: a throw rolls its statements back", async () => {
     await expect(
       t.db.tx(async (q) => {

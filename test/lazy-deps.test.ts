@@ -44,9 +44,10 @@ function serverLoads(packages: string[], body: string): { loaded: string[]; out:
 }
 
 describe('packages a server does not use', () => {
-  it('are not loaded by a server on PGlite without Redis: drivers, the MCP SDK, the outbound HTTP client', () => {
+  it('are not loaded by a server on PGlite without Redis: drivers, the MCP SDK, the outbound HTTP client, the AWS SDK', () => {
     // node-postgres and ioredis cost ~14 MB of RSS, the MCP SDK ~25 MB, undici ~20 MB.
-    const packages = ['pg', 'ioredis', '@modelcontextprotocol', 'undici'];
+    // The AWS SDK (creatives' s3 store) is only loaded by a server that stores creatives in S3.
+    const packages = ['pg', 'ioredis', '@modelcontextprotocol', 'undici', '@aws-sdk'];
     const served = serverLoads(
       packages,
       `

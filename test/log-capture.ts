@@ -1,4 +1,4 @@
-import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
+import { createWriteStream, mkdirSync, readFileSync, type WriteStream } from 'node:fs';
 import { join } from 'node:path';
 
 /** Where every log line the suite writes ends up; `test/global-setup.ts` greps it for secrets. */
@@ -13,4 +13,11 @@ export function suiteLogStream(): WriteStream {
     stream = createWriteStream(join(LOG_DIR, `suite-${process.pid}.log`), { flags: 'a' });
   }
   return stream;
+}
+
+/** Everything this test process logged so far (written out first). */
+export async function suiteLogText(): Promise<string> {
+  const s = suiteLogStream();
+  await new Promise<void>((r) => s.write('', () => r()));
+  return readFileSync(s.path as string, 'utf8');
 }

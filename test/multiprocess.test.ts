@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { Secret, TOTP } from 'otpauth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.ts';
 import { OutboundClient } from '../src/lib/outbound.ts';
@@ -99,6 +100,88 @@ describe.runIf(process.env.DATABASE_URL)('two podium processes on one PostgreSQL
   const get = (base: string, path: string, token = site()) =>
     fetch(`${base}${path}`, { headers: { authorization: `Bearer ${token}` } });
 
+  it('counts the failed sign-ins of one account across processes, and a suspension ends its session in the other', async () => {
+    const people = (await servicesOn(t.db)).people;
+    const viewer = (await people.listRoles()).find((r) => r.name === 'viewer')!;
+    const service = { kind: 'admin' as const, tokenId: null, userId: null, scopes: ['admin'] };
+    const { user, invitation } = await people.invite(service, {
+      email: 'fleet@example.com',
+      roleId: viewer.id,
+    });
+    const password = 'one passphrase for every process';
+    if (invitation.mailed) throw new Error('no mail server in this test: the link comes back');
+    await people.acceptLink(new URL(invitation.url).hash.slice('#/accept/'.length), password);
+    const signIn = (base: string, pw: string) =>
+      fetch(`${base}/api/admin/v1/session`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email: 'FLEET@example.com', password: pw }),
+      });
+    const ok = await signIn(b.url, password);
+    expect(ok.status).toBe(201);
+    const cookie = ok.headers
+      .getSetCookie()
+      .find((c) => c.startsWith('podium_session='))!
+      .split(';')[0]!;
+    const who = () => fetch(`${b.url}/api/admin/v1/session`, { headers: { cookie } });
+    expect((await who()).status).toBe(200);
+    // The account's budget (5 a minute) is one for the fleet: failures alternate between processes.
+    for (let i = 0; i < 5; i++)
+      expect((await signIn(i % 2 ? a.url : b.url, `wrong guess ${i}`)).status).toBe(401);
+    const over = await signIn(a.url, 'wrong guess 5');
+    expect(over.status).toBe(429);
+    expect(Number(over.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect((await signIn(b.url, password)).status).toBe(429);
+    const suspended = await fetch(`${a.url}/api/admin/v1/users/${user.id}/suspend`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${demo.adminToken}` },
+    });
+    expect(suspended.status).toBe(200);
+    expect((await who()).status).toBe(401);
+  });
+
+  it('a TOTP code taken by one process is refused by the other (no replay across the fleet)', async () => {
+    const people = (await servicesOn(t.db)).people;
+    const viewer = (await people.listRoles()).find((r) => r.name === 'viewer')!;
+    const service = { kind: 'admin' as const, tokenId: null, userId: null, scopes: ['admin'] };
+    const { invitation } = await people.invite(service, { email: 'twofa@example.com', roleId: viewer.id });
+    if (invitation.mailed) throw new Error('no mail server in this test: the link comes back');
+    const password = 'two factors for every process';
+    await people.acceptLink(new URL(invitation.url).hash.slice('#/accept/'.length), password);
+    const post = (base: string, path: string, body: object, headers: Record<string, string> = {}) =>
+      fetch(`${base}/api/admin/v1${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: JSON.stringify(body),
+      });
+    const first = await post(a.url, '/session', { email: 'twofa@example.com', password });
+    const cookie = first.headers
+      .getSetCookie()
+      .find((c) => c.startsWith('podium_session='))!
+      .split(';')[0]!;
+    const jar = {
+      cookie,
+      'x-csrf-token': ((await first.json()) as { data: { csrfToken: string } }).data.csrfToken,
+    };
+    const started = (await (await post(a.url, '/me/two-factor', {}, jar)).json()) as {
+      data: { secret: string };
+    };
+    const totp = new TOTP({ secret: Secret.fromBase32(started.data.secret) });
+    expect((await post(a.url, '/me/two-factor/confirm', { code: totp.generate() }, jar)).status).toBe(201);
+    const pending = async (base: string) =>
+      (
+        (await (await post(base, '/session', { email: 'twofa@example.com', password })).json()) as {
+          data: { pendingToken: string };
+        }
+      ).data.pendingToken;
+    const [onA, onB] = [await pending(a.url), await pending(b.url)];
+    // The next step's code (accepted within the window): taken through one process, then the other.
+    const code = totp.generate({ timestamp: Date.now() + 30_000 });
+    expect((await post(a.url, '/session/two-factor', { pendingToken: onA, code })).status).toBe(201);
+    const replay = await post(b.url, '/session/two-factor', { pendingToken: onB, code });
+    expect(replay.status).toBe(401);
+  });
+
   it('a publish through one process reaches the cache of the other', async () => {
     const before = await json(get(b.url, '/api/v1/toplists/by-slug/best-casinos-se'));
     expect(before.data.version).toBe('1');
@@ -112,6 +195,69 @@ describe.runIf(process.env.DATABASE_URL)('two podium processes on one PostgreSQL
       1000,
     );
     expect(seen).toBe(true);
+  });
+
+  it('a brand restricted through one process stops being served by the other within a second, no republish', async () => {
+    const brandsOf = async () => {
+      const body = (await (await get(b.url, '/api/v1/toplists/by-slug/best-casinos-se')).json()) as {
+        data: { version: string; items: { brand: { id: number } }[] };
+      };
+      return { version: body.data.version, ids: body.data.items.map((i) => i.brand.id) };
+    };
+    const before = await brandsOf();
+    const restricted = before.ids[0]!;
+    const patch = (names: string[]) =>
+      fetch(`${a.url}/api/admin/v1/brands/${restricted}`, {
+        method: 'PATCH',
+        headers: { authorization: `Bearer ${demo.adminToken}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ restrictedCountries: names }),
+      });
+    expect((await patch(['Sweden'])).status).toBe(200);
+    expect(await eventually(async () => !(await brandsOf()).ids.includes(restricted), 1000)).toBe(true);
+    expect((await brandsOf()).version).toBe(before.version);
+    expect((await patch([])).status).toBe(200);
+    expect(await eventually(async () => (await brandsOf()).ids[0] === restricted, 1000)).toBe(true);
+  });
+
+  it("a brand restricted through one process leaves the other's global variant for that visitor country", async () => {
+    const global = (await json(get(b.url, '/api/v1/toplists/by-slug/best-casinos-row'))) as unknown as {
+      data: { template: { id: number } };
+    };
+    const resolved = async (country: string) => {
+      const res = await get(
+        b.url,
+        `/api/v1/toplists/resolve?template_id=${global.data.template.id}&country=${country}`,
+      );
+      const body = (await res.json()) as {
+        data: { geo: { code: string }; items: { brand: { id: number } }[] };
+      };
+      return { geo: body.data.geo.code, ids: body.data.items.map((i) => i.brand.id) };
+    };
+    // The demo has no list for the US: its visitors reach the global row.
+    const before = await resolved('US');
+    expect(before.geo).toBe('ROW');
+    const brand = before.ids[0]!;
+    const admin = { authorization: `Bearer ${demo.adminToken}`, 'content-type': 'application/json' };
+    const current = (await (
+      await fetch(`${a.url}/api/admin/v1/brands/${brand}`, { headers: admin })
+    ).json()) as {
+      data: { restrictedCountries: string[] };
+    };
+    const patch = (names: string[]) =>
+      fetch(`${a.url}/api/admin/v1/brands/${brand}`, {
+        method: 'PATCH',
+        headers: admin,
+        body: JSON.stringify({ restrictedCountries: names }),
+      });
+    expect((await patch([...current.data.restrictedCountries, 'United States'])).status).toBe(200);
+    expect(await eventually(async () => !(await resolved('US')).ids.includes(brand), 1000)).toBe(true);
+    // The list itself, as by-slug serves it, still ranks the brand: only US visitors lose it.
+    const row = (await (await get(b.url, '/api/v1/toplists/by-slug/best-casinos-row')).json()) as {
+      data: { items: { brand: { id: number } }[] };
+    };
+    expect(row.data.items.map((i) => i.brand.id)).toContain(brand);
+    expect((await patch(current.data.restrictedCountries)).status).toBe(200);
+    expect(await eventually(async () => (await resolved('US')).ids[0] === brand, 1000)).toBe(true);
   });
 
   it('a token revoked through one process is refused by the other', async () => {

@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config.ts';
+import { loadConfig, withLoopbackAllowance } from '../src/config.ts';
 import { OutboundClient, type OutboundOptions, outboundOptionsFrom } from '../src/lib/outbound.ts';
 import type { Resolver } from '../src/lib/ssrf.ts';
 import { drip, json, type LoopbackServer, loopbackServer, rawServer } from './hostile-server.ts';
@@ -363,5 +363,101 @@ describe('outbound client: the source address', () => {
   it('refuses a PODIUM_OUTBOUND_ADDRESS that is not an IP address', () => {
     expect(() => loadConfig({ PODIUM_OUTBOUND_ADDRESS: 'eth0' })).toThrow(/PODIUM_OUTBOUND_ADDRESS/);
     expect(loadConfig({ PODIUM_OUTBOUND_ADDRESS: '2001:db8::0001' }).outboundAddress).toBe('2001:db8::1');
+  });
+});
+
+describe('outbound client: the local-only loopback allowance', () => {
+  let other: LoopbackServer;
+  beforeAll(async () => {
+    other = await loopbackServer();
+  });
+  afterAll(() => other.close());
+  const clientOf = (env: NodeJS.ProcessEnv) =>
+    new OutboundClient({ ...FAST, ...outboundOptionsFrom(loadConfig(env)) });
+
+  it('refuses loopback without it, accepts exactly the listed pair (plain http), refuses another port on the same address', async () => {
+    srv.handle((_q, res) => json(res, 200, { ok: true }));
+    other.handle((_q, res) => json(res, 200, { ok: true }));
+    const none = clientOf({});
+    const listed = clientOf({ PODIUM_OUTBOUND_LOOPBACK_ALLOW: `127.0.0.1:${srv.port}` });
+    try {
+      const hitsBefore = srv.hits.length + other.hits.length;
+      const refused = await none.send({ method: 'GET', baseUrl: `${srv.origin}/api/v1`, path: '/health' });
+      expect(refused.kind).toBe('invalid_url');
+      const refusedTls = await none.send({
+        method: 'GET',
+        baseUrl: `https://127.0.0.1:${srv.port}/api/v1`,
+        path: '/health',
+      });
+      expect(refusedTls).toMatchObject({ kind: 'blocked_address' });
+
+      const ok = await listed.send({ method: 'GET', baseUrl: `${srv.origin}/api/v1`, path: '/health' });
+      expect(ok).toMatchObject({ kind: 'ok', json: { ok: true } });
+      expect(srv.hits.at(-1)!.url).toBe('/api/v1/health');
+
+      const otherPort = await listed.send({
+        method: 'GET',
+        baseUrl: `${other.origin}/api/v1`,
+        path: '/health',
+      });
+      expect(otherPort.kind).toBe('invalid_url');
+      const otherPortTls = await listed.send({
+        method: 'GET',
+        baseUrl: `https://127.0.0.1:${other.port}/api/v1`,
+        path: '/health',
+      });
+      expect(otherPortTls).toMatchObject({ kind: 'blocked_address' });
+      expect((otherPortTls as { message: string }).message).toContain('PODIUM_OUTBOUND_LOOPBACK_ALLOW');
+      // Plain http stays refused everywhere else, public addresses included.
+      const publicHttp = await listed.send({
+        method: 'GET',
+        baseUrl: 'http://8.8.8.8/api/v1',
+        path: '/health',
+      });
+      expect(publicHttp).toMatchObject({ kind: 'invalid_url', message: 'base_url must start with https://' });
+      // Another notation of another loopback address, and names, stay refused.
+      for (const host of ['127.0.0.2', 'localhost', '[::1]']) {
+        const o = await listed.send({
+          method: 'GET',
+          baseUrl: `http://${host}:${srv.port}/api/v1`,
+          path: '/x',
+        });
+        expect(o.kind, host).not.toBe('ok');
+      }
+      // Only the one allowed request arrived anywhere.
+      expect(srv.hits.length + other.hits.length).toBe(hitsBefore + 1);
+    } finally {
+      await none.close();
+      await listed.close();
+    }
+  });
+
+  it('takes only exact loopback address:port pairs, and is refused under NODE_ENV=production', () => {
+    expect(
+      loadConfig({ PODIUM_OUTBOUND_LOOPBACK_ALLOW: '127.0.0.1:3201, [0:0:0:0:0:0:0:1]:3202' })
+        .outboundLoopbackAllow,
+    ).toEqual(['127.0.0.1:3201', '[::1]:3202']);
+    expect(loadConfig({}).outboundLoopbackAllow).toEqual([]);
+    for (const bad of [
+      '10.0.0.1:80',
+      'localhost:3201',
+      '127.0.0.1',
+      '127.0.0.1:0',
+      '127.0.0.1:*',
+      '8.8.8.8:53',
+    ])
+      expect(() => loadConfig({ PODIUM_OUTBOUND_LOOPBACK_ALLOW: bad }), bad).toThrow(
+        /PODIUM_OUTBOUND_LOOPBACK_ALLOW/,
+      );
+    expect(() =>
+      loadConfig({ NODE_ENV: 'production', PODIUM_OUTBOUND_LOOPBACK_ALLOW: '127.0.0.1:3201' }),
+    ).toThrow(/PODIUM_OUTBOUND_LOOPBACK_ALLOW: refused when NODE_ENV=production/);
+    const base = loadConfig({});
+    expect(withLoopbackAllowance(base, ['127.0.0.1:3201'], {}).outboundLoopbackAllow).toEqual([
+      '127.0.0.1:3201',
+    ]);
+    expect(() => withLoopbackAllowance(base, ['127.0.0.1:3201'], { NODE_ENV: 'production' })).toThrow(
+      /NODE_ENV=production/,
+    );
   });
 });

@@ -173,4 +173,25 @@ describe('the release artifact', { timeout: 600_000 }, () => {
     expect(loaded.some((u) => u.includes('/dist/src/cli/main.js'))).toBe(true);
     expect(loaded.filter((u) => /\/(tsx|esbuild)\/|\.ts$/.test(u))).toEqual([]);
   });
+
+  // The first start of a new embedded demo runs the compiled reference ad server beside it, on
+  // the release's own dependencies, and connects it (PGlite pass only: never with DATABASE_URL).
+  it.skipIf(DB_KIND === 'postgres')(
+    'a first start on a new demo database connects its reference ad server',
+    async () => {
+      const start = podium(['start'], { PODIUM_DATA_DIR: join(work, 'demo') });
+      const banner = await waitFor(start, /Tokens are shown only now/);
+      const url = /Podium is running at (http:\/\/\S+)/.exec(banner)![1]!;
+      const adminToken = /Admin token:\s+(pda_\S+)/.exec(banner)![1]!;
+      expect(banner).toMatch(/Ad server\s+http:\/\/127\.0\.0\.1:\d+\/api\/v1/);
+      expect(banner).toContain('demo: marketplace seeded on the reference ad server');
+      const conns = await fetch(`${url}/api/admin/v1/adserver/connections`, {
+        headers: { authorization: `Bearer ${adminToken}` },
+      });
+      expect(((await conns.json()) as { data: { status: string }[] }).data).toMatchObject([
+        { status: 'connected' },
+      ]);
+      expect(await stop(start)).toBe(0);
+    },
+  );
 });

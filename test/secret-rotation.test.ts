@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { Secret, TOTP } from 'otpauth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SealKey } from '../src/config.ts';
 import { Sealer } from '../src/lib/seal.ts';
@@ -17,7 +18,8 @@ async function sealedAtRest(t: TestDb): Promise<Map<string, string>> {
      UNION ALL SELECT 'program ' || id, report_key_sealed FROM affiliate_programs WHERE report_key_sealed IS NOT NULL
      UNION ALL SELECT id, secret_sealed FROM webhook_endpoints
      UNION ALL SELECT id || ' (previous secret)', previous_secret_sealed FROM webhook_endpoints
-       WHERE previous_secret_sealed IS NOT NULL`,
+       WHERE previous_secret_sealed IS NOT NULL
+     UNION ALL SELECT 'user ' || id, totp_sealed FROM users WHERE totp_sealed IS NOT NULL`,
   );
   return new Map(rows.map((r) => [r.record, r.sealed]));
 }
@@ -48,6 +50,16 @@ describe('rotating the key that seals secrets at rest', () => {
     const rotated = await old.webhooks.rotate(hook.endpoint.id, 3600);
     plain.set(hook.endpoint.id, { aad: hook.endpoint.id, value: rotated.secret });
     plain.set(`${hook.endpoint.id} (previous secret)`, { aad: hook.endpoint.id, value: hook.secret });
+    // A user's TOTP secret, enrolled through the service (confirmed with its current code).
+    const first = await old.people.firstRun('rotating.owner@example.com');
+    await old.people.acceptLink(
+      new URL(first!.link.url).hash.replace('#/accept/', ''),
+      'a rotating passphrase',
+    );
+    const enrolment = await old.people.startEnrolment(first!.user.id);
+    const code = new TOTP({ secret: Secret.fromBase32(enrolment.secret) }).generate();
+    await old.people.confirmEnrolment(first!.user.id, code, '127.0.0.1');
+    plain.set(`user ${first!.user.id}`, { aad: `user:${first!.user.id}:totp`, value: enrolment.secret });
   });
 
   afterAll(async () => {
@@ -63,13 +75,14 @@ describe('rotating the key that seals secrets at rest', () => {
     const both = await servicesOn(t.db, { secretKeys: [v2, v1] });
     const r = await both.rotateSecretKeys();
     expect(r).toEqual({
-      resealed: 4,
+      resealed: 5,
       unreadable: [],
-      total: 4,
+      total: 5,
       kinds: {
         adserver_api_keys: { resealed: 1, unreadable: [], total: 1 },
         report_keys: { resealed: 1, unreadable: [], total: 1 },
         webhook_secrets: { resealed: 2, unreadable: [], total: 2 },
+        totp_secrets: { resealed: 1, unreadable: [], total: 1 },
       },
     });
     // A second pass finds nothing left to do.
@@ -95,7 +108,7 @@ describe('rotating the key that seals secrets at rest', () => {
     await next.close();
     expect(r.unreadable).toEqual([id]);
     expect(r.kinds.adserver_api_keys).toEqual({ resealed: 0, unreadable: [id], total: 1 });
-    expect(r.resealed).toBe(3);
+    expect(r.resealed).toBe(4);
     expect((await sealedAtRest(t)).get(id!)).toBe(planted);
   });
 });

@@ -68,6 +68,16 @@ describe(`security headers (${DB_KIND})`, () => {
     expectUnframeable(gone.headers, LINK_NOT_FOUND);
   });
 
+  it('leads the bare address / to the console, under the console’s headers', async () => {
+    const root = await get('/');
+    expect(root.statusCode).toBe(302);
+    expect(root.headers.location).toBe('/console/');
+    expectUnframeable(root.headers, '/');
+    const landed = await get(String(root.headers.location));
+    expect(landed.statusCode).toBe(200);
+    expect(landed.body).toContain('<div id="root"');
+  });
+
   it('gives the console a script-src without inline script, a referrer policy and HSTS on an https public URL', async () => {
     const index = await get('/console/');
     const assets = [...index.body.matchAll(/(?:src|href)="(\/console\/assets\/[^"]+)"/g)].map((m) => m[1]!);

@@ -15,6 +15,7 @@ describe('podium start on an empty data directory', { timeout: 240_000 }, () => 
   afterAll(() => {
     if (proc && proc.exitCode === null) proc.kill('SIGKILL');
     rmSync(dataDir, { recursive: true, force: true });
+    rmSync(`${dataDir}-adserver-reference`, { recursive: true, force: true });
   });
 
   it('loads the demo, prints working URLs and tokens, and stops cleanly on SIGTERM', async () => {
@@ -23,6 +24,10 @@ describe('podium start on an empty data directory', { timeout: 240_000 }, () => 
     const child = spawn(process.execPath, [BIN, 'start'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     proc = child;
     child.stderr!.pipe(suiteLogStream(), { end: false });
+    let errs = '';
+    child.stderr!.on('data', (chunk: Buffer) => {
+      errs += chunk;
+    });
     let out = '';
     const banner = await new Promise<string>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`no banner: ${out}`)), 200_000);
@@ -78,9 +83,44 @@ describe('podium start on an empty data directory', { timeout: 240_000 }, () => 
     expect((await fetch(`${docs}llms.txt`)).status).toBe(200);
     expect((await fetch(`${url}/readyz`)).status).toBe(200);
 
+    // The marketplace half: the reference ad server beside it on loopback, connected through the
+    // local-only allowance, with products, a reservation awaiting approval and a stated campaign.
+    const adServer = /Ad server\s+(http:\/\/127\.0\.0\.1:\d+\/api\/v1)/.exec(banner)?.[1];
+    expect(adServer).toBeDefined();
+    expect((await fetch(`${adServer}/health`)).status).toBe(401);
+    const get = async (path: string) => {
+      const res = await fetch(`${url}/api/admin/v1${path}`, {
+        headers: { authorization: `Bearer ${adminToken}` },
+      });
+      expect(res.status, path).toBe(200);
+      // biome-ignore lint/suspicious/noExplicitAny: checked field by field below
+      return ((await res.json()) as { data: any }).data;
+    };
+    const [conn] = await get('/adserver/connections');
+    expect(conn).toMatchObject({ base_url: adServer, status: 'connected', currency: 'EUR' });
+    const verified = await fetch(`${url}/api/admin/v1/adserver/connections/${conn.id}/verify`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${adminToken}` },
+    });
+    expect(((await verified.json()) as { data: { status: string } }).data.status).toBe('connected');
+    const products = await get('/market/products');
+    expect(products.map((p: { pricing: string }) => p.pricing).sort()).toEqual(['cpm', 'cpm', 'flat']);
+    const held = await get('/market/reservations?status=held');
+    expect(held.map((r: { campaign_name: string }) => r.campaign_name)).toEqual(['Spring free spins']);
+    const booked = await get('/market/reservations?status=booked');
+    expect(booked).toHaveLength(2);
+    const delivered = booked.find(
+      (r: { campaign_name: string }) => r.campaign_name === 'Autumn welcome bonus',
+    );
+    const [statement] = await get(`/market/reservations/${delivered.id}/statements`);
+    expect(Number(statement.total)).toBeGreaterThan(0);
+    expect(errs).toContain('outbound: local-only allowance PODIUM_OUTBOUND_LOOPBACK_ALLOW=127.0.0.1:');
+
     child.kill('SIGTERM');
     const [code] = await new Promise<[number | null]>((resolve) => child.once('exit', (c) => resolve([c])));
     expect(code).toBe(0);
+    // The ad server drained and stopped with Podium.
+    await expect(fetch(`${adServer}/health`)).rejects.toThrow();
   });
 });
 
@@ -104,6 +144,32 @@ describe('podium start stopped while it loads the demo', { timeout: 240_000 }, (
     expect(code).toBe(1);
     expect(err).toContain(`loading the demo was stopped (SIGINT); nothing was written to ${dataDir}`);
     expect(existsSync(dataDir)).toBe(false);
+    expect(readdirSync(root)).toEqual([]);
+  });
+});
+
+describe('podium start with the loopback allowance under NODE_ENV=production', { timeout: 120_000 }, () => {
+  const root = mkdtempSync(join(tmpdir(), 'podium-start-prod-'));
+  afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+  it('fails at once with a message naming the setting, and writes nothing', async () => {
+    const dataDir = join(root, 'data');
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      PORT: '0',
+      PODIUM_DATA_DIR: dataDir,
+      NODE_ENV: 'production',
+      PODIUM_OUTBOUND_LOOPBACK_ALLOW: '127.0.0.1:3201',
+    };
+    delete env.DATABASE_URL;
+    const child = spawn(process.execPath, [BIN, 'start'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let errs = '';
+    child.stderr!.on('data', (chunk: Buffer) => {
+      errs += chunk;
+    });
+    const [code] = await new Promise<[number | null]>((resolve) => child.once('exit', (c) => resolve([c])));
+    expect(code).not.toBe(0);
+    expect(errs).toContain('PODIUM_OUTBOUND_LOOPBACK_ALLOW: refused when NODE_ENV=production');
     expect(readdirSync(root)).toEqual([]);
   });
 });

@@ -80,9 +80,10 @@ describe('partitioning migration on an installation with data', () => {
     }
     expect(await dump(db, 'clicks', 'id')).toEqual(before.clicks);
     expect(await dump(db, 'postback_log', 'id')).toEqual(before.log);
-    // Later migrations run too: 0080 marks every existing outcome as an original (not a replay).
+    // Later migrations run too: 0080 marks every existing outcome as an original (not a replay),
+    // 0093 gives outcomes a refusal's message and field, which those logged before it lack.
     expect(await dump(db, 'postback_outcomes', 'log_id')).toEqual(
-      before.outcomes.map(({ row }) => ({ row: { ...row, replay: false } })),
+      before.outcomes.map(({ row }) => ({ row: { ...row, replay: false, message: null, field: null } })),
     );
     expect(await dump(db, 'conversions', 'id')).toEqual(before.conversions);
     // Every month holding rows got its partition (600 clicks over ~2.5 years).

@@ -48,6 +48,8 @@ describe(`conversions and the postback log (${DB_KIND})`, () => {
     return res.body.data;
   };
 
+  let rejectedAnswer: { message: string };
+
   beforeAll(async () => {
     t = await testApp();
     fx = await trackingFixture(t.app.services, t.db);
@@ -84,7 +86,9 @@ describe(`conversions and the postback log (${DB_KIND})`, () => {
       duplicate: true,
     });
     at('2026-10-03T10:00:00Z');
-    expect((await postback(partners, 'transaction_id=x1')).status).toBe(400);
+    const refused = await postback(partners, 'transaction_id=x1');
+    expect(refused.status).toBe(400);
+    rejectedAnswer = refused.body;
     at('2026-10-05T12:00:00Z');
   });
   afterAll(async () => {
@@ -219,10 +223,24 @@ describe(`conversions and the postback log (${DB_KIND})`, () => {
         method: 'GET',
         params: { transaction_id: 'x1' },
         rawBody: null,
-        outcomes: [{ status: 400, code: 'bad_request', conversionId: null, duplicate: false, replay: false }],
+        outcomes: [
+          {
+            status: 400,
+            code: 'bad_request',
+            conversionId: null,
+            duplicate: false,
+            replay: false,
+            field: 'event',
+          },
+        ],
         replayable: true,
       });
-      expect(duplicate.outcomes).toMatchObject([{ status: 200, code: 'duplicate', duplicate: true }]);
+      // The reason is the very message the operator was answered.
+      expect(rejected.outcomes[0].message).toBe(rejectedAnswer.message);
+      expect(rejected.outcomes[0].message).toContain('event');
+      expect(duplicate.outcomes).toMatchObject([
+        { status: 200, code: 'duplicate', duplicate: true, message: null, field: null },
+      ]);
       expect(ftd.params).toMatchObject({ transaction_id: 'f1', api_key: '[redacted]' });
       expect(JSON.stringify(res.body)).not.toContain('k-123456');
       expect(JSON.stringify(res.body)).not.toContain(partners.postbackToken);
@@ -235,6 +253,8 @@ describe(`conversions and the postback log (${DB_KIND})`, () => {
       expect(await q('outcome=duplicate')).toBe(1);
       expect(await q('outcome=accepted')).toBe(3);
       expect(await q('code=bad_request')).toBe(1);
+      expect(await q('reason=EVENT')).toBe(1);
+      expect(await q('reason=currency')).toBe(0);
       expect(await q('transaction_id=r1')).toBe(2);
       expect(await q(`program_id=${partners.id}`)).toBe(5);
       expect(await q(`program_id=${partners.id + 100}`)).toBe(0);
@@ -290,7 +310,13 @@ describe(`conversions and the postback log (${DB_KIND})`, () => {
       const replayed = await admin('POST', `/tracking/postbacks/${logId}/replay`);
       expect(replayed.status).toBe(200);
       expectSchema(ReplayAnswer, replayed.body);
-      expect(replayed.body.data).toMatchObject({ logId, status: 200, code: 'accepted', duplicate: false });
+      expect(replayed.body.data).toMatchObject({
+        logId,
+        status: 200,
+        code: 'accepted',
+        duplicate: false,
+        message: null,
+      });
       const conversionId = replayed.body.data.conversionId;
       expect(conversionId).toMatch(/^[0-9A-Z]{26}$/);
 

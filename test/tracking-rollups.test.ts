@@ -384,6 +384,7 @@ describe('rollup reports equal the raw-row computation', () => {
               programId: d.program,
               clicks: 0,
               impressions: 0,
+              blockedClicks: 0,
               events: {},
               revenue: {},
               commission: {},

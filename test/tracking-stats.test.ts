@@ -146,7 +146,7 @@ describe(`stats by day and dimension (${DB_KIND})`, () => {
     const lines = byAccept.body.trimEnd().split('\r\n');
     expect(lines).toHaveLength(4);
     expect(lines[1]).toBe(
-      `2026-03-10,UTC,${fx.siteId},${fx.toplistId},1,${fx.brandId},${programId},2,0,1,0,2,0.5000,0.0000,,,,'-cmd:1 registration:1`,
+      `2026-03-10,UTC,${fx.siteId},${fx.toplistId},1,${fx.brandId},${programId},2,0,0,1,0,2,0.5000,0.0000,,,,'-cmd:1 registration:1`,
     );
     const byFormat = await get(`${range}&tz=utc&format=csv`);
     expect(byFormat.body).toBe(byAccept.body);
@@ -216,10 +216,10 @@ describe(`stats by day and dimension (${DB_KIND})`, () => {
 
     const csv = (await get(`${day}&by=sub_id&format=csv`)).body.trimEnd().split('\r\n');
     expect(csv[0]).toBe(
-      'day,timezone,site_id,toplist_id,position,brand_id,program_id,sub_id,clicks,impressions,registrations,ftds,conversions,conversion_rate,ftd_rate,revenue,commission,epc,events',
+      'day,timezone,site_id,toplist_id,position,brand_id,program_id,sub_id,clicks,impressions,blocked_clicks,registrations,ftds,conversions,conversion_rate,ftd_rate,revenue,commission,epc,events',
     );
     expect(csv[3]).toContain(
-      ',news,2,0,1,1,7,0.5000,0.5000,EUR:12345679.0000,EUR:10.0002 USD:12345679.0000,EUR:5.0001 USD:6172839.5000,',
+      ',news,2,0,0,1,1,7,0.5000,0.5000,EUR:12345679.0000,EUR:10.0002 USD:12345679.0000,EUR:5.0001 USD:6172839.5000,',
     );
     expect((await get(`${day}&format=csv`)).body).toContain(',SEK:5.0000,SEK:-,');
 
@@ -227,6 +227,58 @@ describe(`stats by day and dimension (${DB_KIND})`, () => {
     expect(wide.statusCode).toBe(422);
     expect(wide.json().message).toContain('31 days');
     expect((await get(`${day}&by=brand`)).statusCode).toBe(422);
+  });
+
+  it('groups rows by one or two dimensions, summing money per currency over the rest', async () => {
+    // The same days as above in UTC: March 10 (2 clicks, 1 impression, 2 conversions), March 11
+    // (1 click) and March 20 (3 clicks on position 1 with EUR/USD money, and an unattributed SEK row).
+    const all = 'from=2026-03-09&to=2026-03-20&tz=utc';
+    const byDay = await rows(`${all}&group=day`);
+    expect(byDay.map((r) => [r.day, r.timezone, r.position, r.clicks, r.impressions, r.conversions])).toEqual(
+      [
+        ['2026-03-10', 'UTC', null, 2, 1, 2],
+        ['2026-03-11', 'UTC', null, 1, 0, 0],
+        ['2026-03-20', 'UTC', null, 3, 0, 8],
+      ],
+    );
+    const total = await rows(`${all}&group=program`);
+    // Every conversion came through the one programme, the unattributed SEK one too.
+    expect(total).toHaveLength(1);
+    expect(total[0]).toMatchObject({
+      day: null,
+      timezone: null,
+      siteId: null,
+      position: null,
+      programId,
+      clicks: 6,
+      conversions: 10,
+      revenue: { EUR: '12345679.0000' },
+      commission: { EUR: '10.0002', SEK: '5.0000', USD: '12345679.0000' },
+      epc: { EUR: '1.6667', SEK: '0.8333', USD: '2057613.1667' },
+      conversionRate: '0.3333',
+    });
+    const [sum, ...none] = await rows(`${all}&group=total`);
+    expect(none).toEqual([]);
+    expect(sum).toMatchObject({ day: null, brandId: null, programId: null, clicks: 6, impressions: 1 });
+    expect(sum!.commission).toEqual(total[0]!.commission);
+    const two = await rows(`${all}&group=brand,position`);
+    expect(two.map((r) => [r.brandId, r.position, r.clicks, r.impressions])).toEqual([
+      [fx.brandId, 1, 6, 0],
+      [null, null, 0, 0],
+      [fx.brandId, 2, 0, 1],
+    ]);
+    const csv = (await get(`${all}&group=program&format=csv`)).body.split('\r\n');
+    expect(csv[1]).toMatch(new RegExp(`^,,,,,,${programId},6,`));
+    for (const [group, message] of [
+      ['site,site', 'twice'],
+      ['day,site,brand', 'at most 2'],
+      ['country', '"country" is not a dimension'],
+    ] as const) {
+      const res = await get(`${all}&group=${group}`);
+      expect(res.statusCode, group).toBe(422);
+      expect(res.json()).toMatchObject({ details: { field: 'group' } });
+      expect(res.json().message).toContain(message);
+    }
   });
 
   it('reads and sets a site zone, refusing bad input', async () => {

@@ -469,7 +469,7 @@ describe(`affiliate tracking (${DB_KIND})`, () => {
       });
       expect(csv.headers['content-type']).toContain('text/csv');
       expect(csv.body.split('\r\n')[0]).toBe(
-        'day,timezone,site_id,toplist_id,position,brand_id,program_id,clicks,impressions,registrations,ftds,conversions,conversion_rate,ftd_rate,revenue,commission,epc,events',
+        'day,timezone,site_id,toplist_id,position,brand_id,program_id,clicks,impressions,blocked_clicks,registrations,ftds,conversions,conversion_rate,ftd_rate,revenue,commission,epc,events',
       );
       for (const q of [
         'from=2026-13-01&to=2026-12-01',

@@ -1,20 +1,29 @@
 import { type ComponentType, type FormEvent, lazy, Suspense, useEffect, useRef, useState } from 'react';
+import type { PendingSignIn } from '../../src/modules/people/types.ts';
 import { AdminTokensScreen } from './AdminTokens.tsx';
 import { AdServersScreen } from './AdServers.tsx';
 import { AuditScreen } from './Audit.tsx';
 import { ApiError, api, SIGNED_OUT_EVENT } from './api.ts';
 import { BookingsScreen } from './Bookings.tsx';
 import { BrandsScreen } from './Brands.tsx';
+import { ComplianceScreen } from './Compliance.tsx';
 import { ConversionsScreen, PostbacksScreen } from './Conversions.tsx';
+import { CreativesScreen } from './Creatives.tsx';
+import { DashboardScreen } from './Dashboard.tsx';
+import { CalendarScreen, PrintableStatementScreen, ProductsScreen, StatementsScreen } from './Market.tsx';
+import { ForgotPassword, OneTimeLinkPage, ProfileScreen, UsersScreen } from './People.tsx';
 import { ProgramsScreen } from './Programs.tsx';
+import { ReservationsScreen } from './Reservations.tsx';
 import { SitesScreen } from './Sites.tsx';
 import { TemplatesScreen } from './Templates.tsx';
 import { ToplistsScreen } from './Toplists.tsx';
+import { SecondStep } from './TwoFactor.tsx';
 import { InputField } from './ui.tsx';
 import { WebhooksScreen } from './Webhooks.tsx';
 
 interface Session {
-  adminTokenId: number;
+  adminTokenId: number | null;
+  user: { id: number; email: string; displayName: string; role: string } | null;
   scopes: string[];
   expiresAt: string;
 }
@@ -28,8 +37,10 @@ const TrackingScreen = lazy(() => import('./Tracking.tsx').then((m) => ({ defaul
  * the first screen.
  */
 const SCREENS: readonly { hash: string; label?: string; Screen: ComponentType }[] = [
+  { hash: '#/home', label: 'Home', Screen: DashboardScreen },
   { hash: '#/toplists', label: 'Toplists', Screen: ToplistsScreen },
   { hash: '#/brands', label: 'Brands and offers', Screen: BrandsScreen },
+  { hash: '#/compliance', label: 'Compliance', Screen: ComplianceScreen },
   { hash: '#/sites', label: 'Sites and tokens', Screen: SitesScreen },
   { hash: '#/templates', label: 'Templates', Screen: TemplatesScreen },
   { hash: '#/tracking', label: 'Tracking', Screen: TrackingScreen },
@@ -38,8 +49,16 @@ const SCREENS: readonly { hash: string; label?: string; Screen: ComponentType }[
   { hash: '#/postbacks', label: 'Postback log', Screen: PostbacksScreen },
   { hash: '#/adservers/bookings', Screen: BookingsScreen },
   { hash: '#/adservers', label: 'Ad servers', Screen: AdServersScreen },
+  { hash: '#/products', label: 'Products and prices', Screen: ProductsScreen },
+  { hash: '#/calendar', label: 'Availability', Screen: CalendarScreen },
+  { hash: '#/reservations', label: 'Reservations', Screen: ReservationsScreen },
+  { hash: '#/creatives', label: 'Creatives', Screen: CreativesScreen },
+  { hash: '#/statements/print/', Screen: PrintableStatementScreen },
+  { hash: '#/statements', label: 'Statements', Screen: StatementsScreen },
   { hash: '#/webhooks', label: 'Webhooks', Screen: WebhooksScreen },
   { hash: '#/admin-tokens', label: 'Admin tokens', Screen: AdminTokensScreen },
+  { hash: '#/users', label: 'Users', Screen: UsersScreen },
+  { hash: '#/profile', label: 'Profile', Screen: ProfileScreen },
   { hash: '#/audit', label: 'Audit log', Screen: AuditScreen },
 ];
 const HOME = SCREENS[0]!;
@@ -86,6 +105,9 @@ export function App() {
     return () => clearTimeout(timer);
   }, [session]);
 
+  // A one-time link opens its page whoever is signed in: its secret is in the fragment only.
+  if (hash.startsWith(ACCEPT)) return <OneTimeLinkPage kind="accept" secret={hash.slice(ACCEPT.length)} />;
+  if (hash.startsWith(RESET)) return <OneTimeLinkPage kind="reset" secret={hash.slice(RESET.length)} />;
   if (session === undefined) return LOADING;
   if (session === null)
     return (
@@ -113,7 +135,8 @@ export function App() {
           ))}
         </nav>
         <span className="muted small">
-          admin token #{session.adminTokenId} · until {new Date(session.expiresAt).toLocaleTimeString()}
+          {session.user ? session.user.email : `admin token #${session.adminTokenId}`} · until{' '}
+          {new Date(session.expiresAt).toLocaleTimeString()}
         </span>
         <button type="button" onClick={signOut}>
           Sign out
@@ -129,10 +152,18 @@ export function App() {
   );
 }
 
+const ACCEPT = '#/accept/';
+const RESET = '#/reset/';
+
 const EXPIRED = 'Your session has ended (it expired or was signed out elsewhere). Sign in again to continue.';
 
 function SignIn({ notice, onSignedIn }: { notice: string; onSignedIn: (s: Session) => void }) {
+  const [email, setEmail] = useState('');
+  const [password, setPassword] = useState('');
   const [token, setToken] = useState('');
+  const [withToken, setWithToken] = useState(false);
+  const [forgot, setForgot] = useState(false);
+  const [pending, setPending] = useState<PendingSignIn | null>(null);
   const [error, setError] = useState('');
   const [busy, setBusy] = useState(false);
   const submit = async (e: FormEvent) => {
@@ -140,17 +171,31 @@ function SignIn({ notice, onSignedIn }: { notice: string; onSignedIn: (s: Sessio
     setBusy(true);
     setError('');
     try {
-      const r = await api<{ data: Session }>('POST', '/session', { token: token.trim() });
+      const body = withToken ? { token: token.trim() } : { email: email.trim(), password };
+      const r = await api<{ data: Session | PendingSignIn }>('POST', '/session', body);
       setToken('');
-      onSignedIn(r.data);
+      setPassword('');
+      if ('pendingToken' in r.data) setPending(r.data);
+      else onSignedIn(r.data);
     } catch (err) {
       setError(
-        err instanceof ApiError && err.status === 401 ? 'That admin token is not valid.' : String(err),
+        err instanceof ApiError && err.status === 401
+          ? withToken
+            ? 'That admin token is not valid.'
+            : 'Wrong email or password.'
+          : err instanceof ApiError
+            ? err.message
+            : String(err),
       );
     } finally {
       setBusy(false);
     }
   };
+  const ready = withToken ? Boolean(token.trim()) : Boolean(email.trim() && password);
+  if (forgot) return <ForgotPassword onBack={() => setForgot(false)} />;
+  if (pending)
+    return <SecondStep<Session> pending={pending} onDone={onSignedIn} onRestart={() => setPending(null)} />;
+  const invalid = { 'aria-invalid': Boolean(error), 'aria-describedby': error ? 'signin-error' : undefined };
   return (
     <main className="signin">
       <h1>Sign in to Podium</h1>
@@ -160,26 +205,65 @@ function SignIn({ notice, onSignedIn }: { notice: string; onSignedIn: (s: Sessio
         </p>
       )}
       <form onSubmit={submit}>
-        <InputField
-          id="admin-token"
-          label="Admin token"
-          type="password"
-          autoComplete="off"
-          value={token}
-          onChange={setToken}
-          aria-invalid={Boolean(error)}
-          aria-describedby={error ? 'signin-error' : undefined}
-          required
-        />
+        {withToken ? (
+          <InputField
+            id="admin-token"
+            label="Admin token"
+            type="password"
+            autoComplete="off"
+            value={token}
+            onChange={setToken}
+            {...invalid}
+            required
+          />
+        ) : (
+          <>
+            <InputField
+              id="signin-email"
+              label="Email"
+              type="email"
+              autoComplete="username"
+              value={email}
+              onChange={setEmail}
+              {...invalid}
+              required
+            />
+            <InputField
+              id="signin-password"
+              label="Password"
+              type="password"
+              autoComplete="current-password"
+              value={password}
+              onChange={setPassword}
+              {...invalid}
+              required
+            />
+          </>
+        )}
         {error && (
           <p id="signin-error" className="error" role="alert">
             {error}
           </p>
         )}
-        <button type="submit" disabled={busy || !token.trim()}>
+        <button type="submit" disabled={busy || !ready}>
           {busy ? 'Signing in…' : 'Sign in'}
         </button>
       </form>
+      <button
+        type="button"
+        className="link"
+        onClick={() => {
+          setWithToken(!withToken);
+          setError('');
+        }}
+      >
+        {withToken ? 'Use email and password instead' : 'Use an admin token instead'}
+      </button>
+      {!withToken && (
+        <button type="button" className="link" onClick={() => setForgot(true)}>
+          Forgot password?
+        </button>
+      )}
     </main>
   );
 }

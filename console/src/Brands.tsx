@@ -135,9 +135,15 @@ function OfferForm({ offer }: { offer: Offer }) {
 }
 
 const NEW_OFFER_SPECS = [
-  { key: 'externalId', id: 'new-offer-external', label: 'External id' },
-  { key: 'offerText', id: 'new-offer-text', label: 'Offer text' },
-  { key: 'bonusExpiryDate', id: 'new-offer-expiry', label: 'Bonus expiry date', type: 'date' },
+  { key: 'externalId', id: 'new-offer-external', label: 'External id', required: true },
+  { key: 'offerText', id: 'new-offer-text', label: 'Offer text', required: true },
+  {
+    key: 'bonusExpiryDate',
+    id: 'new-offer-expiry',
+    label: 'Bonus expiry date',
+    type: 'date',
+    required: true,
+  },
   { key: 'bonusCode', id: 'new-offer-code', label: 'Bonus code' },
 ] as const;
 

@@ -2,9 +2,10 @@ import { useState } from 'react';
 import type { PostbackEntry } from '../../src/modules/reporting/records.ts';
 import type { ConversionRecord as Conversion } from '../../src/modules/reporting/records-repository.ts';
 import { api } from './api.ts';
-import { programFilter, usePrograms } from './choices.ts';
+import { programFilter, usePrograms, useSites } from './choices.ts';
 import { DateRange, Fields, useAction } from './form.tsx';
-import { useDebounced, usePagedList } from './lists.tsx';
+import { useDebounced, useNames, usePagedList } from './lists.tsx';
+import { formatMoney } from './money.ts';
 import { LoadedTable, Pager, type TableProps } from './table.tsx';
 import { InputField, OutcomeLine } from './ui.tsx';
 
@@ -75,7 +76,31 @@ function useFilteredList<T extends { id: string; receivedAt: string }>(path: str
 /** Conversions: filtered by programme, event, attribution, days and ids; paged by the server; CSV of the same filter. */
 export function ConversionsScreen() {
   const flt = useFilteredList<Conversion>('/tracking/conversions');
-  const slug = (id: number) => flt.programs.data?.data.find((p) => p.id === id)?.slug ?? `programme ${id}`;
+  const programName = (id: number) =>
+    flt.programs.data?.data.find((p) => p.id === id)?.name ?? `programme ${id}`;
+  const shown = flt.list.data?.data ?? [];
+  const sites = useSites();
+  const ids = (pick: (c: Conversion) => number | null) =>
+    shown.map(pick).filter((id): id is number => id !== null);
+  const brands = useNames(
+    '/brands',
+    ids((c) => c.brandId),
+    (b) => String(b.name),
+  );
+  const toplists = useNames(
+    '/toplists',
+    ids((c) => c.toplistId),
+    (t) => `${t.name} (${(t.geo as { code: string }).code})`,
+  );
+  const attribution = (c: Conversion) =>
+    [
+      c.brandId !== null && (brands[c.brandId] ?? `brand ${c.brandId}`),
+      c.toplistId !== null &&
+        `${toplists[c.toplistId] ?? `toplist ${c.toplistId}`}${c.position === null ? '' : ` #${c.position}`}`,
+      c.siteId !== null && sites.domainOf(c.siteId),
+    ]
+      .filter(Boolean)
+      .join(' · ');
   return (
     <section>
       <div className="row spread">
@@ -113,22 +138,18 @@ export function ConversionsScreen() {
         empty: 'No conversions match.',
         testId: 'conversions',
         columns: [
-          { head: 'Programme', cell: (c) => slug(c.programId) },
+          { head: 'Programme', cell: (c) => programName(c.programId) },
           { head: 'Event', cell: (c) => c.event },
           { head: 'Transaction', cell: (c) => <code>{c.transactionId}</code> },
           {
             head: 'Amount',
             num: true,
-            cell: (c) => (c.amount === null ? '—' : `${c.amount} ${c.currency ?? ''}`),
+            cell: (c) =>
+              c.amount === null ? '—' : c.currency ? formatMoney(c.amount, c.currency) : c.amount,
           },
           {
             head: 'Attribution',
-            cell: (c) =>
-              c.attributed ? (
-                `site ${c.siteId} · toplist ${c.toplistId} · position ${c.position}`
-              ) : (
-                <span className="badge off">unattributed</span>
-              ),
+            cell: (c) => (c.attributed ? attribution(c) : <span className="badge off">unattributed</span>),
           },
           { head: 'Sub id', cell: (c) => c.subId ?? '' },
         ],
@@ -144,12 +165,12 @@ export function PostbacksScreen() {
   const action = useAction();
   const replay = (p: PostbackEntry) =>
     action.run(async () => {
-      const r = await api<{ data: { status: number; code: string; duplicate: boolean } }>(
-        'POST',
-        `/tracking/postbacks/${p.id}/replay`,
-      );
+      const r = await api<{
+        data: { status: number; code: string; duplicate: boolean; message: string | null };
+      }>('POST', `/tracking/postbacks/${p.id}/replay`);
       list.reload();
-      return `Replayed ${p.id}: ${r.data.code}${r.data.duplicate ? ' (duplicate)' : ''}.`;
+      const why = r.data.message ? ` (${r.data.message})` : r.data.duplicate ? ' (duplicate)' : '';
+      return `Replayed ${p.id}: ${r.data.code}${why}.`;
     });
   return (
     <section>
@@ -170,6 +191,7 @@ export function PostbacksScreen() {
         ],
         texts: [
           ['code', 'Error code'],
+          ['reason', 'Reason'],
           ['transaction_id', 'Transaction id'],
         ],
       })}
@@ -192,6 +214,7 @@ export function PostbacksScreen() {
                 <div key={o.decidedAt} className="small">
                   <span className={o.status < 300 ? 'badge' : 'badge off'}>{o.code}</span> {o.status}
                   {o.replay && ' (replay)'}
+                  {o.message && <div className="muted">{o.message}</div>}
                 </div>
               )),
           },

@@ -89,14 +89,15 @@ export function EditionHistory({
         )}
       </Status>
       {shown && (
-        <>
-          <h3>Public JSON of version {shown}</h3>
+        // Folded by default: the document is long and the diff above is what is usually read.
+        <details className="edition-json">
+          <summary>Public JSON of version {shown}</summary>
           <Status loading={!docs[shown]} error={docError}>
             <pre className="json" data-testid="edition-json">
               {JSON.stringify(docs[shown], null, 2)}
             </pre>
           </Status>
-        </>
+        </details>
       )}
     </div>
   );

@@ -3,6 +3,7 @@ import type { SuggestedOrder as Suggestion } from '../../src/modules/reporting/s
 import type { ToplistItem } from './api.ts';
 import { api } from './api.ts';
 import { useAction } from './form.tsx';
+import { formatMoney } from './money.ts';
 import { Table } from './table.tsx';
 import { InputField, OutcomeLine } from './ui.tsx';
 
@@ -35,6 +36,8 @@ export function SuggestedOrder({
       return undefined;
     });
   const order = s ? [...s.items].sort((a, b) => a.suggestedPosition - b.suggestedPosition) : [];
+  /** An amount of the suggestion's currency, in that currency's decimals. */
+  const money = (amount: string) => (s ? formatMoney(amount, s.currency) : amount);
   return (
     <section className="card" aria-labelledby="suggest-heading">
       <h2 id="suggest-heading">Suggested order</h2>
@@ -56,8 +59,8 @@ export function SuggestedOrder({
       {s && (
         <>
           <p className="muted small" data-testid="suggest-summary">
-            {s.from} – {s.to}, {s.currency}: EPC {s.expected.currentEpc} now, {s.expected.suggestedEpc} in
-            this order ({s.expected.change}).
+            {s.from} – {s.to}, {s.currency}: EPC {money(s.expected.currentEpc)} now,{' '}
+            {money(s.expected.suggestedEpc)} in this order ({money(s.expected.change)}).
           </p>
           <Table
             testId="suggested-order"
@@ -68,9 +71,14 @@ export function SuggestedOrder({
               { head: 'Now', num: true, cell: (i) => i.currentPosition },
               { head: 'Brand', cell: (i) => i.brandName },
               { head: 'Clicks', num: true, cell: (i) => i.clicks },
-              { head: 'Commission', num: true, cell: (i) => i.commission },
-              { head: 'EPC (shrunk)', num: true, cell: (i) => `${i.epc ?? '—'} (${i.shrunkEpc})` },
-              { head: 'Interval', num: true, cell: (i) => `${i.interval.low} – ${i.interval.high}` },
+              { head: 'Commission', num: true, cell: (i) => money(i.commission) },
+              {
+                // The interval goes under the EPC: as a column of its own it was cut off beside the draft.
+                head: 'EPC (shrunk)',
+                num: true,
+                cell: (i) => `${i.epc === null ? '—' : money(i.epc)} (${money(i.shrunkEpc)})`,
+                sub: (i) => `${money(i.interval.low)} – ${money(i.interval.high)}`,
+              },
             ]}
           />
           <button type="button" onClick={() => onApply(order.map((i) => i.brandId))}>

@@ -143,6 +143,56 @@ const move = <T,>(list: T[], from: number, to: number): T[] => {
   return next;
 };
 
+interface DraftViolation {
+  itemId: number;
+  position: number;
+  brandName: string;
+  country: string;
+  rule: string;
+  reason: string;
+}
+
+/**
+ * Where the saved draft's brands may not be advertised in a country the list covers: what
+ * publishing it now would refuse (`GET /toplists/{id}/compliance`). Checked again on every save.
+ */
+function DraftCompliance({ toplistId, saves, dirty }: { toplistId: number; saves: number; dirty: boolean }) {
+  const check = useLoad(
+    () =>
+      api<{ data: { publishable: boolean; violations: DraftViolation[] } }>(
+        'GET',
+        `/toplists/${toplistId}/compliance`,
+      ),
+    `${toplistId}:${saves}`,
+  );
+  const found = check.data?.data;
+  return (
+    <section aria-label="Draft compliance">
+      <h2>Compliance</h2>
+      <Status load={check}>
+        {found &&
+          (found.violations.length === 0 ? (
+            <p className="muted small" data-testid="draft-compliant">
+              The saved draft may be published: every brand may be advertised where the list is shown.
+            </p>
+          ) : (
+            <ul className="violations" data-testid="draft-violations">
+              {found.violations.map((v) => (
+                <li key={`${v.itemId}:${v.country}:${v.rule}`}>
+                  <strong>
+                    Position {v.position}: {v.brandName}
+                  </strong>{' '}
+                  may not be advertised in {v.country} — {v.reason} (<code>{v.rule}</code>)
+                </li>
+              ))}
+            </ul>
+          ))}
+      </Status>
+      {dirty && <p className="muted small">Unsaved changes are checked when the draft is saved.</p>}
+    </section>
+  );
+}
+
 /** One toplist's draft: items (add, remove, reorder by drag or keyboard, brand/offer), publish, editions, JSON preview. */
 function ToplistEditor({
   id,
@@ -165,6 +215,7 @@ function ToplistEditor({
   const [dragFrom, setDragFrom] = useState<number | null>(null);
   const [shownVersion, setShownVersion] = useState<string | null>(null);
   const [dirty, setDirty] = useState(false);
+  const [saves, setSaves] = useState(0);
 
   useEffect(() => {
     if (toplist.data && items === null) setItems(toplist.data.data.items);
@@ -242,6 +293,7 @@ function ToplistEditor({
       });
       setItems(r.data.items);
       setDirty(false);
+      setSaves((n) => n + 1);
       return 'Draft saved.';
     });
   const publish = async () => {
@@ -381,6 +433,7 @@ function ToplistEditor({
                   </button>
                 </div>
                 <OutcomeLine outcome={action.outcome} />
+                <DraftCompliance toplistId={id} saves={saves} dirty={dirty} />
               </div>
               <div>
                 <SuggestedOrder

@@ -1,22 +1,14 @@
 import { useState } from 'react';
 import { api } from './api.ts';
+import { BreakdownTable, type Level } from './Breakdown.tsx';
 import { programFilter, siteFilter, usePrograms, useSites } from './choices.ts';
 import { DateRange, Fields } from './form.tsx';
 import { useNames } from './lists.tsx';
+import { localToday, PRESETS, type Preset, periodOf, presetOf, previousOf } from './periods.ts';
 import { ReconciliationTable } from './Reconciliation.tsx';
 import { StatsChart } from './StatsChart.tsx';
-import {
-  type Dimension,
-  daysBetween,
-  METRICS,
-  type Metric,
-  type StatsRow,
-  seriesOf,
-  type Totals,
-  totalsBy,
-} from './stats.ts';
-import { Table } from './table.tsx';
-import { InputField, Status, useLoad } from './ui.tsx';
+import { type Dimension, daysBetween, METRICS, type Metric, type StatsRow, seriesOf } from './stats.ts';
+import { InputField, SelectField, Status, useLoad } from './ui.tsx';
 
 const DIMENSIONS: [Dimension, string][] = [
   ['total', 'Nothing (totals)'],
@@ -24,18 +16,9 @@ const DIMENSIONS: [Dimension, string][] = [
   ['toplist', 'Toplist'],
   ['position', 'Position'],
   ['brand', 'Brand'],
+  ['program', 'Programme'],
 ];
-
-const TOTAL_COLUMNS: [Exclude<keyof Totals, 'key'>, string][] = [
-  ['clicks', 'Clicks'],
-  ['impressions', 'Impressions'],
-  ['registrations', 'Registrations'],
-  ['ftds', 'FTDs'],
-  ['conversions', 'Conversions'],
-];
-
-const localDay = (d: Date) =>
-  new Date(d.getTime() - d.getTimezoneOffset() * 60_000).toISOString().slice(0, 10);
+const CUSTOM = 'custom';
 
 const STATS_PAGE = 1000;
 const STATS_MAX_PAGES = 20;
@@ -61,24 +44,28 @@ const zoneText = (tz: string | undefined) =>
 
 /** Clicks, impressions and conversions per day, broken down by site, toplist, position or brand; CSV export. */
 export function TrackingScreen() {
+  const today = localToday();
   const [f, setF] = useState(() => ({
-    from: localDay(new Date(Date.now() - 13 * 86_400_000)),
-    to: localDay(new Date()),
+    from: new Date(Date.parse(`${today}T00:00:00Z`) - 13 * 86_400_000).toISOString().slice(0, 10),
+    to: today,
     timezone: '',
     site: '',
     program: '',
     dim: 'total' as Dimension,
+    dim2: '',
     metric: 'clicks' as Metric,
   }));
   const [tz, setTz] = useState('');
   const sites = useSites();
   const programs = usePrograms();
 
-  const query = new URLSearchParams({ from: f.from, to: f.to });
-  if (f.timezone.trim()) query.set('tz', f.timezone.trim());
-  if (f.site) query.set('site_id', f.site);
-  if (f.program) query.set('program_id', f.program);
-  const qs = query.toString();
+  // The filter without its days: the breakdown asks it for this period and the previous one.
+  const filter = new URLSearchParams();
+  if (f.timezone.trim()) filter.set('tz', f.timezone.trim());
+  if (f.site) filter.set('site_id', f.site);
+  if (f.program) filter.set('program_id', f.program);
+  const filterQs = filter.toString();
+  const qs = new URLSearchParams({ from: f.from, to: f.to, ...Object.fromEntries(filter) }).toString();
   const stats = useLoad(() => allStats(qs), qs);
   const rows = stats.data?.rows ?? [];
   // Toplists and brands can be thousands: only the names the numbers show are fetched, one by one.
@@ -95,6 +82,10 @@ export function TrackingScreen() {
     (b) => String(b.name),
   );
 
+  const programName = (id: number) => programs.data?.data.find((p) => p.id === id)?.name ?? `programme ${id}`;
+  const preset = presetOf(f, today);
+  const previous = previousOf(preset, f);
+  const levels = [f.dim, f.dim2].filter((d): d is Level => d !== '' && d !== 'total');
   const label = (key: string): string => {
     if (key === 'none') return 'unattributed';
     if (key === 'other') return 'all others';
@@ -103,11 +94,11 @@ export function TrackingScreen() {
     if (f.dim === 'site') return sites.domainOf(id);
     if (f.dim === 'brand') return brandNames[id] ?? `brand ${key}`;
     if (f.dim === 'toplist') return toplistNames[id] ?? `toplist ${key}`;
+    if (f.dim === 'program') return programName(id);
     return `position ${key}`;
   };
   const days = daysBetween(f.from, f.to);
   const series = seriesOf(rows, days, f.dim, f.metric);
-  const totals = totalsBy(rows, f.dim);
   const sum = (m: Metric) => rows.reduce((n, r) => n + r[m], 0);
   const summary =
     `${f.dim === 'total' ? 'Clicks, impressions and conversions' : `${f.metric} by ${f.dim}`} per day from ${f.from} to ${f.to}: ` +
@@ -130,6 +121,13 @@ export function TrackingScreen() {
           setF({ ...f, timezone: tz });
         }}
       >
+        <SelectField
+          id="t-period"
+          label="Period"
+          value={preset ?? CUSTOM}
+          options={[...PRESETS, [CUSTOM, 'Custom range']]}
+          onChange={(v) => v !== CUSTOM && setF({ ...f, ...periodOf(v as Preset, today) })}
+        />
         <DateRange id="t" from={f.from} to={f.to} onChange={(r) => setF({ ...f, ...r })} />
         <InputField
           id="t-tz"
@@ -157,6 +155,17 @@ export function TrackingScreen() {
               ? []
               : [
                   {
+                    key: 'dim2' as const,
+                    id: 't-then',
+                    label: 'Then by',
+                    all: 'Nothing',
+                    options: DIMENSIONS.filter(([d]) => d !== 'total' && d !== f.dim),
+                  },
+                ]),
+            ...(f.dim === 'total'
+              ? []
+              : [
+                  {
                     key: 'metric' as const,
                     id: 't-metric',
                     label: 'Metric',
@@ -176,28 +185,13 @@ export function TrackingScreen() {
           Days cut in {zoneText(stats.data?.tz)}. {METRICS.map((m) => `${sum(m)} ${m}`).join(' · ')}
         </p>
         <StatsChart days={days} series={series} label={label} summary={summary} />
-        <Table
-          testId="stats-totals"
-          caption={`Totals by ${f.dim}`}
-          rows={totals}
-          rowKey={(t) => t.key}
-          columns={[
-            {
-              head: DIMENSIONS.find(([d]) => d === f.dim)?.[1].replace(' (totals)', ''),
-              rowHeader: true,
-              cell: (t) => (f.dim === 'total' ? 'All' : label(t.key)),
-            },
-            ...TOTAL_COLUMNS.map(([m, head]) => ({
-              head,
-              num: true,
-              cell: (t: Totals) => t[m],
-            })),
-            {
-              head: 'Reg. per click',
-              num: true,
-              cell: (t) => (t.clicks ? `${((100 * t.registrations) / t.clicks).toFixed(1)} %` : '—'),
-            },
-          ]}
+        <BreakdownTable
+          query={filterQs}
+          period={f}
+          previous={previous}
+          levels={levels}
+          siteName={sites.domainOf}
+          programName={programName}
         />
       </Status>
       {f.program ? (

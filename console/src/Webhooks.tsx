@@ -130,11 +130,13 @@ function EndpointDetail({
   /** Runs an action on the endpoint, then shows its state, its deliveries and the list afresh. */
   const act = (what: () => Promise<string | undefined>) =>
     action.run(async () => {
-      const ok = await what();
-      endpoint.reload();
-      deliveries.reload();
-      onChanged();
-      return ok;
+      try {
+        return await what();
+      } finally {
+        endpoint.reload();
+        deliveries.reload();
+        onChanged();
+      }
     });
   /** The buttons that change the endpoint (keyed apart from their text, which Enable/Disable swaps). */
   const changes = (e: WebhookEndpoint) => [
@@ -144,9 +146,9 @@ function EndpointDetail({
       run: async () => {
         const r = await api<{ data: Delivery }>('POST', `/webhooks/${id}/test`);
         const tried = r.data.log[0];
-        return r.data.status === 'succeeded'
-          ? `Test delivered: HTTP ${tried?.httpStatus} in ${tried?.latencyMs} ms.`
-          : `Test failed: ${r.data.lastError}`;
+        // A failed test is the action's failure: it shows as an error, not in the success colour.
+        if (r.data.status !== 'succeeded') throw new Error(`Test failed: ${r.data.lastError}`);
+        return `Test delivered: HTTP ${tried?.httpStatus} in ${tried?.latencyMs} ms.`;
       },
     },
     {

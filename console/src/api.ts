@@ -15,6 +15,13 @@ export type {
   Push,
   Slot,
 } from '../../src/modules/adserver/types.ts';
+export type { Statement, StatementListed } from '../../src/modules/market/statement-repository.ts';
+export type {
+  Availability,
+  Product,
+  Reservation,
+  ReservationSummary,
+} from '../../src/modules/market/types.ts';
 
 /** An error answer of the admin API: `{code, message, details?}`, with the 422 field when named. */
 export class ApiError extends Error {
@@ -48,6 +55,11 @@ export async function api<T>(method: string, path: string, body?: unknown): Prom
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   if (res.status === 204) return undefined as T;
+  return answered<T>(res, path);
+}
+
+/** The JSON of an admin API answer, or its {@link ApiError}; a lost session signs the console out. */
+async function answered<T>(res: Response, path: string): Promise<T> {
   const json = await res.json().catch(() => ({}));
   if (!res.ok) {
     if (res.status === 401 && path !== '/session') window.dispatchEvent(new Event(SIGNED_OUT_EVENT));
@@ -56,12 +68,23 @@ export async function api<T>(method: string, path: string, body?: unknown): Prom
   return json as T;
 }
 
+/** Uploads a file as the raw request body (an image for a creative), with the CSRF token; JSON answer as {@link api}. */
+export async function upload<T>(path: string, file: Blob): Promise<T> {
+  const res = await fetch(`/api/admin/v1${path}`, {
+    method: 'POST',
+    headers: { 'content-type': file.type || 'application/octet-stream', 'x-csrf-token': csrfToken() },
+    credentials: 'same-origin',
+    body: file,
+  });
+  return answered<T>(res, path);
+}
+
 export type { PageMeta } from '../../src/lib/paging.ts';
 export type { AdminToken, SiteToken } from '../../src/modules/access/types.ts';
-
 /** A list answer of the admin API: one page of rows and the server's paging meta. */
 export type { Page } from '../../src/modules/catalog/crud.ts';
 export type { Brand, Offer, Site, Template } from '../../src/modules/catalog/types.ts';
+export type { Creative } from '../../src/modules/creatives/service.ts';
 export type { Program } from '../../src/modules/tracking/types.ts';
 export type Edition = EditionMeta;
 

@@ -54,6 +54,8 @@ export interface FieldSpec<K extends string> {
   options?: [string | number, string][];
   /** A select's first, empty choice ("All sites"). */
   all?: string;
+  /** The API refuses the record without it: the label says so before a save is tried. */
+  required?: boolean;
 }
 
 /** The API fields a list of specs shows errors for. */
@@ -85,7 +87,7 @@ export function Fields<T extends Record<string, string>>({
         return s.options ? (
           <SelectField key={s.id} {...common} options={s.options} all={s.all} />
         ) : (
-          <Field key={s.id} {...common} type={s.type} />
+          <Field key={s.id} {...common} type={s.type} required={s.required} />
         );
       })}
     </>

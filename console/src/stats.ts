@@ -16,7 +16,7 @@ export type StatsRow = Pick<
   | 'conversions'
 >;
 /** What the chart breaks the numbers down by; `total` is one line per metric. */
-export type Dimension = 'total' | 'site' | 'toplist' | 'position' | 'brand';
+export type Dimension = 'total' | 'site' | 'toplist' | 'position' | 'brand' | 'program';
 export type Metric = 'clicks' | 'impressions' | 'conversions';
 export const METRICS: Metric[] = ['clicks', 'impressions', 'conversions'];
 
@@ -25,6 +25,7 @@ const COLUMN: Record<Exclude<Dimension, 'total'>, keyof StatsRow> = {
   toplist: 'toplistId',
   position: 'position',
   brand: 'brandId',
+  program: 'programId',
 };
 
 /** Every day from `from` to `to` (inclusive, YYYY-MM-DD), so days without traffic show as zero. */
@@ -88,7 +89,7 @@ export function seriesOf(
   const line = (pick: (r: StatsRow) => number, keep: (r: StatsRow) => boolean) => {
     const values = days.map(() => 0);
     for (const r of rows) {
-      const i = index.get(r.day);
+      const i = r.day === null ? undefined : index.get(r.day);
       if (i !== undefined && keep(r)) values[i]! += pick(r);
     }
     return values;

@@ -1,6 +1,7 @@
 import { keepPreviousData, QueryClient, useQuery } from '@tanstack/react-query';
 import { type InputHTMLAttributes, type ReactNode, useCallback, useId, useState } from 'react';
 import { ApiError } from './api.ts';
+import { readableError } from './readable-error.ts';
 
 /** A word with its first letter upper-case ("site" → "Site"), for a unit that starts a heading. */
 export const capitalized = (word: string) => `${word[0]?.toUpperCase() ?? ''}${word.slice(1)}`;
@@ -71,11 +72,16 @@ export interface Outcome {
   ok?: string;
   error?: string;
   field?: string;
+  /** The error as shown beside its field, whose label already names it. */
+  fieldError?: string;
 }
 
 /** Turns a thrown error into an outcome to show. */
 export function failure(err: unknown): Outcome {
-  if (err instanceof ApiError) return { error: err.message, field: err.field };
+  if (err instanceof ApiError) {
+    const { line, beside } = readableError(err.message, err.field);
+    return { error: line, field: err.field, fieldError: beside };
+  }
   return { error: err instanceof Error ? err.message : String(err) };
 }
 
@@ -120,6 +126,7 @@ export function Field({
   field,
   type = 'text',
   autoComplete,
+  required = false,
 }: {
   id: string;
   label: string;
@@ -129,12 +136,15 @@ export function Field({
   field: string;
   type?: string;
   autoComplete?: string;
+  /** Marked in the label and for assistive technology; the API's 422 still decides. */
+  required?: boolean | undefined;
 }) {
   const invalid = outcome.field === field;
   return (
     <InputField
       id={id}
-      label={label}
+      label={required ? `${label} (required)` : label}
+      aria-required={required || undefined}
       type={type}
       autoComplete={autoComplete ?? (type === 'password' ? 'off' : undefined)}
       value={value}
@@ -144,7 +154,7 @@ export function Field({
     >
       {invalid && (
         <span id={`${id}-error`} className="error" role="alert">
-          {outcome.error}
+          {outcome.fieldError ?? outcome.error}
         </span>
       )}
     </InputField>
@@ -206,7 +216,7 @@ export function SelectField({
       </select>
       {field && outcome?.field === field && (
         <span id={`${id}-error`} className="error" role="alert">
-          {outcome.error}
+          {outcome.fieldError ?? outcome.error}
         </span>
       )}
     </FieldRow>

@@ -1,17 +1,24 @@
 import cluster from 'node:cluster';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import type { Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { Command, InvalidArgumentError } from 'commander';
 import { runPrimary } from '../cluster.ts';
-import { type Config, ConfigError, loadConfig } from '../config.ts';
+import { type Config, ConfigError, loadConfig, withLoopbackAllowance } from '../config.ts';
+import { CopyMismatchError, copyToPostgres } from '../db/copy.ts';
 import { openConfiguredDb } from '../db/open.ts';
 import { PACKAGE_VERSION } from '../lib/package-root.ts';
+import { GENERATED_KEY_FILE } from '../lib/seal.ts';
 import { SCOPES, type Scope } from '../modules/access/scopes.ts';
+import type { AuditEntry } from '../modules/audit/repository.ts';
 import { ensureDemo } from '../modules/catalog/demo.ts';
 import { parseImportDocument } from '../modules/catalog/import-schema.ts';
 import { ProgramInput } from '../modules/tracking/schemas.ts';
 import { installShutdown, startServer } from '../server.ts';
 import { withCatalog, withServices, withTracking } from './context.ts';
+import { seedDemoMarket, startDemoAdServer } from './demo-adserver.ts';
 import { loadDemoApart } from './demo-apart.ts';
 import { demoText, progressBar, readImportFile, startBanner } from './output.ts';
 
@@ -105,15 +112,26 @@ common(program.command('serve').description('run the HTTP server'))
 common(
   program.command('start').description('run the server on the embedded database, for a first look'),
 ).action(async (opts: CommonOpts) => {
-  const config = configFrom(opts, { demoOnEmpty: true });
-  const loaded = await loadDemoApart(config);
+  const asked = configFrom(opts, { demoOnEmpty: true });
+  const loaded = await loadDemoApart(asked);
+  // The demo's reference ad server, reached through the local-only allowance set for it alone.
+  const ads = await startDemoAdServer(asked, loaded !== null, err).catch((e: Error) => {
+    err(`demo: the reference ad server did not start: ${e.message}`);
+    return null;
+  });
+  const config = ads ? withLoopbackAllowance(asked, [ads.pair]) : asked;
+  const db = await openConfiguredDb(config, err);
+  if (ads?.fresh) await seedDemoMarket(config, db, ads, err);
   const server = await startServer(loaded ? Object.freeze({ ...config, demoOnEmpty: false }) : config, {
+    db,
     log: err,
   });
-  installShutdown(server, err);
+  const closeServer = server.close;
+  // Podium drains first (its calls to the ad server finish), then the ad server drains.
+  installShutdown(ads ? { ...server, close: () => closeServer().then(() => ads.close()) } : server, err);
   const docsOrigin = new URL(server.url);
   if (config.docsPort) docsOrigin.port = String(config.docsPort);
-  out(startBanner(server.url, loaded ?? server.demo, `${docsOrigin.origin}${config.docsBase}/`));
+  out(startBanner(server.url, loaded ?? server.demo, `${docsOrigin.origin}${config.docsBase}/`, ads?.url));
 });
 
 common(program.command('migrate').description('apply pending database migrations')).action(
@@ -147,6 +165,48 @@ common(
       catalog.importer.importCatalog(doc, (p) => err(`import: ${p.done}/${p.total} rows (${p.section})`)),
     );
     out(JSON.stringify(summary));
+  });
+
+common(
+  program
+    .command('copy-to-postgres')
+    .description(
+      'copy the embedded database (--data-dir) into an empty PostgreSQL database (DATABASE_URL), checked row for row',
+    ),
+)
+  .option('--verify-only', 'compare an earlier copy with the embedded database; copy nothing')
+  .option('--batch-rows <n>', 'rows per batch read from the embedded database', positiveInt, 1000)
+  .action(async (opts: CommonOpts & { verifyOnly?: boolean; batchRows: number }) => {
+    const config = configFrom(opts);
+    if (!config.databaseUrl)
+      throw new Error('copy-to-postgres: give the target as DATABASE_URL or --database-url');
+    const verifyOnly = opts.verifyOnly === true;
+    let result: Awaited<ReturnType<typeof copyToPostgres>>;
+    try {
+      result = await copyToPostgres(
+        { dataDir: config.dataDir, url: config.databaseUrl, verifyOnly, batchRows: opts.batchRows },
+        {
+          note: (m) => err(`copy: ${m}`),
+          progress: (t, done, total) => err(`copy: ${progressBar(done, total)} ${t}`),
+        },
+      );
+    } catch (e) {
+      if (!(e instanceof CopyMismatchError)) throw e;
+      err(`copy-to-postgres: verify failed${verifyOnly ? '' : ', nothing was committed'}:`);
+      for (const d of e.differences) err(`  ${d}`);
+      process.exitCode = 1;
+      return;
+    }
+    err(
+      `copy: ${verifyOnly ? 'verified' : 'copied and verified'} ${result.tables.length} tables, ${result.rows} rows (count and digest of every table on both databases)`,
+    );
+    const keyFile = join(config.dataDir, GENERATED_KEY_FILE);
+    if (!verifyOnly && !config.secretKeys && existsSync(keyFile)) {
+      err(
+        `copy: secrets at rest are sealed with the key in ${keyFile}: run the server with PODIUM_SECRET_KEYS_FILE=${keyFile} (or that line in PODIUM_SECRET_KEYS)`,
+      );
+    }
+    out(JSON.stringify({ tables: result.tables.length, rows: result.rows, verified: true }));
   });
 
 const token = program.command('token').description('create or revoke API tokens');
@@ -341,6 +401,79 @@ async function rotateKeys(opts: CommonOpts): Promise<void> {
     process.exitCode = 1;
   }
 }
+/**
+ * The player id of a `player-data` command: the first line of standard input, never an argument
+ * (arguments stay in shell histories and process lists).
+ */
+async function playerIdFromStdin(): Promise<string> {
+  if (process.stdin.isTTY) err('player id, then Enter:');
+  const lines = createInterface({ input: process.stdin, crlfDelay: Number.POSITIVE_INFINITY });
+  for await (const line of lines) {
+    lines.close();
+    return line;
+  }
+  throw new Error('give the player id on standard input');
+}
+
+/** The audit row of a `player-data` command: who is the command line, never the player id. */
+const cliAudit = (op: string, programId: number | undefined, after: unknown): AuditEntry => ({
+  adminTokenId: null,
+  actor: 'cli',
+  action: `podium player-data ${op}`,
+  targetType: 'player-data',
+  targetId: programId === undefined ? 'all' : String(programId),
+  status: 200,
+  requestId: null,
+  fields: programId === undefined ? ['player_id'] : ['player_id', 'program_id'],
+  before: null,
+  after,
+});
+
+const playerData = program
+  .command('player-data')
+  .description("export or erase one player's data; the player id is read from standard input");
+common(
+  playerData
+    .command('export')
+    .description("print one page of the player's conversions and postback log rows (JSON)"),
+)
+  .option('--program <id>', 'only this programme (default: every programme)', positiveInt)
+  .option('--page <n>', 'page (default 1)', positiveInt)
+  .option('--per-page <n>', 'rows of each list per page (default 500, at most 1000)', positiveInt)
+  .action(async (opts: CommonOpts & { program?: number; page?: number; perPage?: number }) => {
+    const playerId = await playerIdFromStdin();
+    const page = await withServices(configFrom(opts), async (s) => {
+      const r = await s.playerData.export({ playerId, programId: opts.program }, opts.page, opts.perPage);
+      await s.audit.record(
+        cliAudit('export', opts.program, {
+          page: r.meta.page,
+          conversionsTotal: r.meta.conversions_total,
+          postbacksTotal: r.meta.postbacks_total,
+        }),
+      );
+      return r;
+    });
+    out(JSON.stringify(page));
+  });
+common(
+  playerData
+    .command('erase')
+    .description("delete the player's conversions and postback log rows (rollups stay)"),
+)
+  .option('--program <id>', 'only this programme (default: every programme)', positiveInt)
+  .action(async (opts: CommonOpts & { program?: number }) => {
+    const playerId = await playerIdFromStdin();
+    const counts = await withServices(configFrom(opts), async (s) => {
+      const c = await s.playerData.erase({ playerId, programId: opts.program });
+      await s.audit.record(cliAudit('erase', opts.program, c));
+      return c;
+    });
+    err(
+      `erased ${counts.conversions} conversion(s), ${counts.postbacks} postback log row(s), ${counts.outcomes} outcome(s)`,
+    );
+    out(JSON.stringify(counts));
+  });
+
 common(
   program
     .command('rotate-keys')

@@ -14,16 +14,26 @@ export function demoText(t: DemoTokens): string {
 }
 
 /** What `npm start` prints once the server listens. */
-export function startBanner(url: string, demo: DemoTokens | null, docsUrl?: string): string {
+export function startBanner(
+  url: string,
+  demo: DemoTokens | null,
+  docsUrl?: string,
+  adServerUrl?: string,
+): string {
   const lines = [
     '',
     `Podium is running at ${url}`,
     `  Toplist API   ${url}/api/v1/toplists`,
     `  OpenAPI       ${url}/api/v1/openapi.json`,
     `  Admin API     ${url}/api/admin/v1`,
-    `  Console       ${url}/console/   (sign in with the admin token)`,
+    `  Console       ${url}/console/   (sign in with your email, or an admin token)`,
     ...(docsUrl ? [`  Docs          ${docsUrl}   (llms.txt, MCP at ${docsUrl}mcp)`] : []),
     `  Health        ${url}/readyz   metrics ${url}/metrics`,
+    ...(adServerUrl
+      ? [
+          `  Ad server     ${adServerUrl}   (the marketplace demo's reference ad server; console: Products, Reservations, Statements)`,
+        ]
+      : []),
   ];
   const site = demo?.siteTokens[0];
   if (demo && site) {

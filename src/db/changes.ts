@@ -1,7 +1,12 @@
 import type { Db } from './index.ts';
 
 /** What changed; subscribers drop whatever they cached about it. */
-export type Change = { kind: 'site'; siteId: number } | { kind: 'tokens' } | { kind: 'all' };
+export type Change =
+  | { kind: 'site'; siteId: number }
+  | { kind: 'tokens' }
+  /** A compliance rule changed (what `/go` checks a visitor's country against). */
+  | { kind: 'compliance' }
+  | { kind: 'all' };
 
 const CHANNEL = 'podium_changes';
 

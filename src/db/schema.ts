@@ -25,13 +25,16 @@ export type Numeric = ColumnType<string, number | string, number | string>;
 export type Timestamp = ColumnType<Date, Date | string, Date | string>;
 
 export interface AdminSessions {
-  admin_token_id: number;
+  address: string | null;
+  admin_token_id: number | null;
   created_at: Generated<Timestamp>;
   csrf_hash: Uint8Array;
   expires_at: Timestamp;
   id: Generated<number>;
   revoked_at: Timestamp | null;
   session_hash: Uint8Array;
+  user_agent: string | null;
+  user_id: number | null;
 }
 
 export interface AdminTokens {
@@ -43,6 +46,7 @@ export interface AdminTokens {
   revoked_at: Timestamp | null;
   scopes: string[];
   token_hash: Uint8Array;
+  user_id: number | null;
 }
 
 export interface AdserverBookingLines {
@@ -238,6 +242,7 @@ export interface AggregatePulls {
 export interface AuditLog {
   action: string;
   actor: string;
+  address: string | null;
   admin_token_id: number | null;
   after: Json | null;
   at: Generated<Timestamp>;
@@ -248,6 +253,8 @@ export interface AuditLog {
   status: number;
   target_id: string | null;
   target_type: string;
+  user_agent: string | null;
+  user_id: number | null;
 }
 
 export interface BannerLinks {
@@ -261,6 +268,17 @@ export interface BannerLinks {
   site_id: number | null;
   updated_at: Generated<Timestamp>;
   width: number;
+}
+
+export interface BrandLicences {
+  authority: string;
+  brand_id: number;
+  countries: string[];
+  created_at: Generated<Timestamp>;
+  id: Generated<number>;
+  updated_at: Generated<Timestamp>;
+  valid_from: Timestamp | null;
+  valid_until: Timestamp | null;
 }
 
 export interface Brands {
@@ -413,15 +431,62 @@ export interface Conversions {
   transaction_id: string;
 }
 
+export interface CreativeBlobs {
+  content: Uint8Array;
+  created_at: Generated<Timestamp>;
+  sha256: string;
+}
+
+export interface CreativeFollowups {
+  attempts: Generated<number>;
+  booking_id: string;
+  last_error: string | null;
+  queued_at: Generated<Timestamp>;
+}
+
+export interface Creatives {
+  booking_id: string;
+  bytes: number;
+  created_at: Generated<Timestamp>;
+  decided_at: Timestamp | null;
+  decided_by: string | null;
+  format: string;
+  height: number;
+  id: string;
+  landing_url: string;
+  line_no: number;
+  name: string;
+  reason: string | null;
+  sha256: string;
+  status: Generated<string>;
+  updated_at: Generated<Timestamp>;
+  uploaded_by: string;
+  width: number;
+}
+
 export interface Editions {
+  compliance_override: Json | null;
   document: string;
   id: Generated<number>;
   published_at: Timestamp;
   published_by: number | null;
+  published_document: string | null;
   render_rev: Generated<number>;
   toplist_id: number;
   tracking_base: string | null;
   version: number;
+  withheld: Generated<Json>;
+}
+
+export interface EditionVariants {
+  countries: string[];
+  created_at: Generated<Timestamp>;
+  document: string;
+  edition_id: number;
+  id: Generated<number>;
+  item_key: string;
+  rev: Generated<number>;
+  withheld: Json;
 }
 
 export interface JobRuns {
@@ -435,6 +500,16 @@ export interface JobRuns {
   status: string;
 }
 
+export interface LicenceRules {
+  authority: string | null;
+  code: string;
+  countries: string[];
+  created_at: Generated<Timestamp>;
+  geo_type: string;
+  id: Generated<number>;
+  updated_at: Generated<Timestamp>;
+}
+
 export interface ListTemplates {
   classification_type_id: number;
   created_at: Generated<Timestamp>;
@@ -443,6 +518,139 @@ export interface ListTemplates {
   name: string;
   product_type_id: number;
   updated_at: Generated<Timestamp>;
+}
+
+export interface MarketAdvertisers {
+  contacts: Generated<Json>;
+  created_at: Generated<Timestamp>;
+  currency: string;
+  id: string;
+  name: string;
+  publisher: string;
+  updated_at: Generated<Timestamp>;
+}
+
+export interface MarketAdvertiserTokens {
+  advertiser_id: string;
+  created_at: Generated<Timestamp>;
+  hint: string;
+  id: Generated<number>;
+  last_used_at: Timestamp | null;
+  name: string;
+  revoked_at: Timestamp | null;
+  token_hash: Uint8Array;
+}
+
+export interface MarketCapacity {
+  available: number | null;
+  booked: Generated<number>;
+  fetched_at: Timestamp | null;
+  forecasted: number | null;
+  geo: string;
+  held: Generated<number>;
+  last_error: string | null;
+  listed: number | null;
+  month: string;
+  product_id: string;
+  source: Generated<string>;
+}
+
+export interface MarketMediaBuys {
+  advertiser_id: string;
+  buyer_ref: string;
+  created_at: Generated<Timestamp>;
+  packages: Json;
+  reservation_id: string;
+}
+
+export interface MarketProducts {
+  connection_id: string;
+  created_at: Generated<Timestamp>;
+  currency: string;
+  first_month: string;
+  geos: string[];
+  id: string;
+  last_month: string;
+  name: string;
+  placement_id: number;
+  price: Numeric;
+  pricing: string;
+  status: Generated<string>;
+  updated_at: Generated<Timestamp>;
+}
+
+export interface MarketReservationEvents {
+  actor: string;
+  at: Timestamp;
+  detail: Generated<Json>;
+  id: Generated<number>;
+  kind: string;
+  reservation_id: string;
+}
+
+export interface MarketReservationLines {
+  geo: string;
+  impressions: number;
+  line_no: number;
+  month: string;
+  price: Numeric;
+  pricing: string;
+  product_id: string;
+  reservation_id: string;
+}
+
+export interface MarketReservations {
+  advertiser_id: string;
+  approving_since: Timestamp | null;
+  booking_id: string | null;
+  campaign_name: string;
+  connection_id: string;
+  created_at: Generated<Timestamp>;
+  currency: string;
+  expires_at: Timestamp;
+  id: string;
+  last_error: string | null;
+  reason: string | null;
+  status: string;
+  updated_at: Generated<Timestamp>;
+}
+
+export interface MarketStatementAdjustments {
+  amount_delta: Numeric;
+  at: Timestamp;
+  clicks_delta: number;
+  days_ran_delta: number;
+  id: Generated<number>;
+  impressions_delta: number;
+  line_no: number;
+  reason: string;
+  statement_id: string;
+}
+
+export interface MarketStatementLines {
+  amount: Numeric;
+  clicks: number;
+  days_in_month: number;
+  days_ran: number;
+  geo: string;
+  impressions: number;
+  line_item_id: string | null;
+  line_no: number;
+  price: Numeric;
+  pricing: string;
+  product_id: string;
+  statement_id: string;
+}
+
+export interface MarketStatements {
+  advertiser_id: string;
+  currency: string;
+  id: string;
+  issued_at: Timestamp;
+  issued_by: string;
+  month: string;
+  reservation_id: string;
+  total: Numeric;
 }
 
 export interface Offers {
@@ -500,6 +708,12 @@ export interface Owners {
   updated_at: Generated<Timestamp>;
 }
 
+export interface PeopleSettings {
+  id: Generated<boolean>;
+  require_two_factor: Generated<boolean>;
+  updated_at: Generated<Timestamp>;
+}
+
 export interface PostbackLog {
   body: string | null;
   content_type: string | null;
@@ -516,7 +730,9 @@ export interface PostbackOutcomes {
   conversion_id: string | null;
   decided_at: Generated<Timestamp>;
   duplicate: Generated<boolean>;
+  field: string | null;
   log_id: number;
+  message: string | null;
   replay: Generated<boolean>;
   status: number;
 }
@@ -531,6 +747,16 @@ export interface ProgramTrackers {
   tracker_id: number;
 }
 
+export interface Roles {
+  built_in: Generated<boolean>;
+  created_at: Generated<Timestamp>;
+  description: Generated<string>;
+  id: Generated<number>;
+  name: string;
+  scopes: string[];
+  updated_at: Generated<Timestamp>;
+}
+
 export interface RollupZones {
   clicks_folded_to: Generated<Timestamp>;
   ready: Generated<boolean>;
@@ -542,7 +768,19 @@ export interface SchemaMigrations {
   version: string;
 }
 
+export interface SignInChallenges {
+  attempts: Generated<number>;
+  created_at: Generated<Timestamp>;
+  expires_at: Timestamp;
+  id: Generated<number>;
+  secret_hash: Uint8Array;
+  step: string;
+  used_at: Timestamp | null;
+  user_id: number;
+}
+
 export interface Sites {
+  compliance_fallback_url: string | null;
   created_at: Generated<Timestamp>;
   domain: string;
   id: Generated<number>;
@@ -628,6 +866,41 @@ export interface TrackingSites {
   updated_at: Generated<Timestamp>;
 }
 
+export interface UserLinks {
+  created_at: Generated<Timestamp>;
+  expires_at: Timestamp;
+  id: Generated<number>;
+  purpose: string;
+  secret_hash: Uint8Array;
+  used_at: Timestamp | null;
+  user_id: number;
+}
+
+export interface UserRecoveryCodes {
+  code_hash: Uint8Array;
+  created_at: Generated<Timestamp>;
+  id: Generated<number>;
+  used_at: Timestamp | null;
+  user_id: number;
+}
+
+export interface Users {
+  created_at: Generated<Timestamp>;
+  display_name: Generated<string>;
+  email: string;
+  id: Generated<number>;
+  last_sign_in_at: Timestamp | null;
+  password_hash: string | null;
+  role_id: number;
+  site_ids: number[] | null;
+  status: Generated<string>;
+  totp_enabled_at: Timestamp | null;
+  totp_last_step: number | null;
+  totp_pending_sealed: string | null;
+  totp_sealed: string | null;
+  updated_at: Generated<Timestamp>;
+}
+
 export interface WebhookAttempts {
   attempt: number;
   delivery_id: string;
@@ -699,6 +972,7 @@ export interface DB {
   aggregate_pulls: AggregatePulls;
   audit_log: AuditLog;
   banner_links: BannerLinks;
+  brand_licences: BrandLicences;
   brands: Brands;
   classification_types: ClassificationTypes;
   click_daily_rollups: ClickDailyRollups;
@@ -710,19 +984,38 @@ export interface DB {
   conversion_keys: ConversionKeys;
   conversion_rollups: ConversionRollups;
   conversions: Conversions;
+  creative_blobs: CreativeBlobs;
+  creative_followups: CreativeFollowups;
+  creatives: Creatives;
+  edition_variants: EditionVariants;
   editions: Editions;
   job_runs: JobRuns;
+  licence_rules: LicenceRules;
   list_templates: ListTemplates;
+  market_advertiser_tokens: MarketAdvertiserTokens;
+  market_advertisers: MarketAdvertisers;
+  market_capacity: MarketCapacity;
+  market_media_buys: MarketMediaBuys;
+  market_products: MarketProducts;
+  market_reservation_events: MarketReservationEvents;
+  market_reservation_lines: MarketReservationLines;
+  market_reservations: MarketReservations;
+  market_statement_adjustments: MarketStatementAdjustments;
+  market_statement_lines: MarketStatementLines;
+  market_statements: MarketStatements;
   offer_types: OfferTypes;
   offers: Offers;
   operator_aggregates: OperatorAggregates;
   owners: Owners;
+  people_settings: PeopleSettings;
   postback_log: PostbackLog;
   postback_outcomes: PostbackOutcomes;
   product_types: ProductTypes;
   program_trackers: ProgramTrackers;
+  roles: Roles;
   rollup_zones: RollupZones;
   schema_migrations: SchemaMigrations;
+  sign_in_challenges: SignInChallenges;
   site_tokens: SiteTokens;
   sites: Sites;
   toplist_items: ToplistItems;
@@ -731,6 +1024,9 @@ export interface DB {
   tracking_keys: TrackingKeys;
   tracking_links: TrackingLinks;
   tracking_sites: TrackingSites;
+  user_links: UserLinks;
+  user_recovery_codes: UserRecoveryCodes;
+  users: Users;
   webhook_attempts: WebhookAttempts;
   webhook_deliveries: WebhookDeliveries;
   webhook_endpoints: WebhookEndpoints;

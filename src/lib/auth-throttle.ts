@@ -3,13 +3,19 @@ import { AppError } from './errors.ts';
 import type { Redis } from './redis.ts';
 
 /** The credentials whose failures are counted, each on its own budget per client address. */
-export type CredentialKind = 'admin_token' | 'site_token' | 'postback_token' | 'console_sign_in';
+export type CredentialKind =
+  | 'admin_token'
+  | 'site_token'
+  | 'postback_token'
+  | 'console_sign_in'
+  | 'advertiser_token';
 
 const LABEL: Record<CredentialKind, string> = {
   admin_token: 'admin tokens',
   site_token: 'site tokens',
   postback_token: 'postback tokens',
   console_sign_in: 'console sign-ins',
+  advertiser_token: 'advertiser tokens',
 };
 
 /** Failures are counted in windows of one minute. */

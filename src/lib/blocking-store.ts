@@ -57,6 +57,12 @@ export class BlockingStore {
     cb(null, { current: e.count, ttl: timeWindow - (now - e.windowStartMs) });
   }
 
+  /** Milliseconds left of the key's block (0 when it is not blocked), counting nothing. */
+  async blockedMs(key: string): Promise<number> {
+    const until = this.entries.get(key)?.blockedUntilMs;
+    return until == null ? 0 : Math.max(0, until - this.now());
+  }
+
   /** Route-level stores share this one table (the docs routes have one budget per IP). */
   child(): BlockingStore {
     return this;
@@ -109,7 +115,7 @@ export class RedisBlockingStore {
   private readonly incrCommand: IncrCommand;
 
   constructor(
-    redis: Redis,
+    private readonly redis: Redis,
     private readonly prefix: string,
     private readonly max: number,
     private readonly windowMs: number,
@@ -128,6 +134,11 @@ export class RedisBlockingStore {
       ([current, ttl]) => cb(null, { current, ttl }),
       (err: Error) => cb(err),
     );
+  }
+
+  /** Milliseconds left of the key's block (0 when it is not blocked), counting nothing. */
+  async blockedMs(key: string): Promise<number> {
+    return Math.max(0, await this.redis.pttl(`${this.prefix}${key}:block`));
   }
 
   child(): RedisBlockingStore {

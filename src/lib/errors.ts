@@ -15,6 +15,8 @@ export const ERRORS = {
   uri_too_long: 414,
   unsupported_media_type: 415,
   validation_failed: 422,
+  /** A publish would put a brand in front of a country where it may not be advertised. */
+  compliance_violation: 422,
   rate_limited: 429,
   /** The request line and headers together are larger than the server reads (Node's limit). */
   headers_too_large: 431,

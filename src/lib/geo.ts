@@ -65,6 +65,24 @@ export function countryName(code: string): string | undefined {
   return countries().get(code);
 }
 
+let byName: Map<string, string> | undefined;
+
+/**
+ * The alpha-2 code of a country given by its English name (as `countryName` writes it, any case)
+ * or by its code; undefined when it names no country.
+ */
+export function countryCodeOf(nameOrCode: string): string | undefined {
+  const key = nameOrCode.trim();
+  if (isCountryCode(key.toUpperCase())) return key.toUpperCase();
+  byName ??= new Map([...countries()].map(([code, name]) => [name.toLowerCase(), code]));
+  return byName.get(key.toLowerCase());
+}
+
+/** How a stored country code is shown on the wire: its name; a value that is no code, as stored. */
+export function countryLabel(code: string): string {
+  return countryName(code) ?? code;
+}
+
 export const GEO_TYPES = ['country', 'market', 'global'] as const;
 export type GeoType = (typeof GEO_TYPES)[number];
 

@@ -5,8 +5,9 @@ import { protectSecret, redact } from './redact.ts';
 import {
   allowSet,
   BlockedAddressError,
-  checkAddress,
+  checkEndpoint,
   checkHostName,
+  endpointKey,
   guardedLookup,
   normaliseAddress,
   type Resolver,
@@ -26,6 +27,11 @@ export interface OutboundOptions {
   maxBodyBytes?: number;
   /** Local address every socket is bound to (`PODIUM_OUTBOUND_ADDRESS`); unset: the system's choice. */
   localAddress?: string;
+  /**
+   * The local-only allowance (`PODIUM_OUTBOUND_LOOPBACK_ALLOW`): exact loopback `address:port`
+   * pairs reachable although not public, over plain http too (the demo's reference ad server).
+   */
+  loopbackAllow?: readonly string[];
   /** Told how every call ended (metrics): never the URL, never the key. */
   onOutcome?: (report: { target: string; kind: OutcomeKind; seconds: number }) => void;
   /** Escape hatches for tests on loopback. Never wired to configuration. */
@@ -83,6 +89,7 @@ export function outboundOptionsFrom(
     totalTimeoutMs: config.outboundTimeoutMs,
     maxBodyBytes: config.outboundMaxBytes,
     localAddress: config.outboundAddress,
+    loopbackAllow: config.outboundLoopbackAllow,
     onOutcome,
     testOnly,
   };
@@ -100,6 +107,7 @@ export class OutboundClient {
   /** Made for the first call: undici adds ~20 MB of RSS to a process that never calls out. */
   private agent: Promise<{ agent: Agent; request: typeof request }> | undefined;
   private readonly allow: ReadonlySet<string>;
+  private readonly loopback: ReadonlySet<string>;
   private readonly connectMs: number;
   private readonly totalMs: number;
   private readonly maxBytes: number;
@@ -109,6 +117,7 @@ export class OutboundClient {
     this.totalMs = options.totalTimeoutMs ?? 30_000;
     this.maxBytes = options.maxBodyBytes ?? 5 * 1024 * 1024;
     this.allow = allowSet(options.testOnly?.allowAddresses);
+    this.loopback = new Set(options.loopbackAllow ?? []);
   }
 
   /** Validates a base URL as the operator entered it; returns the parsed URL or a reason. */
@@ -121,14 +130,20 @@ export class OutboundClient {
     } catch {
       return { ok: false, kind: 'invalid_url', message: 'base_url is not an absolute URL' };
     }
-    const httpOk = this.options.testOnly?.allowHttp === true && url.protocol === 'http:';
+    const literal = normaliseAddress(url.hostname);
+    const port = defaultPort(url.protocol, url.port);
+    // A pair of the loopback allowance may be plain http: its traffic never leaves the machine.
+    const allowed = literal !== undefined && this.loopback.has(endpointKey(literal, port));
+    const httpOk = (this.options.testOnly?.allowHttp === true || allowed) && url.protocol === 'http:';
     const bad = (message: string) => ({ ok: false as const, kind: 'invalid_url' as const, message });
     if (url.protocol !== 'https:' && !httpOk) return bad('base_url must start with https://');
     if (url.username || url.password) return bad('base_url must not carry credentials');
     if (url.hash) return bad('base_url must not carry a fragment');
     if (!url.hostname) return bad('base_url has no host');
-    const literal = normaliseAddress(url.hostname);
-    const verdict = literal === undefined ? checkHostName(url.hostname) : checkAddress(literal, this.allow);
+    const verdict =
+      literal === undefined
+        ? checkHostName(url.hostname)
+        : checkEndpoint(literal, port, this.allow, this.loopback);
     if (!verdict.ok)
       return { ok: false, kind: 'blocked_address', message: `base_url host ${verdict.reason}` };
     return { ok: true, url };
@@ -142,6 +157,7 @@ export class OutboundClient {
       lookup: guardedLookup(this.options.testOnly?.resolver ?? systemResolver, this.allow),
     } as buildConnector.BuildOptions);
     const allow = this.allow;
+    const loopback = this.loopback;
     const agent = new Agent({
       headersTimeout: this.totalMs,
       bodyTimeout: this.totalMs,
@@ -150,15 +166,18 @@ export class OutboundClient {
       connect(opts, callback) {
         // IP literals never reach `lookup`: check them here, before any packet is sent.
         const literal = normaliseAddress(opts.hostname);
+        const port = defaultPort(opts.protocol, opts.port);
         if (literal !== undefined) {
-          const verdict = checkAddress(literal, allow);
+          const verdict = checkEndpoint(literal, port, allow, loopback);
           if (!verdict.ok) return callback(new BlockedAddressError(verdict.reason), null);
         }
         base(opts, (err, socket) => {
           if (err || !socket) return callback(err ?? new Error('no socket'), null);
           // Defence in depth: the address the socket really reached must pass as well.
-          const remote = (socket as Socket).remoteAddress;
-          const verdict = remote ? checkAddress(remote, allow) : { ok: false as const, reason: 'no address' };
+          const { remoteAddress: remote, remotePort } = socket as Socket;
+          const verdict = remote
+            ? checkEndpoint(remote, remotePort ?? port, allow, loopback)
+            : { ok: false as const, reason: 'no address' };
           if (!verdict.ok) {
             socket.destroy();
             return callback(new BlockedAddressError(verdict.reason), null);
@@ -287,6 +306,11 @@ export class OutboundClient {
   async close(): Promise<void> {
     if (this.agent) await (await this.agent).agent.close();
   }
+}
+
+/** The port a URL's scheme implies when it names none. */
+function defaultPort(protocol: string, port: string | number | undefined): number {
+  return Number(port) || (protocol === 'http:' ? 80 : 443);
 }
 
 function parseJson(text: string): unknown {

@@ -5,7 +5,7 @@ import { type Config, parseSecretKeys, type SealKey } from '../config.ts';
 import { AppError } from './errors.ts';
 
 /**
- * Secrets at rest (ad-server API keys, operator report keys, webhook signing secrets) sealed with AES-256-GCM: a 96-bit random IV per seal, a
+ * Secrets at rest (ad-server API keys, operator report keys, webhook signing secrets, TOTP secrets) sealed with AES-256-GCM: a 96-bit random IV per seal, a
  * 128-bit tag, the key version in clear beside the ciphertext, and the caller's associated data
  * (the record id) bound in, so a sealed value copied onto another record does not open.
  *

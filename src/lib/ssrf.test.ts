@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { allowSet, checkAddress, guardedLookup, normaliseAddress } from './ssrf.ts';
+import {
+  allowSet,
+  checkAddress,
+  checkEndpoint,
+  guardedLookup,
+  normaliseAddress,
+  parseLoopbackPair,
+} from './ssrf.ts';
 
 const BLOCKED = [
   '0.0.0.0',
@@ -40,6 +47,28 @@ const BLOCKED = [
   '2001:db8::1',
   '[::1]',
 ];
+
+describe('checkEndpoint: the loopback allowance', () => {
+  it('accepts exactly the listed address:port pairs, in any notation of the address', () => {
+    const loopback = new Set([parseLoopbackPair('127.0.0.1:3201'), parseLoopbackPair('[::1]:3202')]);
+    expect(checkEndpoint('127.0.0.1', 3201, new Set(), loopback)).toEqual({ ok: true });
+    expect(checkEndpoint('::ffff:127.0.0.1', 3201, new Set(), loopback)).toEqual({ ok: true });
+    expect(checkEndpoint('::1', 3202, new Set(), loopback)).toEqual({ ok: true });
+    expect(checkEndpoint('127.0.0.1', 3202, new Set(), loopback).ok).toBe(false);
+    expect(checkEndpoint('127.0.0.2', 3201, new Set(), loopback).ok).toBe(false);
+    expect(checkEndpoint('::1', 3201, new Set(), loopback).ok).toBe(false);
+    expect(checkEndpoint('127.0.0.1', 3201, new Set(), new Set()).ok).toBe(false);
+    expect(checkEndpoint('8.8.8.8', 443, new Set(), loopback)).toEqual({ ok: true });
+    expect(checkEndpoint('10.0.0.1', 3201, new Set(), loopback).ok).toBe(false);
+  });
+
+  it('parses only loopback IP literals with a port', () => {
+    expect(parseLoopbackPair(' 127.0.0.1:3201 ')).toBe('127.0.0.1:3201');
+    expect(parseLoopbackPair('[0:0::1]:80')).toBe('[::1]:80');
+    for (const bad of ['localhost:80', '10.0.0.1:80', '127.0.0.1', '[::1]', '127.0.0.1:70000', '::1:80'])
+      expect(() => parseLoopbackPair(bad), bad).toThrow();
+  });
+});
 
 describe('checkAddress', () => {
   it.each(BLOCKED)('refuses %s', (a) => {

@@ -60,6 +60,46 @@ export function checkAddress(address: string, allow: ReadonlySet<string> = new S
   return { ok: true };
 }
 
+/** Key of one address:port pair of a loopback allowance: `127.0.0.1:3201`, `[::1]:3201`. */
+export function endpointKey(address: string, port: number): string {
+  return address.includes(':') ? `[${address}]:${port}` : `${address}:${port}`;
+}
+
+/**
+ * Parses one pair of the local-only allowance (`PODIUM_OUTBOUND_LOOPBACK_ALLOW`): an IP literal
+ * of a loopback address and an explicit port. Names, wildcards, ranges and non-loopback addresses
+ * are refused: the allowance exists to reach a reference ad server on this machine, nothing else.
+ */
+export function parseLoopbackPair(raw: string): string {
+  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([0-9.]+)):(\d{1,5})$/.exec(raw.trim());
+  if (!m) throw new Error(`${raw} is not address:port (IPv6 as [::1]:port)`);
+  const port = Number(m[3]);
+  if (port < 1 || port > 65_535) throw new Error(`${raw}: port must be between 1 and 65535`);
+  const address = normaliseAddress(m[1] ?? m[2]!);
+  if (address === undefined) throw new Error(`${raw}: ${m[1] ?? m[2]} is not an IP address`);
+  if (ipaddr.parse(address).range() !== 'loopback')
+    throw new Error(`${raw}: ${address} is not a loopback address`);
+  return endpointKey(address, port);
+}
+
+/**
+ * The verdict on the address and port a socket connects to: an exact pair of the loopback
+ * allowance passes (that address on that port only); everything else is judged by `checkAddress`.
+ */
+export function checkEndpoint(
+  address: string,
+  port: number,
+  allow: ReadonlySet<string>,
+  loopback: ReadonlySet<string>,
+): AddressVerdict {
+  const norm = normaliseAddress(address);
+  if (norm !== undefined && loopback.has(endpointKey(norm, port))) return { ok: true };
+  const verdict = checkAddress(address, allow);
+  if (!verdict.ok && norm !== undefined && loopback.size && ipaddr.parse(norm).range() === 'loopback')
+    return { ok: false, reason: `${verdict.reason}; port ${port} is not in PODIUM_OUTBOUND_LOOPBACK_ALLOW` };
+  return verdict;
+}
+
 /** `localhost` and every name under it (RFC 6761), in any case, with or without the root dot. */
 const LOOPBACK_NAME = /(^|\.)localhost\.?$/i;
 

@@ -73,3 +73,14 @@ function allStorable(value: unknown, depth: number): boolean {
   }
   return true;
 }
+
+/** Printable text: no control or format characters, no unpaired surrogates (any script is fine). */
+export const PRINTABLE = /^[^\p{Cc}\p{Cf}\p{Cs}]+$/u;
+
+/** The longest player id a postback may carry. */
+export const MAX_PLAYER_ID = 128;
+
+/** Whether a (trimmed) player id is one a postback may carry: 1 to 128 printable characters. */
+export function isPlayerId(v: string): boolean {
+  return v.length > 0 && v.length <= MAX_PLAYER_ID && PRINTABLE.test(v);
+}

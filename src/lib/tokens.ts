@@ -1,7 +1,7 @@
 import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /** Token kinds and their prefixes: the prefix tells a human (and a secret scanner) what a token is. */
-export const TOKEN_PREFIX = { site: 'pds_', admin: 'pda_', postback: 'pdp_' } as const;
+export const TOKEN_PREFIX = { site: 'pds_', admin: 'pda_', postback: 'pdp_', advertiser: 'pdb_' } as const;
 export type TokenKind = keyof typeof TOKEN_PREFIX;
 
 /** A new random token (256 bits, base64url) with its kind prefix. Shown once, stored only as a hash. */

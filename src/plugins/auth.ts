@@ -17,10 +17,15 @@ export interface SitePrincipal {
   siteId: number;
 }
 
-/** A live admin token (or a console session acting for one) with its scopes. */
+/**
+ * Who acts on the admin API with which scopes: a service token (`tokenId`, no user), a user's
+ * personal token (both set) or a user's password session (`userId`, no token). A console session
+ * opened with a token acts as that token.
+ */
 export interface AdminPrincipal {
   kind: 'admin';
-  tokenId: number;
+  tokenId: number | null;
+  userId: number | null;
   scopes: readonly string[];
 }
 
@@ -53,7 +58,7 @@ declare module 'fastify' {
 }
 
 /** What a route's onRequest hook demands: a site read token, or an admin token with a scope. */
-export type AuthRequirement = { kind: 'site' } | { kind: 'admin'; scope: string };
+export type AuthRequirement = { kind: 'site' } | { kind: 'admin'; scope: string } | { kind: 'user' };
 
 const AUTH = Symbol('podium.auth');
 type Tagged = onRequestAsyncHookHandler & { [AUTH]?: AuthRequirement };
@@ -187,5 +192,21 @@ export function requireAdmin<S extends string>(
       request.admin = admin;
     },
     { kind: 'admin', scope },
+  );
+}
+
+/** onRequest hook of a person's own routes (profile, password, sessions, personal tokens): any live user session or personal token; a service token is refused 403. */
+export function requireUser(verifier: Authenticator): onRequestAsyncHookHandler {
+  return tag(
+    async (request, reply) => {
+      const admin = await adminOf(verifier, request, reply);
+      if (admin.userId === null)
+        throw new AppError(
+          'forbidden',
+          'This is for people: sign in with your email, or use a personal token',
+        );
+      request.admin = admin;
+    },
+    { kind: 'user' },
   );
 }

@@ -21,6 +21,8 @@ declare module 'fastify' {
     summary?: string;
     description?: string;
     tags?: string[];
+    /** A request body that is not JSON (an image upload): its OpenAPI `content` map, written as given. */
+    bodyContent?: Record<string, { schema: Record<string, unknown> }>;
   }
 }
 
@@ -108,6 +110,7 @@ function operation(entry: RouteEntry, path: string, refs: Map<unknown, string>):
     querystring?: { properties?: Json; required?: string[] };
     headers?: { properties?: Json };
     body?: unknown;
+    bodyContent?: Json;
     response?: Record<string, unknown>;
     summary?: string;
     description?: string;
@@ -141,8 +144,9 @@ function operation(entry: RouteEntry, path: string, refs: Map<unknown, string>):
     };
   if (auth) responses['401'] = errorResponse('Missing, invalid or revoked token');
   if (auth?.kind === 'admin') responses['403'] = errorResponse(`The token lacks the ${auth.scope} scope`);
+  if (auth?.kind === 'user') responses['403'] = errorResponse('A service token, not a person');
   if (parameters.some((p) => p.in === 'path')) responses['404'] = errorResponse('Not found');
-  if (parameters.some((p) => p.in !== 'header') || schema.body)
+  if (parameters.some((p) => p.in !== 'header') || schema.body || schema.bodyContent)
     responses['422'] = errorResponse('A field is missing, malformed or out of range');
   responses['4XX'] = errorResponse('Any other refusal, in the same error shape');
 
@@ -152,9 +156,11 @@ function operation(entry: RouteEntry, path: string, refs: Map<unknown, string>):
     summary: schema.summary ?? summaryOf(entry.method, path),
     tags: schema.tags ?? [tag],
     parameters: parameters.length ? parameters : undefined,
-    requestBody: schema.body
-      ? { required: true, content: { 'application/json': { schema: schemaOut(schema.body, refs) } } }
-      : undefined,
+    requestBody: schema.bodyContent
+      ? { required: true, content: schema.bodyContent }
+      : schema.body
+        ? { required: true, content: { 'application/json': { schema: schemaOut(schema.body, refs) } } }
+        : undefined,
     responses,
     security: auth
       ? auth.kind === 'site'

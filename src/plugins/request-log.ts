@@ -40,7 +40,8 @@ export function registerRequestLog(app: FastifyInstance): void {
       status: reply.statusCode,
       ms: reply.elapsedTime,
       siteId: request.site?.siteId,
-      adminTokenId: request.admin?.tokenId,
+      adminTokenId: request.admin?.tokenId ?? undefined,
+      userId: request.admin?.userId ?? undefined,
     });
     done();
   });
@@ -55,6 +56,7 @@ export interface RequestLine {
   ms: number;
   siteId?: number | undefined;
   adminTokenId?: number | undefined;
+  userId?: number | undefined;
 }
 
 /**
@@ -74,5 +76,6 @@ export function logRequest(log: FastifyBaseLogger, r: RequestLine): void {
   };
   if (r.siteId !== undefined) line.siteId = r.siteId;
   if (r.adminTokenId !== undefined) line.adminTokenId = r.adminTokenId;
+  if (r.userId !== undefined) line.userId = r.userId;
   log[r.status >= 500 ? 'error' : 'info'](line, 'request');
 }

@@ -82,6 +82,25 @@ const healthCapability = (cap: string, value: boolean): Breakage =>
     editJson(r, (b) => ({ ...b, capabilities: { ...b.capabilities, [cap]: value } })),
   );
 
+/** Wraps a /go/ link in a redirect of the server's own, as a server that rewrites click links does. */
+const rewriteGo = (tag: string) => tag.replace(/%2Fgo%2F/gi, '%2Fredirect%3Fto%3D%2Fgo%2F');
+/** Adds to each answered line the creatives its request sent, through `edit`: a server showing what it stored. */
+// biome-ignore lint/suspicious/noExplicitAny: edits the order answer's JSON
+function echoCreatives(ex: Exchange, b: any, edit: (s: string) => string) {
+  const sent = JSON.parse(ex.body) as { line_items: { external_ref: string; creatives?: object[] }[] };
+  return {
+    ...b,
+    line_items: b.line_items.map((l: { external_ref: string }) => ({
+      ...l,
+      creatives: JSON.parse(
+        edit(JSON.stringify(sent.line_items.find((x) => x.external_ref === l.external_ref)?.creatives ?? [])),
+      ),
+    })),
+  };
+}
+/** Days in an inclusive `YYYY-MM-DD` range. */
+const daysIn = (start: string, end: string) => (Date.parse(end) - Date.parse(start)) / 86_400_000 + 1;
+
 /** Each deliberately broken variant and the check that must name it. */
 const VARIANTS: [string, string, Breakage][] = [
   [
@@ -145,7 +164,6 @@ const VARIANTS: [string, string, Breakage][] = [
         : r,
     ),
   ],
-  ['forecast: false but numbers served', 'forecast.capability', healthCapability('forecast', false)],
   [
     'replay that creates a second order',
     'orders.replay',
@@ -376,6 +394,27 @@ const VARIANTS: [string, string, Breakage][] = [
     ),
   ],
   [
+    'the /go link rewritten in the tag, the rewritten creative echoed',
+    'orders.click_link_kept',
+    onPath('/orders', (ex, r) => (r.status < 300 ? editJson(r, (b) => echoCreatives(ex, b, rewriteGo)) : r)),
+  ],
+  [
+    'never-activated draft lines report 1 200 impressions a day',
+    'reports.drafts_deliver_nothing',
+    onPath('/reports', (ex, r) => {
+      if (r.status !== 200) return r;
+      const req = JSON.parse(ex.body);
+      // Consistent with itself (total = Σ daily, a one-day total = its daily row), so only the
+      // draft rule can see it.
+      const days = daysIn(req.date_range.start_date, req.date_range.end_date);
+      const n = req.granularity === 'daily' ? 1 : days;
+      return editJson(r, (b) => ({
+        ...b,
+        rows: b.rows.map((x: object) => ({ ...x, impressions: 1200 * n, clicks: 3 * n })),
+      }));
+    }),
+  ],
+  [
     'error body without code',
     'errors.body_shape',
     { response: (_e, r) => (r.status === 404 ? editJson(r, (b) => ({ error: b.message })) : r) },
@@ -383,21 +422,61 @@ const VARIANTS: [string, string, Breakage][] = [
 ];
 
 describe('adserver-check against a server without forecasting', () => {
-  it('passes when capabilities.forecast is false and /forecast answers 501', async () => {
+  it('never calls /forecast when capabilities.forecast is false, whatever it would answer', async () => {
     const noForecast = await testServer({ tls, account: { forecast: false } });
+    const paths: string[] = [];
+    // A degraded server whose /forecast answers garbage: the checker must not go there at all.
+    const degraded = await brokenServer(noForecast.url, tls, {
+      request: (ex) => {
+        paths.push(new URL(ex.path, 'https://x').pathname);
+        return isPath(ex, '/forecast')
+          ? { status: 500, headers: { 'content-type': 'text/html' }, body: '<h1>oops' }
+          : ex;
+      },
+    });
     try {
+      const limited = (await noForecast.issueKey({ scopes: ['inventory:read'] })).key;
       const rep = await runChecks({
-        baseUrl: noForecast.url,
+        baseUrl: degraded.url,
         apiKey: noForecast.apiKey,
         ca: tls.cert,
         allowWrites: true,
+        limitedKey: limited,
       });
       expect(failed(rep)).toEqual([]);
-      expect(rep.results.find((r) => r.id === 'forecast.capability')?.status).toBe('pass');
+      expect(rep.ok).toBe(true);
+      expect(paths.filter((p) => p.endsWith('/forecast'))).toEqual([]);
+      expect(paths.some((p) => p.endsWith('/reports'))).toBe(true);
+      const forecastChecks = rep.results.filter((r) => r.id.startsWith('forecast.'));
+      expect(forecastChecks.length).toBeGreaterThanOrEqual(7);
+      expect(forecastChecks.every((r) => r.status === 'skip')).toBe(true);
+      expect(rep.results.find((r) => r.id === 'auth.missing_scope')?.status).toBe('skip');
+      // The malformed-body check still runs, on /reports.
+      expect(rep.results.find((r) => r.id === 'errors.bad_request')?.status).toBe('pass');
     } finally {
+      await degraded.close();
       await noForecast.close();
     }
   }, 180_000); // boots a second store: slow on a loaded two-core machine
+});
+
+describe('adserver-check orders rule 6 where a server shows what it stored', () => {
+  it('passes a server that echoes the creatives exactly as sent', async () => {
+    const faithful = await brokenServer(
+      ref.url,
+      tls,
+      onPath('/orders', (ex, r) => (r.status < 300 ? editJson(r, (b) => echoCreatives(ex, b, (x) => x)) : r)),
+    );
+    try {
+      const rep = await check(faithful.url);
+      const kept = rep.results.find((r) => r.id === 'orders.click_link_kept');
+      expect(kept).toMatchObject({ status: 'pass' });
+      expect(kept?.detail).toMatch(/^\d+ echoed \/go\/ link\(s\) kept exactly as sent$/);
+      expect(failed(rep)).toEqual([]);
+    } finally {
+      await faithful.close();
+    }
+  });
 });
 
 describe('adserver-check rate-limit probe', () => {

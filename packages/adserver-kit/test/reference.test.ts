@@ -169,6 +169,23 @@ describe('forecast', () => {
     );
   });
 
+  it('a line booked in one country leaves another country available as it was', async () => {
+    const april = { flight: { start_date: '2026-04-01', end_date: '2026-04-30' } };
+    const de = () => api('POST', '/forecast', req({ ...april, targeting: { geo: ['DE'] } }));
+    const se = () => api('POST', '/forecast', req({ ...april, targeting: { geo: ['SE'] } }));
+    const [deBefore, seBefore] = [await de(), await se()];
+    const booked = line('se', 'slot-article-sidebar', '2026-04-01', '2026-04-30', 20_000, '300x600');
+    const o = await post({
+      ...orderBody('fc-geo'),
+      line_items: [{ ...booked, targeting: { geo: ['SE'] } }],
+    });
+    expect(o.status).toBe(201);
+    expect((await de()).body.available_impressions).toBe(deBefore.body.available_impressions);
+    expect(
+      seBefore.body.available_impressions - (await se()).body.available_impressions,
+    ).toBeGreaterThanOrEqual(19_999);
+  });
+
   it('404 unknown slot, 501 unforecastable slot, 422 bad range', async () => {
     const unknown = await api('POST', '/forecast', req({ inventory_id: 'nope' }));
     expect([unknown.status, unknown.body.code]).toEqual([404, 'inventory_not_found']);

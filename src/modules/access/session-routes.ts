@@ -1,20 +1,40 @@
 import type { CookieSerializeOptions } from '@fastify/cookie';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type as T } from '@sinclair/typebox';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AuthThrottle } from '../../lib/auth-throttle.ts';
-import { AppError } from '../../lib/errors.ts';
+import { AppError, invalidField } from '../../lib/errors.ts';
 import { CSRF_HEADER, SESSION_COOKIE } from '../../plugins/auth.ts';
 import { createdWithSecret } from '../../plugins/replies.ts';
-import type { SessionService } from './sessions.ts';
+import type { User } from '../people/repository.ts';
+import type { PeopleService } from '../people/service.ts';
+import type { NewSession, SessionService } from './sessions.ts';
 
 /** Readable (not HttpOnly) cookie holding the CSRF token the console echoes in a header. */
 export const CSRF_COOKIE = 'podium_csrf';
 
+// Either an admin token, or an email with a password.
 const SignIn = T.Object(
-  { token: T.String({ minLength: 1, maxLength: 600 }) },
+  {
+    token: T.Optional(T.String({ minLength: 1, maxLength: 600 })),
+    email: T.Optional(T.String({ minLength: 3, maxLength: 320 })),
+    password: T.Optional(T.String({ minLength: 1, maxLength: 1000 })),
+  },
   { additionalProperties: false },
 );
+const PendingToken = T.String({ minLength: 1, maxLength: 100 });
+const SecondStep = T.Object(
+  {
+    pendingToken: PendingToken,
+    code: T.String({
+      minLength: 6,
+      maxLength: 40,
+      description: 'The 6-digit code of the authenticator app, or a recovery code',
+    }),
+  },
+  { additionalProperties: false },
+);
+const EnrolStep = T.Object({ pendingToken: PendingToken }, { additionalProperties: false });
 
 /**
  * Secure whenever the public URL is https (a TLS proxy in front, trusted or not) or the request
@@ -30,13 +50,14 @@ function cookieOptions(
 }
 
 /**
- * Console sign-in under the admin prefix: `POST /session` exchanges an admin token for an
- * HttpOnly SameSite=Strict session cookie plus a CSRF token, `GET /session` tells who is signed
- * in, `DELETE /session` signs out.
+ * Console sign-in under the admin prefix: `POST /session` exchanges an email and password (or an
+ * admin token) for an HttpOnly SameSite=Strict session cookie plus a CSRF token, `GET /session`
+ * tells who is signed in, `DELETE /session` signs out.
  */
 export async function registerSessionRoutes(
   scope: FastifyInstance,
   sessions: SessionService,
+  people: PeopleService,
   prefix: string,
   publicUrl: string,
   throttle: AuthThrottle,
@@ -49,40 +70,119 @@ export async function registerSessionRoutes(
     if (!session) throw new AppError('unauthorized', 'Not signed in, or the session expired');
     return session;
   };
-  const view = (s: { admin: { tokenId: number; scopes: readonly string[] }; expiresAt: Date }) => ({
+  const view = (
+    s: {
+      admin: { tokenId: number | null; userId: number | null; scopes: readonly string[] };
+      expiresAt: Date;
+    },
+    user: User | undefined,
+  ) => ({
     adminTokenId: s.admin.tokenId,
+    userId: s.admin.userId,
+    user: user
+      ? { id: user.id, email: user.email, displayName: user.displayName, role: user.role.name }
+      : null,
     scopes: s.admin.scopes,
     expiresAt: s.expiresAt.toISOString(),
   });
+  const userOf = (id: number | null) => (id === null ? undefined : people.whoAmI(id));
+  /** Sets the session and CSRF cookies of a completed sign-in and answers with the session. */
+  const opened = (
+    req: FastifyRequest,
+    reply: FastifyReply,
+    created: NewSession,
+    user: User | undefined,
+    extra: object = {},
+  ) => {
+    req.admin = created.admin;
+    reply.setCookie(SESSION_COOKIE, created.sessionToken, {
+      ...cookieOptions(req, prefix, true, httpsPublic),
+      expires: created.expiresAt,
+    });
+    reply.setCookie(CSRF_COOKIE, created.csrfToken, {
+      ...cookieOptions(req, '/', false, httpsPublic),
+      expires: created.expiresAt,
+    });
+    return createdWithSecret(reply, {
+      data: { ...view(created, user), csrfToken: created.csrfToken, ...extra },
+    });
+  };
 
   app.post(
     '/session',
     {
       config: { auth: 'self' },
       schema: {
-        summary: 'Sign in to the console with an admin token (sets the session cookie)',
+        summary:
+          'Sign in to the console with email and password, or an admin token (sets the session cookie)',
         body: SignIn,
       },
     },
     async (req, reply) => {
-      const created = await sessions.signIn(req.body.token);
-      if (!created)
-        throw await throttle.refusal(
-          'console_sign_in',
-          req.ip,
-          new AppError('unauthorized', 'Invalid or revoked admin token'),
-        );
-      req.admin = created.admin;
-      reply.setCookie(SESSION_COOKIE, created.sessionToken, {
-        ...cookieOptions(req, prefix, true, httpsPublic),
-        expires: created.expiresAt,
-      });
-      reply.setCookie(CSRF_COOKIE, created.csrfToken, {
-        ...cookieOptions(req, '/', false, httpsPublic),
-        expires: created.expiresAt,
-      });
-      return createdWithSecret(reply, { data: { ...view(created), csrfToken: created.csrfToken } });
+      const { token, email, password } = req.body;
+      const client = { address: req.ip, userAgent: req.headers['user-agent'] };
+      if (token !== undefined) {
+        if (email !== undefined || password !== undefined)
+          throw invalidField('token', 'send either token, or email and password, not both');
+        const created = await sessions.signIn(token, client);
+        if (!created)
+          throw await throttle.refusal(
+            'console_sign_in',
+            req.ip,
+            new AppError('unauthorized', 'Invalid or revoked admin token'),
+          );
+        return opened(req, reply, created, undefined);
+      }
+      if (email === undefined) throw invalidField('email', 'is required (or send token)');
+      if (password === undefined) throw invalidField('password', 'is required');
+      const result = await people.signIn(email, password, client);
+      // Two-factor: the password was right, the session waits for the second step.
+      if ('pending' in result)
+        return reply.status(202).header('cache-control', 'no-store').send({ data: result.pending });
+      return opened(req, reply, result.session, result.user);
     },
+  );
+
+  app.post(
+    '/session/two-factor',
+    {
+      config: { auth: 'self' },
+      schema: {
+        summary:
+          'Second step of a password sign-in: a TOTP or recovery code (or the first code of a required enrolment)',
+        body: SecondStep,
+      },
+    },
+    async (req, reply) => {
+      const client = { address: req.ip, userAgent: req.headers['user-agent'] };
+      const done = await people.completeSignIn(req.body.pendingToken, req.body.code, client);
+      // The audit log keeps enrolments and recovery-code sign-ins (never the codes).
+      if (done.recoveryCodes) req.audit = { before: null, after: { twoFactor: 'enrolled at sign-in' } };
+      else if (done.usedRecoveryCode)
+        req.audit = { before: null, after: { twoFactor: 'recovery code used' } };
+      else req.audit = { before: null, after: { twoFactor: 'code' } };
+      return opened(
+        req,
+        reply,
+        done.session,
+        done.user,
+        done.recoveryCodes ? { recoveryCodes: done.recoveryCodes } : {},
+      );
+    },
+  );
+
+  app.post(
+    '/session/two-factor/enrol',
+    {
+      config: { auth: 'self' },
+      schema: {
+        summary:
+          'When two-factor is required and not set up: a new TOTP secret to scan before the first code',
+        body: EnrolStep,
+      },
+    },
+    async (req, reply) =>
+      createdWithSecret(reply, { data: await people.startSignInEnrolment(req.body.pendingToken) }),
   );
 
   app.get(
@@ -90,7 +190,8 @@ export async function registerSessionRoutes(
     { config: { auth: 'self' }, schema: { summary: 'Who is signed in' } },
     async (req, reply) => {
       reply.header('cache-control', 'no-store');
-      return { data: view(await current(req)) };
+      const session = await current(req);
+      return { data: view(session, await userOf(session.admin.userId)) };
     },
   );
 

@@ -2,6 +2,7 @@ import type { Change, ChangeBus } from '../../db/changes.ts';
 import { sameBytes, TOKEN_PREFIX, tokenKey } from '../../lib/tokens.ts';
 import type { AdminPrincipal, SitePrincipal } from '../../plugins/auth.ts';
 import type { AccessRepository } from './repository.ts';
+import { withinRole } from './scopes.ts';
 
 type Entry = { principal: SitePrincipal | AdminPrincipal | null };
 
@@ -11,7 +12,8 @@ const MAX_ENTRIES = 50_000;
 /**
  * Resolves bearer tokens to principals. Results (also misses) are cached in memory and the
  * whole cache is dropped on any token change, here at once and in other processes via NOTIFY,
- * so a revoked token is refused by the next request.
+ * so a revoked token is refused by the next request. A role change or a suspension publishes
+ * the same change, so a personal token follows its owner's role from the next request on.
  */
 export class TokenVerifier {
   private cache = new Map<string, Entry>();
@@ -56,7 +58,12 @@ export class TokenVerifier {
       principal =
         found.kind === 'site'
           ? { kind: 'site', tokenId: found.id, siteId: found.siteId! }
-          : { kind: 'admin', tokenId: found.id, scopes: found.scopes! };
+          : {
+              kind: 'admin',
+              tokenId: found.id,
+              userId: found.userId ?? null,
+              scopes: found.roleScopes ? withinRole(found.scopes!, found.roleScopes) : found.scopes!,
+            };
     }
     // A change that raced this lookup must not be overwritten by a stale answer.
     if (generation === this.generation) {

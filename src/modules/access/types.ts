@@ -16,6 +16,8 @@ export interface AdminToken {
   scopes: string[];
   hint: string;
   createdBy: number | null;
+  /** The user whose personal token this is; null for a named service token. */
+  userId: number | null;
   createdAt: string;
   revokedAt: string | null;
 }

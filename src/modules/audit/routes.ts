@@ -32,7 +32,8 @@ function createdId(payload: unknown): string | undefined {
 }
 
 /**
- * Records every successful admin write of this scope: who (admin token id), what (method and
+ * Records every successful admin write of this scope: who (the user, the admin token or both;
+ * the client address and user agent), what (method and
  * route pattern, target, names of the fields sent — never their values), and before/after
  * where the handler supplied them (publishes, token changes).
  */
@@ -47,15 +48,24 @@ export function auditAdminWrites(scope: FastifyInstance, audit: AuditLog, prefix
     const detail = request.audit ?? {};
     const targetId =
       detail.targetId ?? params.id ?? (reply.statusCode === 201 ? createdId(payload) : undefined);
+    const { tokenId, userId } = request.admin;
+    const ua = request.headers['user-agent'];
     await audit.record({
-      adminTokenId: request.admin.tokenId,
-      actor: `admin-token:${request.admin.tokenId}`,
+      adminTokenId: tokenId,
+      userId,
+      address: request.ip,
+      userAgent: typeof ua === 'string' ? ua.slice(0, 300) : null,
+      actor: userId !== null ? `user:${userId}` : `admin-token:${tokenId}`,
       action: `${request.method} ${route}`,
       targetType: route.slice(prefix.length).split('/')[1] ?? 'unknown',
       targetId: targetId === undefined ? null : String(targetId),
       status: reply.statusCode,
       requestId: request.id,
-      fields: body && typeof body === 'object' && !Array.isArray(body) ? Object.keys(body).slice(0, 100) : [],
+      // An upload's body is the image (a Buffer): it has no fields to name.
+      fields:
+        body && typeof body === 'object' && !Array.isArray(body) && !Buffer.isBuffer(body)
+          ? Object.keys(body).slice(0, 100)
+          : [],
       before: detail.before,
       after: detail.after,
     });
@@ -79,6 +89,7 @@ export async function registerAuditRoutes(
           target_type: T.Optional(T.String({ minLength: 1, maxLength: 50 })),
           target_id: T.Optional(T.String({ minLength: 1, maxLength: 100 })),
           admin_token_id: T.Optional(T.Integer({ minimum: 1, maximum: 2147483647 })),
+          user_id: T.Optional(T.Integer({ minimum: 1, maximum: 2147483647 })),
           before_id: T.Optional(T.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER })),
           limit: T.Optional(T.Integer({ minimum: 1, maximum: 200 })),
         }),
@@ -91,6 +102,7 @@ export async function registerAuditRoutes(
         targetType: q.target_type,
         targetId: q.target_id,
         adminTokenId: q.admin_token_id,
+        userId: q.user_id,
         beforeId: q.before_id,
         limit,
       });

@@ -1,3 +1,4 @@
+import { AppError } from '../../lib/errors.ts';
 import { rng } from '../../lib/prng.ts';
 import type { PostbackJob } from '../tracking/repository.ts';
 import type { TrackingService } from '../tracking/service.ts';
@@ -39,6 +40,18 @@ const PROGRAMS = {
 } as const;
 type ProgramKey = keyof typeof PROGRAMS;
 
+/**
+ * Postbacks an operator gets wrong, sent through the real postback route's code once the history
+ * is in, so the postback log has refusals to practise repair on: transaction id sent under a
+ * name the programme does not map (replayable once `paramMap` says `txid`), a currency that is no
+ * ISO code, and no transaction id at all.
+ */
+const REFUSED: Record<string, string>[] = [
+  { event: 'ftd', txid: 'nordic-77120', amount: '50.00', currency: 'EUR' },
+  { event: 'deposit', transaction_id: 'nordic-77121', amount: '25.00', currency: 'EURO' },
+  { event: 'registration' },
+];
+
 const programOf = (slug: string, brandId: number): ProgramKey =>
   slug.startsWith('top-sportsbooks') ? 'bookie' : slug === 'poker-rooms' || brandId % 2 ? 'atlas' : 'nordic';
 
@@ -64,7 +77,7 @@ export async function loadDemoHistory(
     bookie: new Set(),
   };
   for (const l of links) trackers[programOf(l.slug, l.brandId)].add(l.trackerId);
-  const programs = {} as Record<ProgramKey, { id: number; slug: string; currency: string }>;
+  const programs = {} as Record<ProgramKey, { id: number; slug: string; currency: string; token: string }>;
   for (const key of Object.keys(PROGRAMS) as ProgramKey[]) {
     const p = PROGRAMS[key];
     const created = await tracking.createProgram({
@@ -73,7 +86,7 @@ export async function loadDemoHistory(
       landingParams: 'btag={click_id}',
       trackerIds: [...trackers[key]].sort((a, b) => a - b),
     });
-    programs[key] = { id: created.id, slug: p.slug, currency: p.currency };
+    programs[key] = { id: created.id, slug: p.slug, currency: p.currency, token: created.postbackToken };
   }
 
   // Each brand converts at its own rate and pays its own CPA, so the suggested order has a signal.
@@ -171,7 +184,24 @@ export async function loadDemoHistory(
   hits.sort((a, b) => a.at.getTime() - b.at.getTime());
   postbacks.sort((a, b) => a.receivedAt.getTime() - b.receivedAt.getTime());
   await tracking.history.write(hits, postbacks);
+  for (const query of REFUSED) {
+    const answer = await tracking
+      .postback({
+        program: programs.nordic.slug,
+        token: programs.nordic.token,
+        method: 'GET',
+        contentType: undefined,
+        query,
+        body: '',
+        remoteIp: undefined,
+      })
+      .catch((err: unknown) => err);
+    if (!(answer instanceof AppError))
+      throw new Error(`demo: a postback meant to be refused was not: ${JSON.stringify(query)}`);
+  }
   const clicks = hits.filter((h) => h.kind === 'click').length;
-  log(`demo: ${DEMO_HISTORY_DAYS} days of history, ${clicks} clicks and ${postbacks.length} postbacks`);
+  log(
+    `demo: ${DEMO_HISTORY_DAYS} days of history, ${clicks} clicks and ${postbacks.length} postbacks (and ${REFUSED.length} refused ones to repair)`,
+  );
   return { clicks, impressions: hits.length - clicks, postbacks: postbacks.length };
 }

@@ -1,6 +1,8 @@
 import { countries, countryName } from '../../lib/geo.ts';
 import { rng } from '../../lib/prng.ts';
 import type { AccessService } from '../access/service.ts';
+import type { ComplianceService } from '../compliance/service.ts';
+import type { PeopleService } from '../people/service.ts';
 import type { ReportingService } from '../reporting/service.ts';
 import type { TrackingService } from '../tracking/service.ts';
 import { loadDemoHistory } from './demo-history.ts';
@@ -11,7 +13,20 @@ import type { CatalogService } from './service.ts';
 export interface DemoServices {
   catalog: CatalogService;
   access: AccessService;
+  compliance: ComplianceService;
+  /** When given, the demo adds a few invited people with different roles. */
+  people?: PeopleService;
 }
+
+/** The demo's people: invited (no password), one per role below owner. */
+export const DEMO_PEOPLE = [
+  { email: 'ada.admin@podium.example', name: 'Ada Admin', role: 'admin' },
+  { email: 'eddie.editor@podium.example', name: 'Eddie Editor', role: 'editor' },
+  { email: 'pia.publisher@podium.example', name: 'Pia Publisher', role: 'publisher' },
+  { email: 'alex.affiliates@podium.example', name: 'Alex Affiliates', role: 'affiliate-manager' },
+  { email: 'oscar.adops@podium.example', name: 'Oscar Ad-ops', role: 'ad-ops' },
+  { email: 'vic.viewer@podium.example', name: 'Vic Viewer', role: 'viewer' },
+] as const;
 
 /** What `podium demo --json` prints: the tokens to try the API with. */
 export interface DemoTokens {
@@ -97,6 +112,8 @@ export async function loadDemo(
 ): Promise<DemoTokens> {
   const { catalog } = services;
   const r = rng(20261123);
+  for (const p of services.people ? DEMO_PEOPLE : [])
+    await services.people!.addDemoUser(p.email, p.name, p.role);
   const owner = await catalog.owners.create({ name: 'Podium Editorial', externalId: 'owner-editorial' });
   const sites = [];
   for (const s of DEMO_SITES) sites.push(await catalog.sites.create(s));
@@ -208,10 +225,8 @@ export async function loadDemo(
           isStickyBonus: r() < 0.2,
           stakeReturned: type === 'Free Bet' ? r() < 0.5 : null,
           betType: type === 'Free Bet' ? (r() < 0.5 ? 'single' : 'accumulator') : null,
-          geos: {
-            countries: pick(r, ['Sweden', 'Germany', 'Canada', 'Brazil', 'Finland', 'Ireland'], 2),
-            markets: [],
-          },
+          // For every country: an offer's geos limit where it may be shown (docs/compliance.md).
+          geos: { countries: [], markets: [] },
           trackers: Array.from({ length: 1 + Math.floor(r() * 2) }, (_, t) => ({
             externalId: `trk-${slug}-${k + 1}-${t + 1}`,
             campaignName: `${name} ${type} ${t ? 'retargeting' : 'main'}`,
@@ -227,6 +242,22 @@ export async function loadDemo(
     }
   }
   log(`demo: ${brands.length} brands with offers and trackers`);
+
+  // Compliance: Sweden requires a licence from Spelinspektionen. Every casino brand holds one (the
+  // Swedish and Nordic lists rank only casino brands); the sportsbooks and poker rooms hold none,
+  // so Swedish visitors of their global lists do not see them. Brands' restricted countries
+  // (above) keep them from the global lists' visitors of those countries.
+  for (const b of brands.filter((x) => x.kind === 'casino'))
+    await services.compliance.createLicence(b.id, {
+      authority: 'Spelinspektionen',
+      countries: ['SE'],
+      validFrom: '2026-01-01T00:00:00Z',
+      validUntil: '2031-01-01T00:00:00Z',
+    });
+  await services.compliance.createRule({
+    geo: { type: 'country', code: 'SE' },
+    authority: 'Spelinspektionen',
+  });
 
   const casinoBrands = brands.filter((b) => b.kind === 'casino');
   const itemsFor = (count: number) =>
@@ -373,6 +404,11 @@ export async function mintDemoTokens(
  * tracking history ending `now`, or mints fresh tokens when the demo sites are already there.
  * Returns null for a catalog holding other data, which the demo never touches.
  */
+/** Id of the demo's first site (where the marketplace demo's placements are), when it exists. */
+export async function demoSiteId(catalog: CatalogService): Promise<number | undefined> {
+  return (await catalog.repo.findSiteByDomain(DEMO_SITES[0].domain))?.id;
+}
+
 export async function ensureDemo(
   services: DemoServices & { tracking: TrackingService; reporting: ReportingService },
   log: (msg: string) => void = () => {},

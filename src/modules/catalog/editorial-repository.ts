@@ -31,10 +31,14 @@ export class EditorialRepository extends CatalogSql {
     return this.paged(query, p, owner);
   }
 
-  async insertSite(v: { domain: string; name: string }): Promise<number> {
+  async insertSite(v: {
+    domain: string;
+    name: string;
+    complianceFallbackUrl: string | null;
+  }): Promise<number> {
     const row = await this.sql
       .insertInto('sites')
-      .values({ domain: v.domain, name: v.name })
+      .values({ domain: v.domain, name: v.name, compliance_fallback_url: v.complianceFallbackUrl })
       .returning('id')
       .executeTakeFirstOrThrow();
     return row.id;

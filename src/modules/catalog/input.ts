@@ -1,5 +1,5 @@
 import { AppError, invalidField } from '../../lib/errors.ts';
-import { countryName, GLOBAL_CODE, isCountryCode, MARKET_CODE } from '../../lib/geo.ts';
+import { countryCodeOf, countryName, GLOBAL_CODE, isCountryCode, MARKET_CODE } from '../../lib/geo.ts';
 import { storedUrl, storedUrlTemplate } from '../../lib/stored-url.ts';
 import type { ColumnValues } from './rows.ts';
 import type { BrandInputT, GeoInputT, OfferInputT, TrackerInputT } from './schemas.ts';
@@ -14,9 +14,11 @@ const stored = (field: string, raw: string | undefined) => (raw ? storedUrl(fiel
 // Input fields are named as their columns' API fields; only the nested objects are flattened.
 // URLs are stored as the URL parser writes them; `prefix` names the row in a 422 (`trackers.1.`).
 export function brandColumns(b: Partial<BrandInputT>, prefix = ''): ColumnValues<'brands'> {
-  const { logo, languages, ...same } = b;
+  const { logo, languages, restrictedCountries, ...same } = b;
   return {
     ...same,
+    restrictedCountries:
+      restrictedCountries && countryCodes(`${prefix}restrictedCountries`, restrictedCountries),
     logoRectangular: stored(`${prefix}logo.rectangular`, logo?.rectangular),
     logoSquare: stored(`${prefix}logo.square`, logo?.square),
     logoBackgroundColor: logo?.backgroundColor,
@@ -24,6 +26,19 @@ export function brandColumns(b: Partial<BrandInputT>, prefix = ''): ColumnValues
     languagesSupport: languages?.support,
     languagesLivechat: languages?.livechat,
   };
+}
+
+/**
+ * Country names (or codes) as the API takes them → the sorted, distinct codes stored; a name that
+ * is no country is refused with the name and its index.
+ */
+export function countryCodes(field: string, names: readonly string[]): string[] {
+  const codes = names.map((name, i) => {
+    const code = countryCodeOf(name);
+    if (!code) throw invalidField(`${field}.${i}`, `${JSON.stringify(name)} is not a known country name`);
+    return code;
+  });
+  return [...new Set(codes)].sort();
 }
 
 export function offerColumns(o: Partial<OfferInputT>): ColumnValues<'offers'> {

@@ -1,9 +1,22 @@
 import { sql } from 'kysely';
+import { JsonParam } from '../../db/index.ts';
 import { runNamed } from '../../db/kysely.ts';
 import type { Paged } from '../../db/paged.ts';
+import type { Violation } from '../compliance/rules.ts';
 import { brand, offer, type PageArgs, toplist } from './rows.ts';
 import { CatalogSql } from './sql.ts';
 import type { Brand, EditionMeta, EditionSnapshot, Offer, ResolvedTrackingLink, Toplist } from './types.ts';
+
+/** An item withheld from serving in a country, why, and since when (RFC 3339; absent on rows written before it was kept). */
+export type Withheld = Violation & { since?: string };
+
+/** One visitor variant of a live edition: the items it withholds (sorted ids), for which countries, and why. */
+export interface StoredVariant {
+  id: number;
+  itemKey: string;
+  countries: string[];
+  withheld: Withheld[];
+}
 
 /** SQL of publishing: draft items, immutable editions, the live edition, tracking links. */
 export class PublishingRepository extends CatalogSql {
@@ -160,6 +173,8 @@ export class PublishingRepository extends CatalogSql {
     publishedAt: Date;
     publishedBy: number | null;
     trackingBase: string;
+    /** The compliance exception this edition was published under, if any. */
+    complianceOverride?: unknown;
   }): Promise<number> {
     const row = await this.sql
       .insertInto('editions')
@@ -170,6 +185,7 @@ export class PublishingRepository extends CatalogSql {
         published_at: v.publishedAt,
         published_by: v.publishedBy,
         tracking_base: v.trackingBase,
+        compliance_override: v.complianceOverride ? sql`${new JsonParam(v.complianceOverride)}::jsonb` : null,
       })
       .returning('id')
       .executeTakeFirstOrThrow();
@@ -197,13 +213,21 @@ export class PublishingRepository extends CatalogSql {
   async staleLiveEditions(
     siteId: number | undefined,
     defaultBase: string,
-  ): Promise<{ editionId: number; siteId: number; document: string; base: string }[]> {
+  ): Promise<
+    { editionId: number; siteId: number; document: string; publishedDocument: string | null; base: string }[]
+  > {
     const base = sql<string>`COALESCE(s.tracking_base_url, ${defaultBase})`;
     const rows = await this.sql
       .selectFrom('toplists as t')
       .innerJoin('editions as e', 'e.id', 't.live_edition_id')
       .innerJoin('sites as s', 's.id', 't.site_id')
-      .select(['e.id as editionId', 't.site_id as siteId', 'e.document', base.as('base')])
+      .select([
+        'e.id as editionId',
+        't.site_id as siteId',
+        'e.document',
+        'e.published_document as publishedDocument',
+        base.as('base'),
+      ])
       .$if(siteId !== undefined, (q) => q.where('t.site_id', '=', siteId!))
       .where('e.tracking_base', 'is distinct from', base)
       .orderBy('e.id')
@@ -212,12 +236,157 @@ export class PublishingRepository extends CatalogSql {
     return rows;
   }
 
-  /** Replaces an edition's stored document after its links were re-rendered; its ETag changes with the revision. */
-  async rerenderEdition(editionId: number, document: string, base: string): Promise<void> {
+  /** Replaces an edition's stored documents after its links were re-rendered; its ETag changes with the revision. */
+  async rerenderEdition(
+    editionId: number,
+    document: string,
+    publishedDocument: string | null,
+    base: string,
+  ): Promise<void> {
     await this.sql
       .updateTable('editions')
-      .set((eb) => ({ document, tracking_base: base, render_rev: eb('render_rev', '+', 1) }))
+      .set((eb) => ({
+        document,
+        published_document: publishedDocument,
+        tracking_base: base,
+        render_rev: eb('render_rev', '+', 1),
+      }))
       .where('id', '=', editionId)
+      .execute();
+  }
+
+  /**
+   * A batch of live editions after `afterId` (by edition id), locked for the rest of the
+   * transaction, with what the compliance re-check needs: the document as published, what is
+   * withheld now and the override it was published under.
+   */
+  async liveForCompliance(afterId: number, limit: number) {
+    return this.sql
+      .selectFrom('toplists as t')
+      .innerJoin('editions as e', 'e.id', 't.live_edition_id')
+      .select([
+        'e.id as editionId',
+        't.id as toplistId',
+        't.site_id as siteId',
+        't.slug',
+        't.template_id as templateId',
+        't.geo_type as geoType',
+        't.geo_code as geoCode',
+        't.live_from as liveFrom',
+        't.live_until as liveUntil',
+        'e.version',
+        sql<string>`COALESCE(e.published_document, e.document)`.as('published'),
+        'e.withheld',
+        'e.compliance_override as override',
+      ])
+      .where('e.id', '>', afterId)
+      .orderBy('e.id')
+      .limit(limit)
+      .forUpdate('e')
+      .execute();
+  }
+
+  /**
+   * Serves `document` for a live edition instead of what it served: items withheld (or served
+   * again). `publishedDocument` is kept while anything is withheld; the ETag changes with the
+   * revision and the toplist's `updated_at` with the change.
+   */
+  async setServed(
+    editionId: number,
+    toplistId: number,
+    v: { document: string; publishedDocument: string | null; withheld: unknown[]; at: Date },
+  ): Promise<void> {
+    await this.sql
+      .updateTable('editions')
+      .set((eb) => ({
+        document: v.document,
+        published_document: v.publishedDocument,
+        withheld: sql`${new JsonParam(v.withheld)}::jsonb`,
+        render_rev: eb('render_rev', '+', 1),
+      }))
+      .where('id', '=', editionId)
+      .execute();
+    await this.sql.updateTable('toplists').set({ updated_at: v.at }).where('id', '=', toplistId).execute();
+  }
+
+  /** The visitor variants of a live edition (what a global list withholds per visitor country). */
+  async variantsOf(editionId: number): Promise<StoredVariant[]> {
+    const rows = await this.sql
+      .selectFrom('edition_variants')
+      .select(['id', 'item_key', 'countries', 'withheld'])
+      .where('edition_id', '=', editionId)
+      .orderBy('id')
+      .execute();
+    return rows.map((r) => ({
+      id: r.id,
+      itemKey: r.item_key,
+      countries: r.countries,
+      withheld: r.withheld as unknown as Withheld[],
+    }));
+  }
+
+  async insertVariant(v: {
+    editionId: number;
+    itemKey: string;
+    countries: string[];
+    withheld: unknown[];
+    document: string;
+  }): Promise<void> {
+    await this.sql
+      .insertInto('edition_variants')
+      .values({
+        edition_id: v.editionId,
+        item_key: v.itemKey,
+        countries: v.countries,
+        withheld: sql`${new JsonParam(v.withheld)}::jsonb`,
+        document: v.document,
+      })
+      .execute();
+  }
+
+  /** Which visitor countries get a variant and why; its document (the same withheld items) stays. */
+  async updateVariant(id: number, countries: string[], withheld: unknown[]): Promise<void> {
+    await this.sql
+      .updateTable('edition_variants')
+      .set({ countries, withheld: sql`${new JsonParam(withheld)}::jsonb` })
+      .where('id', '=', id)
+      .execute();
+  }
+
+  async deleteVariant(id: number): Promise<void> {
+    await this.sql.deleteFrom('edition_variants').where('id', '=', id).execute();
+  }
+
+  /** Deletes the visitor variants of the toplist's editions but `keep` (an edition no longer live is never served again). */
+  async dropVariants(toplistId: number, keep: number | null): Promise<void> {
+    await this.sql
+      .deleteFrom('edition_variants')
+      .where('edition_id', 'in', (eb) =>
+        eb
+          .selectFrom('editions')
+          .select('id')
+          .where('toplist_id', '=', toplistId)
+          .$if(keep !== null, (q) => q.where('id', '<>', keep!)),
+      )
+      .execute();
+  }
+
+  /** The stored documents of an edition's visitor variants (for re-rendering their links). */
+  variantDocuments(editionId: number): Promise<{ id: number; document: string }[]> {
+    return this.sql
+      .selectFrom('edition_variants')
+      .select(['id', 'document'])
+      .where('edition_id', '=', editionId)
+      .orderBy('id')
+      .execute();
+  }
+
+  /** Replaces a variant's stored document; its ETag changes with the revision. */
+  async rerenderVariant(id: number, document: string): Promise<void> {
+    await this.sql
+      .updateTable('edition_variants')
+      .set((eb) => ({ document, rev: eb('rev', '+', 1) }))
+      .where('id', '=', id)
       .execute();
   }
 

@@ -1,5 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
+import { AppError } from '../../lib/errors.ts';
 import { IdParams, SubIdParams } from '../../lib/schema-parts.ts';
 import { type Authenticator, requireAdmin } from '../../plugins/auth.ts';
 import type { Scope } from '../access/scopes.ts';
@@ -110,14 +111,33 @@ export async function registerCatalog(
     '/toplists/:id/publish',
     { ...publish, schema: { params: IdParams, body: PublishInput } },
     async (req) => {
+      const { complianceOverride, ...window } = req.body ?? {};
+      // The override is a power of its own: publishing alone never lets a violation through.
+      if (complianceOverride && !auth.permits(req.admin!.scopes, 'compliance:override'))
+        throw new AppError('forbidden', 'This token lacks the compliance:override scope', {
+          requiredScope: 'compliance:override',
+        });
       const before = await catalog.toplists.get(req.params.id);
       const out = await catalog.publishing.publish(req.params.id, {
         by: req.admin!.tokenId,
-        ...(req.body ?? {}),
+        ...window,
+        override: complianceOverride,
       });
       req.audit = {
         before: { liveVersion: before.liveVersion, liveFrom: before.liveFrom, liveUntil: before.liveUntil },
-        after: { liveVersion: out.version, liveFrom: out.toplist.liveFrom, liveUntil: out.toplist.liveUntil },
+        after: {
+          liveVersion: out.version,
+          liveFrom: out.toplist.liveFrom,
+          liveUntil: out.toplist.liveUntil,
+          ...(out.overridden.length
+            ? {
+                complianceOverride: {
+                  reason: complianceOverride!.reason,
+                  violations: out.overridden.slice(0, 50),
+                },
+              }
+            : {}),
+        },
       };
       return { data: { version: out.version, publishedAt: out.publishedAt, toplist: out.toplist } };
     },

@@ -12,6 +12,7 @@ import type {
   Toplists,
   Trackers,
 } from '../../db/schema.ts';
+import { countryLabel } from '../../lib/geo.ts';
 import type { Brand, Offer, Owner, Site, Template, Toplist, ToplistItem, Tracker } from './types.ts';
 
 export interface PageArgs extends PageWindow {
@@ -25,7 +26,12 @@ export interface PageArgs extends PageWindow {
  */
 export const UPDATABLE = {
   owners: { name: 'name', externalId: 'external_id' },
-  sites: { domain: 'domain', name: 'name', trackingBaseUrl: 'tracking_base_url' },
+  sites: {
+    domain: 'domain',
+    name: 'name',
+    trackingBaseUrl: 'tracking_base_url',
+    complianceFallbackUrl: 'compliance_fallback_url',
+  },
   list_templates: {
     name: 'name',
     externalId: 'external_id',
@@ -134,6 +140,7 @@ export const site = (r: Selectable<Sites>): Site => ({
   domain: r.domain,
   name: r.name,
   trackingBaseUrl: r.tracking_base_url ?? null,
+  complianceFallbackUrl: r.compliance_fallback_url ?? null,
   ...stamps(r),
 });
 
@@ -159,7 +166,7 @@ export const brand = (r: Selectable<Brands>): Brand => ({
   logo: { rectangular: r.logo_rectangular, square: r.logo_square, backgroundColor: r.logo_background_color },
   licenses: r.licenses,
   paymentMethods: r.payment_methods,
-  restrictedCountries: r.restricted_countries,
+  restrictedCountries: r.restricted_countries.map(countryLabel),
   classificationTypes: r.classification_types,
   languages: { website: r.languages_website, support: r.languages_support, livechat: r.languages_livechat },
   ...stamps(r),

@@ -1,5 +1,6 @@
 import { type Static, Type as T, type TObject, type TProperties } from '@sinclair/typebox';
 import { RowId as Id, StrictObject, searchText, strict } from '../../lib/schema-parts.ts';
+import { ComplianceOverride } from '../compliance/schemas.ts';
 
 /** Request schemas of the editorial admin API. Unknown fields are rejected, not ignored. */
 
@@ -56,6 +57,12 @@ export const SiteInput = StrictObject({
           "Base of the site's tracker links ({base}/go/{slug}), e.g. https://go.casino-guide.example; null: PODIUM_PUBLIC_URL. Changing it re-renders the site's live toplists at once.",
       },
     ),
+  ),
+  complianceFallbackUrl: T.Optional(
+    T.Union([Url, T.Null()], {
+      description:
+        "Where /go sends a visitor whose country the link's brand may not be advertised in (a compliant page of the site); null: Podium's own 'not available in your country' page.",
+    }),
   ),
 });
 export const SitePatch = patchOf(SiteInput);
@@ -167,7 +174,11 @@ export const ItemInput = StrictObject({
 export const ItemsInput = T.Object({ items: T.Array(ItemInput, { maxItems: 200 }) }, strict);
 
 export const PublishInput = T.Object(
-  { liveFrom: T.Optional(Timestamp), liveUntil: T.Optional(Timestamp) },
+  {
+    liveFrom: T.Optional(Timestamp),
+    liveUntil: T.Optional(Timestamp),
+    complianceOverride: T.Optional(ComplianceOverride),
+  },
   strict,
 );
 

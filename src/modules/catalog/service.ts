@@ -2,6 +2,7 @@ import type { Config } from '../../config.ts';
 import type { ChangeBus } from '../../db/changes.ts';
 import type { Db, Queryable } from '../../db/index.ts';
 import { invalidField, notFound } from '../../lib/errors.ts';
+import { storedUrl } from '../../lib/stored-url.ts';
 import type { ChangeEvents } from '../webhooks/service.ts';
 import { Crud, guard } from './crud.ts';
 import { EditorialRepository } from './editorial-repository.ts';
@@ -15,7 +16,7 @@ import {
   offerColumns,
   trackerColumns,
 } from './input.ts';
-import { PublishingService } from './publishing.ts';
+import { type PublishGuard, PublishingService } from './publishing.ts';
 import type { ColumnValues } from './rows.ts';
 import type {
   BrandInputT,
@@ -62,10 +63,12 @@ export class CatalogService {
     now: () => Date,
     /** Told of publishes and unpublishes inside their transaction (the webhooks outbox). */
     events?: ChangeEvents,
+    /** Asked before each publish (the compliance guard). */
+    guard?: PublishGuard,
   ) {
     const repo = new EditorialRepository(db);
     this.repo = repo;
-    this.publishing = new PublishingService(db, bus, config, now, events);
+    this.publishing = new PublishingService(db, bus, config, now, events, guard);
     this.importer = new CatalogImport(db);
 
     this.owners = new Crud({
@@ -77,9 +80,21 @@ export class CatalogService {
     });
     this.sites = new Crud({
       entity: 'Site',
-      insert: (i) => repo.insertSite({ domain: i.domain, name: i.name ?? '' }),
+      insert: (i) =>
+        repo.insertSite({
+          domain: i.domain,
+          name: i.name ?? '',
+          complianceFallbackUrl: i.complianceFallbackUrl
+            ? storedUrl('complianceFallbackUrl', i.complianceFallbackUrl)
+            : null,
+        }),
       update: async (id, p) => {
-        const found = await repo.update('sites', id, p);
+        const found = await repo.update('sites', id, {
+          ...p,
+          complianceFallbackUrl: p.complianceFallbackUrl
+            ? storedUrl('complianceFallbackUrl', p.complianceFallbackUrl)
+            : p.complianceFallbackUrl,
+        });
         if (found && p.trackingBaseUrl !== undefined) await this.publishing.retargetTrackingLinks(id);
         if (found) await bus.publish({ kind: 'site', siteId: id });
         return found;
@@ -98,7 +113,12 @@ export class CatalogService {
       entity: 'Brand',
       check: checkRating,
       insert: (i) => repo.insertBrand(brandColumns(i) as Required<ColumnValues<'brands'>>),
-      update: (id, p) => repo.update('brands', id, brandColumns(p)),
+      // A brand's restrictions are rules: live editions are re-checked as soon as they change.
+      update: async (id, p) => {
+        const found = await repo.update('brands', id, brandColumns(p));
+        if (found && p.restrictedCountries !== undefined) await guard?.rulesChanged();
+        return found;
+      },
       get: (id) => repo.getBrand(id),
       list: (w) => repo.listBrands(w),
     });

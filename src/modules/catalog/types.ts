@@ -16,6 +16,8 @@ export interface Site {
   name: string;
   /** Base of this site's tracker links; null: the server's PODIUM_PUBLIC_URL. */
   trackingBaseUrl: string | null;
+  /** Where `/go` sends a visitor the link's brand may not be advertised to; null: Podium's own page. */
+  complianceFallbackUrl: string | null;
   createdAt: string;
   updatedAt: string;
 }

@@ -35,7 +35,8 @@ const HSTS = 'max-age=31536000';
  * assets, its 404s): the CSP above, X-Frame-Options DENY, nosniff, Referrer-Policy no-referrer,
  * and Strict-Transport-Security when the console is reached over https (an https public URL, or
  * a request that came over https, as a trusted proxy reports it). Without a build, /console
- * answers 503 saying how to build it.
+ * answers 503 saying how to build it. The server's root `/` leads to the console: someone who
+ * opens the bare address gets a screen, not a JSON 404.
  */
 export async function registerConsole(
   app: FastifyInstance,
@@ -53,6 +54,7 @@ export async function registerConsole(
     scope.addHook('onRequest', async (request, reply) => {
       if (httpsPublic || request.protocol === 'https') reply.header('strict-transport-security', HSTS);
     });
+    scope.get('/', async (_req, reply) => reply.redirect('/console/'));
     scope.get('/console', async (_req, reply) => reply.redirect('/console/'));
     if (!existsSync(`${dir}/index.html`)) {
       scope.get('/console/*', async () => {

@@ -16,6 +16,15 @@ export interface LiveEditionRow {
   document: string;
 }
 
+/** A stored visitor variant of a live edition and the visitor countries it is served to. */
+export interface VariantRow {
+  id: number;
+  editionId: number;
+  countries: string[];
+  rev: number;
+  document: string;
+}
+
 /** Read-path SQL: the live editions of one site, with the stored wire documents. */
 export class DeliveryRepository {
   constructor(private readonly db: Queryable) {}
@@ -40,6 +49,23 @@ export class DeliveryRepository {
       liveUntil: r.live_until as Date | null,
       editionId: r.edition_id as number,
       renderRev: r.render_rev as number,
+      document: r.document as string,
+    }));
+  }
+
+  /** The visitor variants of the site's live editions (global lists withholding items per visitor country). */
+  async liveVariants(siteId: number): Promise<VariantRow[]> {
+    const rows = await this.db.query<Record<string, unknown>>(
+      `SELECT v.id, v.edition_id, v.countries, v.rev, v.document
+       FROM edition_variants v JOIN toplists t ON t.live_edition_id = v.edition_id
+       WHERE t.site_id = $1`,
+      [siteId],
+    );
+    return rows.map((r) => ({
+      id: r.id as number,
+      editionId: r.edition_id as number,
+      countries: r.countries as string[],
+      rev: r.rev as number,
       document: r.document as string,
     }));
   }

@@ -4,7 +4,7 @@ import type { Db } from '../../db/index.ts';
 import { isCountryCode } from '../../lib/geo.ts';
 import { type GzipOf, gzipOnce } from '../../lib/gzip-once.ts';
 import { pageMeta } from '../../lib/paging.ts';
-import { DeliveryRepository } from './repository.ts';
+import { DeliveryRepository, type VariantRow } from './repository.ts';
 import type { WireBrand, WireOffer, WireSiteBrand, WireToplist } from './schemas.ts';
 import { MEMO_BUDGET_BYTES, MemoBudget, SetMemo } from './set-memo.ts';
 
@@ -30,6 +30,11 @@ interface LiveEntry {
   rendered: Rendered;
   /** Bytes of its gzip once made, 0 until then (for metrics). */
   gzipBytes: number;
+  /**
+   * What a visitor of each of these countries gets instead when the cascade reaches this (global)
+   * row: the stored variant without the items that may not be advertised there.
+   */
+  forVisitors: Map<string, Rendered>;
 }
 
 /** A site's live editions, newest-updated first (`updated_at DESC, id DESC`). */
@@ -150,8 +155,17 @@ export class DeliveryService {
     return loading;
   }
 
+  /** An answer's bytes `{"data":<document>}` with its ETag and gzip (made on first ask). */
+  private answer(document: string, etag: string, onGzip: (bytes: number) => void): Rendered {
+    const body = Buffer.from(`${DATA_OPEN}${document}${DATA_CLOSE}`, 'utf8');
+    return { body, etag, gzip: gzipOnce(body, this.onGzipError, onGzip) };
+  }
+
   private async load(siteId: number): Promise<SiteSet> {
     const rows = await this.repo.liveEditions(siteId);
+    const variants = new Map<number, VariantRow[]>();
+    for (const v of await this.repo.liveVariants(siteId))
+      variants.set(v.editionId, [...(variants.get(v.editionId) ?? []), v]);
     const ordered = rows
       .map((r): LiveEntry => {
         const single = Buffer.from(`${DATA_OPEN}${r.document}${DATA_CLOSE}`, 'utf8');
@@ -177,7 +191,16 @@ export class DeliveryService {
           etag,
           rendered: { body: single, etag, gzip },
           gzipBytes: 0,
+          forVisitors: new Map(),
         };
+        for (const v of variants.get(r.editionId) ?? []) {
+          const rendered = this.answer(
+            v.document,
+            `"t${r.toplistId}e${r.editionId}v${v.id}r${v.rev}"`,
+            () => {},
+          );
+          for (const c of v.countries) entry.forVisitors.set(c, rendered);
+        }
         return entry;
       })
       .sort((a, b) => b.updatedAtMs - a.updatedAtMs || b.id - a.id);
@@ -238,7 +261,8 @@ export class DeliveryService {
    * The variant of a geo family a visitor from `country` gets (DESIGN, "Geo"): the exact country
    * row, else the one market covering the country (two or more: ambiguous, nothing), else the
    * global row. A code that names no country (`XX`, `EU`) only gets the global row. Serves the
-   * same stored bytes and ETag as by-id.
+   * same stored bytes and ETag as by-id, or the row's stored variant for the visitor's country
+   * (without the brands that may not be advertised there) with its own ETag.
    */
   async resolve(siteId: number, templateId: number, country: string): Promise<Rendered | NoVariant> {
     return this.cascade(await this.siteSet(siteId), templateId, country);
@@ -251,7 +275,7 @@ export class DeliveryService {
     const known = isCountryCode(code);
     const pick = (rows: LiveEntry[]): Rendered | NoVariant | undefined =>
       rows.length === 1
-        ? rows[0]!.rendered
+        ? (rows[0]!.forVisitors.get(code) ?? rows[0]!.rendered)
         : rows.length > 1
           ? { reason: 'ambiguous', candidates: rows.map((e) => e.id).sort((a, b) => a - b) }
           : undefined;

@@ -1,5 +1,4 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import {
   CallToolRequestSchema,
   InitializeRequestSchema,
@@ -12,6 +11,7 @@ import {
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
+import { answerStateless, rawReply } from '../../lib/mcp-http.ts';
 import { charLength, MAX_QUERY_LENGTH } from './search.ts';
 import type { DocsService } from './service.ts';
 
@@ -314,30 +314,16 @@ export async function serveMcp(docs: DocsService, version: string, req: FastifyR
   if ('error' in checked)
     return reply.status(400).type('application/json; charset=utf-8').send(checked.error);
   const direct = sdkWouldTake(req) ? directToolCall(docs, checked.message) : undefined;
-  // Both answers are written raw, as the SDK writes them, keeping the headers Fastify hooks (rate
-  // limit, CORS) already set.
-  reply.hijack();
-  for (const [name, value] of Object.entries(reply.getHeaders())) {
-    if (value !== undefined) reply.raw.setHeader(name, value as string | number | string[]);
-  }
+  // Both answers are written raw, as the SDK writes them.
+  const res = rawReply(reply);
   if (direct) {
     const body = JSON.stringify(direct);
-    reply.raw.writeHead(200, {
+    res.writeHead(200, {
       'content-type': 'application/json',
       'content-length': Buffer.byteLength(body),
     });
-    reply.raw.end(body);
+    res.end(body);
     return;
   }
-  const server = createDocsMcpServer(docs, version);
-  const transport = new StreamableHTTPServerTransport({
-    sessionIdGenerator: undefined,
-    enableJsonResponse: true,
-  });
-  reply.raw.on('close', () => {
-    void transport.close();
-    void server.close();
-  });
-  await server.connect(transport);
-  await transport.handleRequest(req.raw, reply.raw, checked.message);
+  await answerStateless(createDocsMcpServer(docs, version), req, res, checked.message);
 }

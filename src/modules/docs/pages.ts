@@ -25,6 +25,8 @@ export interface Page {
   body: string;
   /** The whole source file, front matter included (what `.md` and `get_page` return). */
   source: string;
+  /** Text generated into the page at load (the home page's list of pages), which search leaves out. */
+  generated?: string;
 }
 
 /** The repository's `docs/` directory. */
@@ -98,6 +100,7 @@ export function loadPages(dir: string = DOCS_DIR): Page[] {
     const table = pagesTable(pages);
     home.body = home.body.replace(PAGES_MARKER, table);
     home.source = home.source.replace(PAGES_MARKER, table);
+    home.generated = table;
   }
   return pages;
 }

@@ -106,6 +106,11 @@ interface Entry {
 
 /** Field weights, chosen on the tuning half of bench/docs-search-eval.json. */
 export const FIELD_BOOSTS = { heading: 1.5, page: 0.5, text: 1 } as const;
+/**
+ * BM25 saturation `k` and length normalisation `b` (MiniSearch's defaults are 1.2 / 0.7), chosen on
+ * the tuning half: a term repeated in a section counts a little longer before it saturates.
+ */
+export const BM25 = { k: 1.6, b: 0.7, d: 0.5 } as const;
 /** Weight of a query term the docs' own words were added for (`kill` → `shutdown`), against 1 for the words asked. */
 const ALIAS_WEIGHT = 0.5;
 /** Results scoring below this share of the best one are noise, not answers. */
@@ -142,13 +147,18 @@ export class DocsSearch {
         // more allowed three, the costliest walks of the index.
         maxFuzzy: 2,
         combineWith: 'OR',
+        bm25: { ...BM25 },
       },
     });
     const docs: IndexedSection[] = [];
     for (const page of pages) {
       for (const section of splitSections(page)) {
         const id = section.anchor ? `${pathOf(page)}#${section.anchor}` : pathOf(page);
-        const text = plainText(section.markdown);
+        // The home page's generated list repeats every page's summary, which that page's own
+        // sections carry in their `page` field already: indexed, it would match almost any question.
+        const text = plainText(
+          page.generated ? section.markdown.replace(page.generated, '') : section.markdown,
+        );
         const title = [page.title, ...section.headings].join(' › ');
         this.entries.set(id, {
           page,

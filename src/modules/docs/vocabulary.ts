@@ -133,6 +133,18 @@ const ALIASES: Record<string, string[]> = {
   setup: ['install'],
   sigterm: ['shutdown'],
   sigint: ['shutdown'],
+  fetch: ['pull'],
+  fetched: ['pull'],
+  download: ['pull', 'export'],
+  often: ['schedule', 'interval'],
+  frequency: ['schedule', 'interval'],
+  earn: ['revenue', 'epc'],
+  earnings: ['revenue', 'epc'],
+  profitable: ['revenue', 'epc'],
+  delete: ['retention'],
+  purge: ['retention'],
+  cleanup: ['retention'],
+  midnight: ['day', 'zone'],
 };
 
 const ALIAS_STEMS = new Map<string, string[]>(

@@ -177,6 +177,11 @@ export class Metrics {
       'Clicks and impressions waiting for or in their group commit',
       pending,
     );
+    const blocked = new Counter({
+      name: 'podium_clicks_blocked_total',
+      help: "Clicks kept from the operator because the brand may not be advertised in the visitor's country",
+      registers: [this.registry],
+    });
     const postbacks = new Counter({
       name: 'podium_postbacks_total',
       help: 'Inbound postbacks by outcome (accepted, duplicate, or the error code)',
@@ -191,6 +196,9 @@ export class Metrics {
       postback(outcome) {
         postbacks.labels(outcome).inc();
       },
+      blockedClick() {
+        blocked.inc();
+      },
     };
   }
 }
@@ -201,4 +209,6 @@ export interface TrackingMetrics {
   batch(kinds: Record<string, number>, seconds: number, ok: boolean): void;
   /** One postback's outcome: `accepted`, `duplicate` or an error code. */
   postback(outcome: string): void;
+  /** One click sent to the compliant fallback instead of the operator. */
+  blockedClick(): void;
 }

@@ -45,6 +45,13 @@ export const PostbackQuery = T.Object(
     code: T.Optional(T.String({ minLength: 1, maxLength: 64, pattern: '^[a-z_]+$' })),
     ...Window,
     transaction_id: T.Optional(T.String({ minLength: 1, maxLength: 128 })),
+    reason: T.Optional(
+      T.String({
+        minLength: 1,
+        maxLength: 100,
+        description: 'words of the current outcome’s reason, any case',
+      }),
+    ),
     ...Page,
   },
   strict,
@@ -101,6 +108,12 @@ const Outcome = T.Object(
     duplicate: T.Boolean(),
     decidedAt: Timestamp,
     replay: T.Boolean(),
+    message: T.Union([T.String(), T.Null()], {
+      description: 'a refusal’s message as the operator was told it; null for an acceptance',
+    }),
+    field: T.Union([T.String(), T.Null()], {
+      description: 'the parameter a refusal names, by the programme’s name for it',
+    }),
   },
   strict,
 );
@@ -135,6 +148,7 @@ export const ReplayAnswer = T.Object(
         code: T.String(),
         conversionId: NullableString,
         duplicate: T.Boolean(),
+        message: T.Union([T.String(), T.Null()], { description: 'why it was refused; null when accepted' }),
       },
       strict,
     ),

@@ -40,6 +40,10 @@ export interface StoredOutcome {
   duplicate: boolean;
   decidedAt: string;
   replay: boolean;
+  /** A refusal's message as the operator was told it (null for an acceptance, or one logged before reasons were kept). */
+  message: string | null;
+  /** The parameter a refusal names, by the programme's name for it. */
+  field: string | null;
 }
 
 /** A raw postback log row with its outcomes, oldest first. */
@@ -62,6 +66,8 @@ export interface PostbackFilter extends ReceivedFilter {
   /** Of the current (latest) outcome. */
   outcome?: 'accepted' | 'duplicate' | 'rejected' | undefined;
   code?: string | undefined;
+  /** Words of the current outcome's reason (case-insensitive). */
+  reason?: string | undefined;
 }
 
 /** $1 to $3 of both lists' queries: the received_at window and the programme, if any. */
@@ -139,9 +145,18 @@ export class RecordsRepository {
          AND ($6::text IS NULL OR EXISTS (
                SELECT 1 FROM (VALUES ('transaction_id'), (p.param_map->>'transaction_id')) AS n(name)
                WHERE l.query->>n.name = $6 OR strpos(l.body, '"' || n.name || '":' || to_json($6::text)::text) > 0))
+         AND ($7::text IS NULL OR strpos(lower(o.last_message), lower($7)) > 0)
        ORDER BY l.received_at DESC, l.id DESC
-       LIMIT $7 OFFSET $8`,
-        [...receivedParams(f), f.outcome ?? null, f.code ?? null, f.transactionId ?? null, w.limit, w.offset],
+       LIMIT $8 OFFSET $9`,
+        [
+          ...receivedParams(f),
+          f.outcome ?? null,
+          f.code ?? null,
+          f.transactionId ?? null,
+          f.reason ?? null,
+          w.limit,
+          w.offset,
+        ],
       ),
     );
     return { ...page, rows: page.rows.map(postbackRow) };
@@ -165,10 +180,12 @@ export class RecordsRepository {
 /** The outcomes of log row `l`, oldest first, and the latest one's status, code and duplicate flag. */
 const OUTCOMES = `SELECT coalesce(jsonb_agg(jsonb_build_object('status', x.status, 'code', x.code,
                     'conversionId', x.conversion_id, 'duplicate', x.duplicate, 'decidedAt', x.decided_at,
-                    'replay', x.replay) ORDER BY x.decided_at), '[]'::jsonb) AS outcomes,
+                    'replay', x.replay, 'message', x.message, 'field', x.field) ORDER BY x.decided_at),
+                    '[]'::jsonb) AS outcomes,
                   (array_agg(x.status ORDER BY x.decided_at DESC))[1] AS last_status,
                   (array_agg(x.code ORDER BY x.decided_at DESC))[1] AS last_code,
-                  (array_agg(x.duplicate ORDER BY x.decided_at DESC))[1] AS last_duplicate
+                  (array_agg(x.duplicate ORDER BY x.decided_at DESC))[1] AS last_duplicate,
+                  (array_agg(x.message ORDER BY x.decided_at DESC))[1] AS last_message
                 FROM postback_outcomes x
                 WHERE x.log_id = l.id AND x.decided_at >= l.received_at - ${SLACK}`;
 

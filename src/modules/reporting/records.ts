@@ -194,6 +194,7 @@ export class TrackingRecords {
       outcome: q.outcome,
       code: q.code,
       transactionId: q.transactionId,
+      reason: q.reason,
       limit: perPage,
       offset: (page - 1) * perPage,
     });

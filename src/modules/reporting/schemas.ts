@@ -18,6 +18,14 @@ export const StatsQuery = T.Object({
   by: T.Optional(
     T.Literal('sub_id', { description: "also split rows by the clicks' sub_id (range ≤ 31 days)" }),
   ),
+  group: T.Optional(
+    T.String({
+      minLength: 1,
+      maxLength: 40,
+      description:
+        'sum over every other dimension: one or two of day, site, toplist, position, brand, program, comma-separated; total: one row',
+    }),
+  ),
   page: T.Optional(T.Integer({ minimum: 1, maximum: 1_000_000 })),
   per_page: T.Optional(T.Integer({ minimum: 1, maximum: 1000 })),
   format: T.Optional(T.Union([T.Literal('json'), T.Literal('csv')])),

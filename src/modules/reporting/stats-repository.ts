@@ -1,7 +1,7 @@
 import { firstValue } from '../../db/first-value.ts';
 import type { Queryable } from '../../db/index.ts';
 import { type Paged, pagedRows } from '../../db/paged.ts';
-import type { StatsFilter, StatsRow } from '../tracking/types.ts';
+import type { StatsDimension, StatsFilter, StatsRow } from '../tracking/types.ts';
 import {
   readRollups,
   zoneReady as ready,
@@ -83,6 +83,13 @@ export class StatsRepository {
          FROM conversion_rollups v ${joins('v')}
          WHERE NOT ${ready('z.tz')} AND ${during('v.bucket')} AND ${where('v')}
          ${BY_KEY}`;
+    // Clicks the click guard kept from the operator: from the raw rows (never rolled up).
+    const blocked = `UNION ALL
+         SELECT c.site_id, c.toplist_id, c.position, c.brand_id, c.program_id, ${f.bySubId ? 'c.sub_id' : 'NULL::text'},
+                'blocked', NULL::text, NULL::text, z.tz, (c.at AT TIME ZONE z.tz)::date, count(*), 0::numeric
+         FROM clicks c ${joins('c')}
+         WHERE c.flag = 'blocked' AND ${during('c.at')} AND ${where('c')}
+         ${BY_KEY}`;
     const facts = f.bySubId
       ? `SELECT c.site_id, c.toplist_id, c.position, c.brand_id, c.program_id, c.sub_id, c.kind, NULL::text AS event,
                 NULL::text AS currency, z.tz, (c.at AT TIME ZONE z.tz)::date AS day, count(*) AS n, 0::numeric AS amount
@@ -95,7 +102,8 @@ export class StatsRepository {
          FROM conversions v ${joins('v')}
          LEFT JOIN clicks k ON v.attributed AND k.id = v.click_id AND k.kind = 'click'
          WHERE ${during('v.received_at')} AND ${where('v')}
-         ${BY_KEY}`
+         ${BY_KEY}
+         ${blocked}`
       : // A row whose zone is ready reads its day's daily rollup; any other cuts the 15-minute buckets
         // (only when the report names such a zone). A row's zone is either, so each branch already
         // holds one row per day, dimension and event.
@@ -116,29 +124,49 @@ export class StatsRepository {
                 v.currency::text, z.tz, v.day, v.n, v.amount
          FROM conversion_daily_rollups v ${joins('v')}
          WHERE v.zone = z.tz AND ${ready('v.zone')} AND v.day BETWEEN $1::date AND $2::date AND ${where('v')}
-         ${withQuarters ? quarters : ''}`;
+         ${withQuarters ? quarters : ''}
+         ${blocked}`;
     const dims = 'day, tz, site_id, toplist_id, position, brand_id, program_id, sub_id';
+    // A grouped report blanks the dimensions it sums over before anything is added up, so every
+    // later step (money per currency included) works on the coarser key unchanged.
+    const kept = (d: StatsDimension) => !f.group || f.group.includes(d);
+    const blank = (d: StatsDimension, column: string, type: string) =>
+      kept(d) ? column : `NULL::${type} AS ${column}`;
+    const picked = [
+      blank('day', 'day', 'date'),
+      kept('day') ? 'tz' : 'NULL::text AS tz',
+      blank('site', 'site_id', 'int'),
+      blank('toplist', 'toplist_id', 'int'),
+      blank('position', 'position', 'int'),
+      blank('brand', 'brand_id', 'int'),
+      blank('program', 'program_id', 'int'),
+      'sub_id',
+    ].join(', ');
+    const order = kept('day') ? '' : 'clicks DESC, ';
     const page = await pagedRows<StatsRow & { sub_id?: string | null }>(f, (w) =>
       this.db.query<StatsRow & { total: number; sub_id?: string | null }>(
         // Inlined, each use of per scans only the branches of its kind (clicks once, conversions
         // twice) instead of writing every fact to a temporary store first.
         `WITH per AS NOT MATERIALIZED (${facts}
+       ), kept AS NOT MATERIALIZED (
+         SELECT ${picked}, kind, event, currency, n, amount FROM per WHERE day BETWEEN $1::date AND $2::date
        ), parts AS (
          SELECT ${dims}, kind, event, NULL::text AS currency, n, NULL::numeric AS revenue, NULL::numeric AS commission
-         FROM per WHERE day BETWEEN $1::date AND $2::date AND kind <> 'conversion'
+         FROM kept WHERE kind <> 'conversion'
          UNION ALL
          SELECT ${dims}, kind, event, NULL, sum(n), NULL, NULL
-         FROM per WHERE day BETWEEN $1::date AND $2::date AND kind = 'conversion'
+         FROM kept WHERE kind = 'conversion'
          GROUP BY ${dims}, kind, event
          UNION ALL
          SELECT ${dims}, 'money', NULL, currency, 0, sum(amount) FILTER (WHERE event = ANY($11::text[])),
                 sum(amount) FILTER (WHERE event = ANY($12::text[]))
-         FROM per WHERE day BETWEEN $1::date AND $2::date AND kind = 'conversion' AND currency IS NOT NULL
+         FROM kept WHERE kind = 'conversion' AND currency IS NOT NULL
          GROUP BY ${dims}, currency
        ), lines AS (
          SELECT ${dims},
                 coalesce(sum(n) FILTER (WHERE kind = 'click'), 0)::int AS clicks,
                 coalesce(sum(n) FILTER (WHERE kind = 'impression'), 0)::int AS impressions,
+                coalesce(sum(n) FILTER (WHERE kind = 'blocked'), 0)::int AS blocked_clicks,
                 coalesce(jsonb_object_agg(event, n::int) FILTER (WHERE kind = 'conversion'), '{}'::jsonb) AS events,
                 coalesce(jsonb_object_agg(currency, round(revenue, 4)::text)
                            FILTER (WHERE kind = 'money' AND revenue IS NOT NULL), '{}'::jsonb) AS revenue,
@@ -148,14 +176,15 @@ export class StatsRepository {
          GROUP BY ${dims}
        )
        SELECT to_char(day, 'YYYY-MM-DD') AS day, tz AS timezone, site_id AS "siteId", toplist_id AS "toplistId",
-              position, brand_id AS "brandId", program_id AS "programId", sub_id, clicks, impressions, events,
+              position, brand_id AS "brandId", program_id AS "programId", sub_id, clicks, impressions,
+              blocked_clicks AS "blockedClicks", events,
               revenue, commission,
               (SELECT coalesce(jsonb_object_agg(key, CASE WHEN clicks > 0 THEN round(value::numeric / clicks, 4)::text END),
                                '{}'::jsonb)
                FROM jsonb_each_text(commission)) AS epc,
               count(*) OVER ()::int AS total
        FROM lines
-       ORDER BY day, site_id NULLS FIRST, toplist_id NULLS FIRST, position NULLS FIRST, brand_id NULLS FIRST,
+       ORDER BY ${order}day, site_id NULLS FIRST, toplist_id NULLS FIRST, position NULLS FIRST, brand_id NULLS FIRST,
                 program_id NULLS FIRST, sub_id NULLS FIRST, tz
        LIMIT $9 OFFSET $10`,
         [

@@ -3,7 +3,12 @@ import { invalidField } from '../../lib/errors.ts';
 import { type PageMeta, pageMeta } from '../../lib/paging.ts';
 import { daysBetween, isDay, isTimezone } from '../../lib/time.ts';
 import type { CatalogService } from '../catalog/service.ts';
-import type { StatsRow, StatsZoneMode } from '../tracking/types.ts';
+import {
+  STATS_DIMENSIONS,
+  type StatsDimension,
+  type StatsRow,
+  type StatsZoneMode,
+} from '../tracking/types.ts';
 import type { StatsRepository } from './stats-repository.ts';
 
 export const STATS_DEFAULT_PER_PAGE = 100;
@@ -11,6 +16,8 @@ export const STATS_MAX_PER_PAGE = 1000;
 /** A CSV export holds at most this many rows; a wider one asks for a narrower query. */
 export const STATS_MAX_EXPORT_ROWS = 50_000;
 const MAX_DAYS = 366;
+/** A grouped report keeps at most this many dimensions. */
+export const STATS_MAX_GROUP = 2;
 /** A `by=sub_id` report reads raw clicks and conversions, so its range is shorter. */
 export const SUB_ID_MAX_DAYS = 31;
 
@@ -26,6 +33,8 @@ export interface StatsQuery {
   brandId?: number | undefined;
   /** `sub_id`: rows are also split by the clicks' sub_id. */
   by?: 'sub_id' | undefined;
+  /** One or two dimensions, comma-separated, or `total`: rows are summed over every other one. */
+  group?: string | undefined;
   page?: number | undefined;
   perPage?: number | undefined;
 }
@@ -56,6 +65,24 @@ function line(r: StatsRow): StatsLine {
   };
 }
 
+/** Reads `group`: `total`, or up to two known dimensions, each once; undefined when absent. */
+export function groupOf(group: string | undefined): StatsDimension[] | undefined {
+  if (group === undefined) return undefined;
+  if (group.trim() === 'total') return [];
+  const dims = group.split(',').map((d) => d.trim());
+  const known: readonly string[] = STATS_DIMENSIONS;
+  const unknown = dims.find((d) => !known.includes(d));
+  if (unknown !== undefined)
+    throw invalidField(
+      'group',
+      `"${unknown}" is not a dimension: use total or one or two of ${STATS_DIMENSIONS.join(', ')}`,
+    );
+  if (new Set(dims).size !== dims.length) throw invalidField('group', 'names a dimension twice');
+  if (dims.length > STATS_MAX_GROUP)
+    throw invalidField('group', `groups by at most ${STATS_MAX_GROUP} dimensions`);
+  return dims as StatsDimension[];
+}
+
 /** Reads `tz`: the per-row modes, `UTC` in any case, or a validated IANA zone. */
 function zoneOf(tz: string | undefined, known: ReadonlySet<string>): { tz: StatsZoneMode; zone?: string } {
   if (tz === undefined || tz === 'program') return { tz: 'program' };
@@ -83,6 +110,7 @@ const CSV_COLUMNS: CsvColumn<StatsLine>[] = csvColumns(
     'programId',
     'clicks',
     'impressions',
+    'blockedClicks',
     'registrations',
     'ftds',
     'conversions',
@@ -139,6 +167,7 @@ export class TrackingStats {
       toplistId: q.toplistId,
       brandId: q.brandId,
       bySubId: q.by === 'sub_id',
+      group: groupOf(q.group),
     };
   }
 

@@ -15,7 +15,13 @@ import {
   readPostback,
   redactForLog,
 } from './postback.ts';
-import type { PostbackJob, PostbackWritten, StoredProgram, TrackingRepository } from './repository.ts';
+import type {
+  PostbackJob,
+  PostbackWritten,
+  Rejection,
+  StoredProgram,
+  TrackingRepository,
+} from './repository.ts';
 import type { ConversionInput } from './types.ts';
 
 /** A raw postback as it arrived. */
@@ -51,6 +57,10 @@ const trunc = (v: string | undefined, n: number) => (v ? v.slice(0, n) : null);
 /** A player id the log already holds pseudonymised (`ref:` and the keyed hash). */
 const PSEUDONYM = /^ref:[0-9a-f]{64}$/;
 
+/** A player id pseudonymised with the key: joinable, not reversible. */
+const refOf = (key: Buffer, playerId: string) =>
+  `ref:${createHmac('sha256', key).update(playerId, 'utf8').digest('hex')}`;
+
 /** A logged postback as a replay reads it back (secrets already removed). */
 export interface LoggedPostback {
   id: number;
@@ -68,6 +78,8 @@ export interface ReplayOutcome {
   code: string;
   conversionId: string | null;
   duplicate: boolean;
+  /** A refusal's message (null when accepted). */
+  message: string | null;
 }
 
 /**
@@ -125,6 +137,11 @@ export class PostbackIntake {
     return this.pseudonymKey;
   }
 
+  /** The keyed hash (`ref:` and HMAC-SHA256) a postback's player id is stored as, in every programme. */
+  async playerRef(playerId: string): Promise<string> {
+    return refOf(await this.key(), playerId);
+  }
+
   private async program(slug: string, fresh = false): Promise<StoredProgram | undefined> {
     if (!/^[a-z0-9-]{1,63}$/.test(slug)) return undefined;
     const now = Date.now();
@@ -158,7 +175,7 @@ export class PostbackIntake {
   async handle(raw: RawPostback): Promise<PostbackResult> {
     let program = await this.program(raw.program);
     const key = await this.key();
-    const pseudonymise = (v: string) => `ref:${createHmac('sha256', key).update(v, 'utf8').digest('hex')}`;
+    const pseudonymise = (v: string) => refOf(key, v);
     const playerKeys = new Set(['player_id', program?.paramMap.player_id ?? 'player_id']);
     let body: Record<string, unknown> | undefined;
     let bodyError: unknown;
@@ -191,7 +208,7 @@ export class PostbackIntake {
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
       rejection = err;
-      job.rejected = { status: err.status, code: err.code };
+      job.rejected = rejectionOf(err);
     }
     let done: PostbackWritten | null;
     try {
@@ -224,8 +241,7 @@ export class PostbackIntake {
     const program = await this.program(entry.program, true);
     if (!program) throw notFound('Program');
     const key = await this.key();
-    const pseudonymise = (v: string) =>
-      PSEUDONYM.test(v) ? v : `ref:${createHmac('sha256', key).update(v, 'utf8').digest('hex')}`;
+    const pseudonymise = (v: string) => (PSEUDONYM.test(v) ? v : refOf(key, v));
     const job: PostbackJob = {
       log: { ...entry, remoteIp: null },
       receivedAt: entry.receivedAt,
@@ -247,7 +263,7 @@ export class PostbackIntake {
       );
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
-      job.rejected = { status: err.status, code: err.code };
+      job.rejected = rejectionOf(err);
     }
     const done = await this.writeOne(job);
     return {
@@ -255,8 +271,20 @@ export class PostbackIntake {
       code: job.rejected?.code ?? (done?.duplicate ? 'duplicate' : 'accepted'),
       conversionId: done?.conversionId ?? null,
       duplicate: done?.duplicate ?? false,
+      message: job.rejected?.message ?? null,
     };
   }
+}
+
+/** A refusal as its outcome keeps it: what the operator was told, and the parameter it names. */
+function rejectionOf(err: AppError): Rejection {
+  const field = err.details?.field;
+  return {
+    status: err.status,
+    code: err.code,
+    message: err.message,
+    field: typeof field === 'string' ? field : null,
+  };
 }
 
 /** The conversion a valid postback records; an amount without a currency is in the programme's. */

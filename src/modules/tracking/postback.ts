@@ -1,7 +1,7 @@
 import { evaluate, parse as parseJson } from '@humanwhocodes/momoa';
 import { AppError } from '../../lib/errors.ts';
 import { scrub } from '../../lib/scrub.ts';
-import { storableText as storable } from '../../lib/text.ts';
+import { isPlayerId, MAX_PLAYER_ID, PRINTABLE, storableText as storable } from '../../lib/text.ts';
 
 /** The fields Podium reads from a postback, under their canonical names. */
 export const POSTBACK_FIELDS = [
@@ -126,8 +126,6 @@ export interface Postback {
   playerId: string | null;
 }
 
-// Printable text without control characters or unpaired surrogates (any script is fine).
-const TEXT = /^[^\p{Cc}\p{Cf}\p{Cs}]+$/u;
 const DECIMAL = /^-?\d{1,14}(\.\d{1,4})?$/;
 
 /**
@@ -142,14 +140,14 @@ export function readPostback(fields: Fields, paramMap: Record<string, string>): 
   };
   const transactionId = get('transaction_id');
   if (transactionId === null) throw badField(name('transaction_id'), 'is required');
-  if (transactionId.length > 128 || !TEXT.test(transactionId))
+  if (transactionId.length > 128 || !PRINTABLE.test(transactionId))
     throw badField(name('transaction_id'), 'must be 1 to 128 printable characters');
   const event = get('event')?.toLowerCase() ?? null;
   if (event === null) throw badField(name('event'), 'is required');
   if (!/^[a-z0-9_.-]{1,32}$/.test(event))
     throw badField(name('event'), 'must be 1 to 32 letters, digits, dots, dashes or underscores');
   const clickId = get('click_id');
-  if (clickId !== null && (clickId.length > 64 || !TEXT.test(clickId)))
+  if (clickId !== null && (clickId.length > 64 || !PRINTABLE.test(clickId)))
     throw badField(name('click_id'), 'must be at most 64 printable characters');
   const amount = get('amount');
   if (amount !== null && !DECIMAL.test(amount))
@@ -158,8 +156,8 @@ export function readPostback(fields: Fields, paramMap: Record<string, string>): 
   if (currency !== null && !/^[A-Z]{3}$/.test(currency))
     throw badField(name('currency'), 'must be an ISO 4217 code such as EUR');
   const playerId = get('player_id');
-  if (playerId !== null && (playerId.length > 128 || !TEXT.test(playerId)))
-    throw badField(name('player_id'), 'must be at most 128 printable characters');
+  if (playerId !== null && !isPlayerId(playerId))
+    throw badField(name('player_id'), `must be at most ${MAX_PLAYER_ID} printable characters`);
   return { clickId, event, transactionId, amount, currency, playerId };
 }
 

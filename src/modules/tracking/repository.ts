@@ -20,8 +20,17 @@ export interface PostbackJob {
   logId?: number;
   /** Set when the postback is valid. */
   conversion?: ConversionInput;
-  /** Set when it was refused: the answer's status and code, recorded as its outcome. */
-  rejected?: { status: number; code: string };
+  /** Set when it was refused: the answer's status, code, message and named field, recorded as its outcome. */
+  rejected?: Rejection;
+}
+
+/** Why a postback was refused, as its answer said. */
+export interface Rejection {
+  status: number;
+  code: string;
+  message: string;
+  /** The parameter the answer names (`details.field`), if any. */
+  field: string | null;
 }
 
 /** What writing a postback with a conversion recorded: the conversion holding its transaction id. */
@@ -360,7 +369,7 @@ export class TrackingRepository {
          FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS e(doc, ord),
               jsonb_to_record(e.doc) AS r(program text, method text, content_type text, query jsonb, body text,
                                           remote_ip text, received_at timestamptz, log_id bigint, rej_status int,
-                                          rej_code text, conversion_id text, program_id int, transaction_id text,
+                                          rej_code text, rej_message text, rej_field text, conversion_id text, program_id int, transaction_id text,
                                           event text, amount numeric, currency text, player_ref text,
                                           click_id text)
        ), logs AS (
@@ -422,15 +431,16 @@ export class TrackingRepository {
          DO UPDATE SET n = conversion_daily_rollups.n + EXCLUDED.n,
                        amount = conversion_daily_rollups.amount + EXCLUDED.amount
        ), decided AS (
-         SELECT j.ord, l.log_id, j.rej_status, j.rej_code, j.log_id IS NOT NULL AS replay, k.conversion_id,
+         SELECT j.ord, l.log_id, j.rej_status, j.rej_code, j.rej_message, j.rej_field,
+                j.log_id IS NOT NULL AS replay, k.conversion_id,
                 k.conversion_id = j.conversion_id AS created, k.attributed
          FROM j JOIN log_ids l ON l.ord = j.ord
          LEFT JOIN keys k ON k.program_id = j.program_id AND k.transaction_id = j.transaction_id
        ), outcomes AS (
-         INSERT INTO postback_outcomes (log_id, status, code, conversion_id, duplicate, replay)
+         INSERT INTO postback_outcomes (log_id, status, code, conversion_id, duplicate, replay, message, field)
          SELECT log_id, coalesce(rej_status, 200),
                 coalesce(rej_code, CASE WHEN created THEN 'accepted' ELSE 'duplicate' END), conversion_id,
-                coalesce(NOT created, false), replay
+                coalesce(NOT created, false), replay, rej_message, rej_field
          FROM decided ORDER BY ord
        )
        SELECT log_id, conversion_id, created, attributed FROM decided ORDER BY ord`,
@@ -447,6 +457,8 @@ export class TrackingRepository {
             log_id: j.logId ?? null,
             rej_status: j.rejected?.status ?? null,
             rej_code: j.rejected?.code ?? null,
+            rej_message: j.rejected?.message ?? null,
+            rej_field: j.rejected?.field ?? null,
             conversion_id: j.conversion?.id ?? null,
             program_id: j.conversion?.programId ?? null,
             transaction_id: j.conversion?.transactionId ?? null,

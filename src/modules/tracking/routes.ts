@@ -11,7 +11,7 @@ import { createdWithSecret } from '../../plugins/replies.ts';
 import type { Scope } from '../access/scopes.ts';
 import { hitContext } from './hit-context.ts';
 import { GoQuery, ProgramInput, ProgramListQuery, ProgramPatch, SlugParams } from './schemas.ts';
-import type { TrackingService } from './service.ts';
+import type { ClickAnswer, TrackingService } from './service.ts';
 
 /** Headers of the `/imp` pixel besides its length. */
 const PIXEL_HEADERS = { 'content-type': 'image/gif', 'cache-control': 'no-store' } as const;
@@ -33,9 +33,20 @@ const header = (req: FastifyRequest, name: string): string | undefined => {
 /** What a visitor's browser shows for a link that leads nowhere: a page, not a JSON body. */
 const LINK_NOT_FOUND_HTML = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>Link not found</title><style>body{font:16px/1.5 system-ui,sans-serif;max-width:32rem;margin:4rem auto;padding:0 1rem;color:#1d2430}</style></head><body><h1>Link not found</h1><p>This link does not lead anywhere (it may have been removed). Go back to the page you came from and pick another offer.</p></body></html>`;
 
+/** The page a blocked visitor sees when the site has no compliant fallback page of its own. */
+const NOT_AVAILABLE_HTML = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Not available in your country</title></head><body><h1>Not available in your country</h1><p>This offer cannot be shown where you are.</p></body></html>`;
+
+function notAvailablePage(reply: FastifyReply): FastifyReply {
+  return htmlPage(reply.status(451), NOT_AVAILABLE_HTML);
+}
+
 function linkNotFoundPage(reply: FastifyReply): FastifyReply {
+  return htmlPage(reply.status(404), LINK_NOT_FOUND_HTML);
+}
+
+/** A small page of Podium's own: no script, no framing, never cached. */
+function htmlPage(reply: FastifyReply, html: string): FastifyReply {
   return reply
-    .status(404)
     .header('content-type', 'text/html; charset=utf-8')
     .header('cache-control', 'no-store')
     .header(
@@ -44,7 +55,7 @@ function linkNotFoundPage(reply: FastifyReply): FastifyReply {
     )
     .header('x-frame-options', 'DENY')
     .header('x-content-type-options', 'nosniff')
-    .send(LINK_NOT_FOUND_HTML);
+    .send(html);
 }
 
 /**
@@ -66,9 +77,9 @@ export async function registerTrackingPublic(
   const { tracking, config } = deps;
 
   app.get('/go/:slug', { schema: { params: SlugParams, querystring: GoQuery } }, async (req, reply) => {
-    let location: string;
+    let answer: ClickAnswer;
     try {
-      location = await tracking.click(
+      answer = await tracking.click(
         req.params.slug,
         hitContext(req, config.countryHeader, req.query.sub_id || undefined),
       );
@@ -78,14 +89,18 @@ export async function registerTrackingPublic(
         return linkNotFoundPage(reply);
       throw err;
     }
-    return reply.status(302).header('location', location).headers(REDIRECT_HEADERS).send();
+    if (answer.location === null) return notAvailablePage(reply);
+    return reply.status(302).header('location', answer.location).headers(REDIRECT_HEADERS).send();
   });
 
   app.get('/ad/:slug', { schema: { params: SlugParams } }, async (req, reply) => {
     const banner = await tracking.bannerFrame(req.params.slug);
+    // Never cached: it names the line's current approved creative, which an approval replaces;
+    // the image it loads is the immutable, cacheable part.
     return reply
       .header('content-type', 'text/html; charset=utf-8')
       .header('cache-control', 'no-store')
+      .header('x-content-type-options', 'nosniff')
       .header(
         'content-security-policy',
         "default-src 'none'; img-src https: 'self'; style-src 'unsafe-inline'; frame-ancestors *; base-uri 'none'",

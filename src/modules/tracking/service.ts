@@ -69,6 +69,14 @@ export type ProgramInput = {
   trackerIds?: number[];
 };
 
+/** Whether a visitor from a country may be sent to a brand's operator (the compliance click guard). */
+export interface ClickGuard {
+  clickAllowed(brandId: number, country: string): Promise<boolean>;
+}
+
+/** Where a click goes: the operator's landing page, or (blocked) the site's compliant fallback page, if it has one. */
+export type ClickAnswer = { blocked: false; location: string } | { blocked: true; location: string | null };
+
 /** What a hit is recorded against: a toplist tracking link, or a banner link (no tracker, offer or brand). */
 type HitLink = Omit<ResolvedTrackingLink, 'trackerId' | 'offerId' | 'brandId'> & {
   trackerId: number | null;
@@ -154,6 +162,8 @@ export class TrackingService {
     reads: Queryable = db,
     /** Told after each committed click batch how many rollup deltas it appended (reporting moves them). */
     clicksWritten: (deltas: number) => void = () => {},
+    /** Asked for each click whose visitor country is known (the compliance click guard). */
+    private readonly clickGuard?: ClickGuard,
   ) {
     this.repo = new TrackingRepository(db);
     this.banners = new BannerRepository(db);
@@ -310,6 +320,11 @@ export class TrackingService {
     return program;
   }
 
+  /** The slug of the programme with this id, or undefined when there is none. */
+  async programSlug(id: number): Promise<string | undefined> {
+    return (await this.repo.getProgram(id))?.slug;
+  }
+
   /** A page of programmes, optionally only those whose name or slug contains `search`. */
   async listPrograms(page = 1, perPage = DEFAULT_PER_PAGE, search?: string): Promise<Page<Program>> {
     const w = pageWindow(page, perPage);
@@ -421,12 +436,25 @@ export class TrackingService {
    * Records a click durably and returns the landing URL to redirect to. A click whose landing
    * URL cannot be built is not recorded: the visitor goes nowhere, so no click is counted.
    */
-  async click(slug: string, ctx: HitContext): Promise<string> {
-    const { row, landing } = await this.hitRow('click', slug, ctx);
+  async click(slug: string, ctx: HitContext): Promise<ClickAnswer> {
+    const { row, landing, link } = await this.hitRow('click', slug, ctx);
+    if (
+      this.clickGuard &&
+      row.country !== null &&
+      link.brandId !== null &&
+      !(await this.clickGuard.clickAllowed(link.brandId, row.country))
+    ) {
+      // The operator never hears of this visitor: no landing URL is built, the row is flagged.
+      row.flag = 'blocked';
+      await this.write(row);
+      this.metrics?.blockedClick();
+      const site = link.siteId === null ? undefined : await this.catalog.repo.getSite(link.siteId);
+      return { blocked: true, location: site?.complianceFallbackUrl ?? null };
+    }
     const location = landing.url(row.id, ctx.subId ?? '');
     if (!location) throw notFound('Landing page of this tracking link');
     await this.write(row);
-    return location;
+    return { blocked: false, location };
   }
 
   /** Records an impression durably. */
@@ -451,6 +479,11 @@ export class TrackingService {
     return this.intake.replay(entry);
   }
 
+  /** The keyed hash a postback's player id is stored as (see PostbackIntake.playerRef). */
+  playerRef(playerId: string): Promise<string> {
+    return this.intake.playerRef(playerId);
+  }
+
   /* Banner links */
 
   /**
@@ -459,9 +492,11 @@ export class TrackingService {
    * of the frame `/ad/{code}` a third-party tag loads.
    */
   async bannerCode(input: BannerLinkInput): Promise<{ code: string; frameUrl: string }> {
+    // The marketplace's own creative URLs are accepted on whatever scheme its base has (http on loopback).
+    const hosted = input.imageUrl.startsWith(`${this.config.creativeBaseUrl}/`);
     for (const [field, url, schemes] of [
       ['landing_url', input.landingUrl, ['http:', 'https:']],
-      ['image_url', input.imageUrl, ['https:']],
+      ['image_url', input.imageUrl, hosted ? ['http:', 'https:'] : ['https:']],
     ] as const) {
       const parsed = URL.parse(url);
       if (!parsed || !(schemes as readonly string[]).includes(parsed.protocol) || url.length > 2048)

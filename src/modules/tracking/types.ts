@@ -15,7 +15,8 @@ export interface Program {
 }
 
 /** Why a recorded hit is not counted. */
-export type HitFlag = 'head' | 'prefetch' | 'bot';
+/** Why a hit is not counted: not a visitor's click (`head`, `prefetch`, `bot`), or kept from the operator (`blocked`). */
+export type HitFlag = 'head' | 'prefetch' | 'bot' | 'blocked';
 
 /** One click or impression as written by the group commit. */
 export interface ClickRow {
@@ -69,6 +70,10 @@ export interface ConversionInput {
 /** How stats cut days: in each row's site zone, its programme's zone, or one fixed zone. */
 export type StatsZoneMode = 'site' | 'program' | 'fixed';
 
+/** The dimensions a stats report can be grouped by. */
+export const STATS_DIMENSIONS = ['day', 'site', 'toplist', 'position', 'brand', 'program'] as const;
+export type StatsDimension = (typeof STATS_DIMENSIONS)[number];
+
 export interface StatsFilter {
   from: string;
   to: string;
@@ -81,6 +86,11 @@ export interface StatsFilter {
   brandId?: number | undefined;
   /** Split rows by the click's sub_id (raw rows: the caller bounds the range). */
   bySubId?: boolean | undefined;
+  /**
+   * Sum rows over every dimension not named (`day` included); absent: one row per day and every
+   * dimension. Grouped rows without `day` come most clicks first.
+   */
+  group?: readonly StatsDimension[] | undefined;
   limit: number;
   offset: number;
 }
@@ -89,9 +99,10 @@ export interface StatsFilter {
 export type Money = Record<string, string>;
 
 export interface StatsRow {
-  day: string;
-  /** The zone this row's day was cut in. */
-  timezone: string;
+  /** Null when the report is grouped without `day`. */
+  day: string | null;
+  /** The zone this row's day was cut in; null when grouped without `day`. */
+  timezone: string | null;
   siteId: number | null;
   toplistId: number | null;
   position: number | null;
@@ -99,6 +110,8 @@ export interface StatsRow {
   programId: number | null;
   clicks: number;
   impressions: number;
+  /** Clicks the compliance click guard sent to the site's fallback page instead of the operator (not in `clicks`). */
+  blockedClicks: number;
   /** Conversions per event name (`registration`, `ftd`, … as the operator sent them). */
   events: Record<string, number>;
   /** Amounts of revenue events (`ftd`, `deposit`) per currency, 4 decimals. */

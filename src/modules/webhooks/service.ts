@@ -77,7 +77,7 @@ function eventKey(c: ToplistChange): string {
       ? c.liveFrom?.getTime()
       : c.type === 'toplist.window_closed'
         ? c.liveUntil?.getTime()
-        : c.type === 'toplist.unpublished'
+        : c.type === 'toplist.unpublished' || c.type === 'toplist.compliance_changed'
           ? c.occurredAt.getTime()
           : '';
   return `${c.type}:${c.toplistId}:${c.version ?? 'none'}:${at}`;

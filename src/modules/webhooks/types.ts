@@ -4,6 +4,7 @@ export const WEBHOOK_EVENTS = [
   'toplist.unpublished',
   'toplist.window_opened',
   'toplist.window_closed',
+  'toplist.compliance_changed',
 ] as const;
 
 export type WebhookEventType = (typeof WEBHOOK_EVENTS)[number];

@@ -112,13 +112,23 @@ export async function keyInUrl(run: Run, apiKey: string | undefined): Promise<vo
 /** Errors: invalid JSON and a wrong field type are 400 with the error body. */
 export async function badRequests(run: Run): Promise<void> {
   const flight = { start_date: dateIn(run.timezone, 30), end_date: dateIn(run.timezone, 31) };
-  const json = await run.call('invalid JSON', 'POST', '/forecast', { body: '{"inventory_id": ' });
-  const typed = await run.call('wrong type', 'POST', '/forecast', { body: { inventory_id: 42, flight } });
+  // On /forecast, or on /reports when the server declares no forecasting (never called then).
+  const [json, typed] = run.forecastCapable
+    ? [
+        await run.call('invalid JSON', 'POST', '/forecast', { body: '{"inventory_id": ' }),
+        await run.call('wrong type', 'POST', '/forecast', { body: { inventory_id: 42, flight } }),
+      ]
+    : [
+        await run.call('invalid JSON', 'POST', '/reports', { body: '{"line_item_ids": ' }),
+        await run.call('wrong type', 'POST', '/reports', {
+          body: { line_item_ids: 42, date_range: flight },
+        }),
+      ];
   const missing = await run.call('missing field', 'POST', '/reports', { body: { granularity: 'total' } });
   const problems: string[] = [];
   for (const [what, res] of [
     ['invalid JSON', json],
-    ['inventory_id as a number', typed],
+    [run.forecastCapable ? 'inventory_id as a number' : 'line_item_ids as a number', typed],
     ['/reports without date_range', missing],
   ] as const) {
     if (res?.status !== 400) problems.push(`${what}: expected 400, got ${run.describe(res)}`);

@@ -119,6 +119,15 @@ export async function authScenario(run: Run, limitedKey: string | undefined): Pr
     S.auth,
     wrong?.status === 401 ? [] : [`expected 401 for an invalid key, got ${run.describe(wrong)}`],
   );
+  if (limitedKey && !run.forecastCapable) {
+    run.skip(
+      'auth.missing_scope',
+      S.auth,
+      'capabilities.forecast is false: the forecast scope is probed on /forecast, which is never called then',
+      false,
+    );
+    return;
+  }
   if (!limitedKey) {
     run.skip(
       'auth.missing_scope',
@@ -214,35 +223,22 @@ export async function forecastScenario(run: Run): Promise<void> {
   const start = dateIn(run.timezone, 30);
   const flight = { start_date: start, end_date: addDays(start, 29) };
   const active = run.slots.filter((s) => s.status !== 'archived');
-  const unknown = await run.call('forecast unknown', 'POST', '/forecast', {
-    body: { inventory_id: `checker-unknown-${run.runId}`, flight },
-  });
+  // A server that declares no forecasting is never sent a forecast, as the marketplace never sends
+  // one: whatever its /forecast answers cannot reach a booking (Forecast rule 1).
   if (!run.forecastCapable) {
-    const first = active[0];
-    const res = first
-      ? await run.call('forecast', 'POST', '/forecast', {
-          body: { inventory_id: first.inventory_id, flight },
-        })
-      : null;
-    run.expect(
-      'forecast.capability',
-      S.forecast,
-      res && res.status !== 501
-        ? [
-            `capabilities.forecast is false but /forecast answered ${run.describe(res)}: a number must never be invented`,
-          ]
-        : [],
-      'forecast: false and no forecast served',
-    );
     for (const id of [
+      'forecast.capability',
       'forecast.invariants',
       'forecast.geo_narrows',
       'forecast.unknown_id',
       'forecast.latency',
     ])
-      run.skip(id, S.forecast, 'capabilities.forecast is false', false);
+      run.skip(id, S.forecast, 'capabilities.forecast is false: /forecast is never called', false);
     return;
   }
+  const unknown = await run.call('forecast unknown', 'POST', '/forecast', {
+    body: { inventory_id: `checker-unknown-${run.runId}`, flight },
+  });
   const expected404 =
     unknown?.status === 404 && (unknown.json as { code?: string })?.code === 'inventory_not_found';
   run.expect(
@@ -388,6 +384,7 @@ export async function ordersScenario(run: Run): Promise<OrderIds | undefined> {
     return undefined;
   run.pass('orders.creative_shapes', S.orders, 'third_party_tag and image accepted');
   const first = created!.json as OrderIds;
+  const sentLinks = goLinkStrings(body(k1).line_items);
 
   const replay = await post('order replay', body(k1));
   // Compared in canonical form: a server may spell the same JSON with another key order.
@@ -440,6 +437,19 @@ export async function ordersScenario(run: Run): Promise<OrderIds | undefined> {
   }
   run.expect('orders.update_by_external_ref', S.orders, updProblems, 'same ids, missing line added');
 
+  // Orders rule 6: the contract has no read of a stored creative, but where an answer shows one,
+  // every string in it carrying a /go/ link must be one the checker sent, byte for byte.
+  const shown = [created, upd].flatMap((r) => [...goLinkStrings(r?.json)]);
+  const rewritten = [...new Set(shown.filter((x) => !sentLinks.has(x)))];
+  run.expect(
+    'orders.click_link_kept',
+    S.orders,
+    rewritten.map((x) => `the answer shows a /go/ link changed from what was sent: ${x.slice(0, 200)}`),
+    shown.length
+      ? `${shown.length} echoed /go/ link(s) kept exactly as sent`
+      : 'the answers show no stored creative: nothing to compare',
+  );
+
   const k3 = `adserver-check-${run.runId}-3`;
   const conc = { ...body(k3), order: { name: 'adserver-check concurrent', external_ref: `${ref}-c` } };
   conc.line_items = conc.line_items.map((l) => ({ ...l, external_ref: `${l.external_ref}-c` }));
@@ -487,6 +497,19 @@ export async function ordersScenario(run: Run): Promise<OrderIds | undefined> {
   return upd?.status === 200 ? (upd.json as OrderIds) : first;
 }
 
+/** A `/go/` click link, plain or percent-encoded (as inside a tag's URL). */
+const GO_LINK = /\/go\/|%2Fgo%2F/i;
+
+/** Every string in a JSON value that carries a `/go/` link (tags and click URLs). */
+export function goLinkStrings(v: unknown, out = new Set<string>(), depth = 0): Set<string> {
+  if (depth > 32) return out;
+  if (typeof v === 'string') {
+    if (GO_LINK.test(v)) out.add(v);
+  } else if (Array.isArray(v)) for (const x of v) goLinkStrings(x, out, depth + 1);
+  else if (v && typeof v === 'object') for (const x of Object.values(v)) goLinkStrings(x, out, depth + 1);
+  return out;
+}
+
 /** `POST /reports`: unknown id, `total` = Σ `daily`, pagination, day boundaries. */
 export async function reportsScenario(run: Run, order: OrderIds | undefined): Promise<void> {
   const today = dateIn(run.timezone, 0);
@@ -502,7 +525,12 @@ export async function reportsScenario(run: Run, order: OrderIds | undefined): Pr
     unknown?.status === 404 ? [] : [`expected 404 for an unknown line_item_id, got ${run.describe(unknown)}`],
   );
   if (!order) {
-    for (const id of ['reports.total_equals_daily', 'reports.pagination', 'reports.day_boundaries'])
+    for (const id of [
+      'reports.total_equals_daily',
+      'reports.pagination',
+      'reports.day_boundaries',
+      'reports.drafts_deliver_nothing',
+    ])
       run.skip(id, S.reports, 'needs line items: run with --allow-writes against a sandbox');
     return;
   }
@@ -575,6 +603,32 @@ export async function reportsScenario(run: Run, order: OrderIds | undefined): Pr
       `the ${start} total (${oneRow.impressions}) differs from the ${start} daily row (${dayRow.impressions}): days are cut in different zones`,
     );
   run.expect('reports.day_boundaries', S.reports, dayProblems.slice(0, 3));
+
+  // Orders rule 1 and Reports rule 3: the lines were created as drafts moments ago and nothing
+  // activated them, so nothing served them: every figure is zero, in their flight and up to today.
+  const recent = await run.call('report drafts', 'POST', '/reports', {
+    body: { line_item_ids: ids, date_range: { start_date: addDays(today, -7), end_date: today } },
+  });
+  const draftRows = [
+    ...daily,
+    ...((total?.json as { rows?: ReportRow[] } | undefined)?.rows ?? []),
+    ...((recent?.json as { rows?: ReportRow[] } | undefined)?.rows ?? []),
+  ];
+  const delivered = draftRows.filter((r) => r.impressions !== 0 || r.clicks !== 0);
+  run.expect(
+    'reports.drafts_deliver_nothing',
+    S.reports,
+    [
+      ...(recent?.status === 200 ? [] : [`report of the last 7 days: ${run.describe(recent)}`]),
+      ...delivered
+        .slice(0, 3)
+        .map(
+          (r) =>
+            `draft line ${r.line_item_id}${r.date ? ` on ${r.date}` : ''} reports ${r.impressions} impressions, ${r.clicks} clicks: a draft nothing activated cannot deliver`,
+        ),
+    ],
+    `${draftRows.length} rows of never-activated drafts, all zero`,
+  );
 }
 
 /** Run-wide: every error body has the contract's shape and no answer ever contains a key. */

@@ -52,7 +52,9 @@ function overlapShare(a: readonly string[], b: readonly string[]): number {
   if (b.length === 0) return geoShare(a);
   if (a.length === 0) return geoShare(b);
   const inB = new Set(b);
-  return geoShare(a.filter((c) => inB.has(c)));
+  const both = a.filter((c) => inB.has(c));
+  // Disjoint lists share nothing (an empty list means worldwide only as an input).
+  return both.length ? geoShare(both) : 0;
 }
 
 export interface SlotTraffic {

@@ -1,0 +1,220 @@
+import { useState } from 'react';
+import { api, type Reservation, type ReservationSummary } from './api.ts';
+import { useAction } from './form.tsx';
+import { ACTIONS, LoadedTable, Table } from './table.tsx';
+import { InputField, OutcomeLine, SelectField, Status, useLoad } from './ui.tsx';
+
+const STATUSES: [string, string][] = [
+  ['held', 'Awaiting approval (held)'],
+  ['approving', 'Being approved'],
+  ['booked', 'Booked'],
+  ['rejected', 'Rejected'],
+  ['expired', 'Expired'],
+];
+
+const badge = (status: string) => (
+  <span className={`badge ${status === 'booked' || status === 'held' ? '' : 'off'}`}>{status}</span>
+);
+
+const when = (iso: string) => iso.replace('T', ' ').slice(0, 16);
+
+/** Why Approve and Reject cannot be pressed now, or null when they can. */
+function blocked(r: Pick<Reservation, 'status' | 'expires_at'>, now: number): string | null {
+  if (r.status === 'approving') return 'Its draft order push is in flight.';
+  if (r.status !== 'held') return `It is ${r.status}: nothing left to decide.`;
+  if (Date.parse(r.expires_at) <= now) return 'Its hold has run out: approving it would be refused.';
+  return null;
+}
+
+/** The reservations inbox: held reservations first, each opened with its lines, timeline, Approve and Reject. */
+export function ReservationsScreen() {
+  const [status, setStatus] = useState('held');
+  const list = useLoad(
+    () =>
+      api<{ data: ReservationSummary[] }>('GET', `/market/reservations${status ? `?status=${status}` : ''}`),
+    status,
+  );
+  const [openId, setOpenId] = useState<string | null>(null);
+  const rows = list.data?.data ?? [];
+  // The opened reservation stays open after a decision moves it out of the filtered list.
+  const currentId = openId ?? rows[0]?.id;
+  return (
+    <section>
+      <h1>Reservations</h1>
+      <SelectField
+        id="reservation-status"
+        label="Show"
+        value={status}
+        onChange={(v) => {
+          setStatus(v);
+          setOpenId(null);
+        }}
+        options={STATUSES}
+        all="All reservations"
+      />
+      <LoadedTable
+        load={list}
+        empty={status === 'held' ? 'No reservation awaits approval.' : 'No reservations.'}
+        testId="reservations"
+        rowProps={(r) => ({ 'aria-current': r.id === currentId })}
+        columns={[
+          {
+            head: 'Campaign',
+            rowHeader: true,
+            cell: (r) => <strong>{r.campaign_name}</strong>,
+            sub: (r) => `${r.advertiser_id} · ${r.currency}`,
+          },
+          { head: 'Status', cell: (r) => badge(r.status), sub: (r) => r.last_error ?? undefined },
+          { head: 'Holds until', cell: (r) => when(r.expires_at) },
+          { head: 'Lines', num: true, cell: (r) => r.lines },
+          { head: 'Impressions', num: true, cell: (r) => r.impressions.toLocaleString('en') },
+          {
+            head: ACTIONS,
+            cell: (r) => (
+              <button
+                type="button"
+                aria-pressed={r.id === currentId}
+                onClick={() => setOpenId(r.id)}
+                aria-label={`Open reservation ${r.campaign_name}`}
+              >
+                Open
+              </button>
+            ),
+          },
+        ]}
+      />
+      {currentId && <ReservationDetail key={currentId} id={currentId} onDecided={list.reload} />}
+    </section>
+  );
+}
+
+/** One reservation: its lines (price, risk, line item ids), Approve, Reject with a reason, and its timeline. */
+function ReservationDetail({ id, onDecided }: { id: string; onDecided: () => void }) {
+  const [version, setVersion] = useState(0);
+  const load = useLoad(
+    () => api<{ data: Reservation }>('GET', `/market/reservations/${id}`),
+    `${id}:${version}`,
+  );
+  const action = useAction();
+  const [reason, setReason] = useState('');
+  const r = load.data?.data;
+  const decide = async (path: 'approve' | 'reject') => {
+    action.setOutcome({});
+    await action.run(async () => {
+      const res = await api<{ data: Reservation }>(
+        'POST',
+        `/market/reservations/${id}/${path}`,
+        path === 'reject' ? { reason } : undefined,
+      );
+      onDecided();
+      return path === 'approve'
+        ? `Booked: draft order ${res.data.order_id} on the ad server.`
+        : `Rejected: ${res.data.reason}.`;
+    });
+    // A failed approval is on the timeline too.
+    setVersion((n) => n + 1);
+  };
+  const why = r ? blocked(r, Date.now()) : null;
+  return (
+    <section aria-labelledby="reservation-detail" className="detail">
+      <Status load={load}>
+        {r && (
+          <>
+            <div className="row spread">
+              <h2 id="reservation-detail">
+                {r.campaign_name} {badge(r.status)}
+              </h2>
+              <button
+                type="button"
+                className="primary"
+                disabled={why !== null || action.busy}
+                aria-describedby={why ? 'reservation-blocked' : undefined}
+                onClick={() => decide('approve')}
+              >
+                {action.busy ? 'Working…' : 'Approve and push draft order'}
+              </button>
+            </div>
+            {why && (
+              <p id="reservation-blocked" className="muted">
+                {why}
+              </p>
+            )}
+            <p data-testid="reservation-order">
+              Order: {r.order_id ? <code>{r.order_id}</code> : <span className="muted">none yet</span>} ·
+              holds until {when(r.expires_at)}
+              {r.reason && ` · reason: ${r.reason}`}
+            </p>
+            {r.last_error && (
+              <p className="error" role="alert">
+                Last approval failed: {r.last_error}
+              </p>
+            )}
+            <OutcomeLine outcome={action.outcome} shown={['reason']} />
+            <h3>Lines</h3>
+            <Table
+              testId="reservation-lines"
+              rows={r.lines}
+              rowKey={(l) => l.line_no}
+              columns={[
+                { head: 'Line', rowHeader: true, cell: (l) => l.line_no, sub: (l) => l.product_id },
+                { head: 'Geo · month', cell: (l) => `${l.geo} · ${l.month}` },
+                { head: 'Impressions', num: true, cell: (l) => l.impressions.toLocaleString('en') },
+                { head: 'Price', num: true, cell: (l) => `${l.price} ${r.currency}`, sub: (l) => l.pricing },
+                {
+                  head: 'Availability',
+                  cell: (l) => (l.at_risk ? <span className="badge off">at risk</span> : 'covered'),
+                },
+                {
+                  head: 'line_item_id',
+                  cell: (l) =>
+                    l.line_item_id ? <code>{l.line_item_id}</code> : <span className="muted">—</span>,
+                },
+              ]}
+            />
+            <form
+              className="row"
+              onSubmit={(e) => {
+                e.preventDefault();
+                void decide('reject');
+              }}
+            >
+              <InputField
+                id="reject-reason"
+                label="Reason for rejecting"
+                value={reason}
+                required
+                maxLength={1000}
+                onChange={setReason}
+                aria-invalid={action.outcome.field === 'reason'}
+              >
+                {action.outcome.field === 'reason' && (
+                  <span className="error" role="alert">
+                    {action.outcome.error}
+                  </span>
+                )}
+              </InputField>
+              <button type="submit" disabled={why !== null || action.busy}>
+                Reject
+              </button>
+            </form>
+            <h3>Timeline</h3>
+            <Table
+              testId="reservation-timeline"
+              rows={r.events.map((e, n) => ({ ...e, n }))}
+              rowKey={(e) => e.n}
+              columns={[
+                { head: 'When', rowHeader: true, cell: (e) => when(e.at) },
+                {
+                  head: 'What',
+                  cell: (e) => e.kind,
+                  sub: (e) => (e.detail.message as string | undefined) ?? undefined,
+                },
+                { head: 'Who', cell: (e) => e.actor },
+              ]}
+            />
+          </>
+        )}
+      </Status>
+    </section>
+  );
+}

@@ -1,0 +1,71 @@
+import { Type as T } from '@sinclair/typebox';
+import { strict } from '../../lib/schema-parts.ts';
+
+/** Request schemas of the creatives admin API and the public creative URLs. */
+
+const CreativeId = T.String({ pattern: '^crv_[0-9A-Z]{26}$' });
+const BookingId = T.String({ pattern: '^bkg_[0-9A-Z]{26}$' });
+const Status = T.Union([
+  T.Literal('pending'),
+  T.Literal('approving'),
+  T.Literal('approved'),
+  T.Literal('rejected'),
+  T.Literal('replaced'),
+]);
+
+export const UploadQuery = T.Object(
+  {
+    booking_id: BookingId,
+    line_no: T.Integer({ minimum: 1, maximum: 200 }),
+    landing_url: T.String({
+      minLength: 1,
+      maxLength: 2048,
+      description: 'where a click lands (after /go/{code})',
+    }),
+    name: T.Optional(T.String({ minLength: 1, maxLength: 200, pattern: '\\S' })),
+  },
+  strict,
+);
+
+export const CreativeListQuery = T.Object(
+  {
+    status: T.Optional(Status),
+    booking_id: T.Optional(BookingId),
+    limit: T.Optional(T.Integer({ minimum: 1, maximum: 500 })),
+  },
+  strict,
+);
+
+export const CreativeParams = T.Object({ id: CreativeId });
+
+export const RejectInput = T.Object(
+  {
+    reason: T.String({
+      minLength: 1,
+      maxLength: 500,
+      pattern: '\\S',
+      description: 'shown to the advertiser',
+    }),
+  },
+  strict,
+);
+
+export const FileParams = T.Object({
+  file: T.String({ pattern: '^[0-9a-f]{64}\\.(png|jpg|gif|webp)$', description: '<sha256>.<ext>' }),
+});
+
+export const FollowupParams = T.Object({ id: BookingId });
+
+/** The OpenAPI body of an upload: the image's bytes, whatever the Content-Type says. */
+export const IMAGE_BODY = Object.fromEntries(
+  ['image/png', 'image/jpeg', 'image/gif', 'image/webp', 'application/octet-stream'].map((t) => [
+    t,
+    {
+      schema: {
+        type: 'string',
+        contentMediaType: t,
+        description: 'the image file itself (type read from its bytes)',
+      },
+    },
+  ]),
+);
