@@ -210,6 +210,65 @@ describe(`compliance rules and the publish guard (${DB_KIND})`, () => {
     expect((await catalog.toplists.get(list.id)).liveVersion).toBeNull();
   });
 
+  it('judges an unsaved draft without writing it: new items by position, refused items named by field', async () => {
+    const { catalog } = t.app.services;
+    const ok = await brandWithOffer('fine-draft');
+    const banned = await brandWithOffer('banned-draft-no', { restrictedCountries: ['Norway'] });
+    const list = await draftToplist(
+      catalog,
+      at,
+      { name: 'Norway drafts', slug: 'drafts-no', country: 'NO' },
+      [{ position: 1, brandId: ok.brandId, offerId: ok.offerId }],
+    );
+    const savedId = (await catalog.toplists.get(list.id)).items[0]!.id;
+    const proposed = [
+      { id: savedId, position: 2, brandId: ok.brandId, offerId: ok.offerId },
+      { position: 1, brandId: banned.brandId, offerId: banned.offerId },
+    ];
+    const res = await call('POST', `/toplists/${list.id}/compliance`, publisher, { items: proposed });
+    expect(res.status).toBe(200);
+    expect(res.body.data).toEqual({
+      toplistId: list.id,
+      publishable: false,
+      violations: [
+        expect.objectContaining({
+          itemId: null,
+          position: 1,
+          brandId: banned.brandId,
+          brandName: 'banned-draft-no',
+          country: 'NO',
+          rule: 'restricted_country',
+        }),
+      ],
+    });
+    // Nothing was written: the saved draft is the one item it was, and it may be published.
+    const saved = await catalog.toplists.get(list.id);
+    expect(saved.items.map((i) => [i.id, i.position, i.brandId])).toEqual([[savedId, 1, ok.brandId]]);
+    const stored = await call('GET', `/toplists/${list.id}/compliance`, publisher);
+    expect(stored.body.data).toMatchObject({ publishable: true, violations: [] });
+
+    const clean = await call('POST', `/toplists/${list.id}/compliance`, publisher, { items: [proposed[0]] });
+    expect(clean.body.data).toEqual({ toplistId: list.id, publishable: true, violations: [] });
+
+    const wrongOffer = await call('POST', `/toplists/${list.id}/compliance`, publisher, {
+      items: [{ position: 1, brandId: ok.brandId, offerId: banned.offerId }],
+    });
+    expect(wrongOffer.status).toBe(422);
+    expect(wrongOffer.body.details).toMatchObject({ field: 'items.0.offerId' });
+    expect(wrongOffer.body.message).toContain(`belongs to brand ${banned.brandId}`);
+    const twice = await call('POST', `/toplists/${list.id}/compliance`, publisher, {
+      items: [
+        { position: 1, brandId: ok.brandId, offerId: ok.offerId },
+        { position: 1, brandId: banned.brandId, offerId: banned.offerId },
+      ],
+    });
+    expect(twice.status).toBe(422);
+    expect(twice.body.details).toMatchObject({ field: 'items.1.position' });
+    expect((await call('POST', '/toplists/999999/compliance', publisher, { items: [] })).status).toBe(404);
+    const noItems = await call('POST', `/toplists/${list.id}/compliance`, publisher, {});
+    expect(noItems.status).toBe(422);
+  });
+
   it('lets only the compliance:override scope publish over a violation, with a reason, audited', async () => {
     const { catalog } = t.app.services;
     const banned = await brandWithOffer('banned-in-fi', { restrictedCountries: ['Finland'] });

@@ -54,7 +54,7 @@ describe('console: the compliance report and a draft’s violations in headless 
     await page.getByText('Nothing is withheld').waitFor();
   });
 
-  it('shows the violations of a saved draft as a brand is added to it', async () => {
+  it('shows the violations of the draft as a brand is added to it, before it is saved', async () => {
     // A sportsbook holds no Swedish licence: adding one to the Swedish list's draft breaks the rule.
     const sportsbook = (await admin('/brands?q=bet&per_page=100')).data.find((b) =>
       b.classificationTypes.includes('Sportsbook'),
@@ -70,12 +70,38 @@ describe('console: the compliance report and a draft’s violations in headless 
       .getByRole('list', { name: 'Matches for Add a brand' })
       .getByRole('button', { name: sportsbook.name, exact: true })
       .click();
-    await page.getByText('Unsaved changes are checked when the draft is saved.').waitFor();
-    await page.getByRole('button', { name: 'Save draft' }).click();
+    // Judged as it stands in the editor: nothing saved yet, and the saved draft is still clean.
     const violations = page.getByTestId('draft-violations');
     await violations.getByText(`${sportsbook.name}`).waitFor();
     await violations.getByText('licence_required').waitFor();
     await shot('41-draft-violations');
+    const lists = (await admin('/toplists?q=best-casinos-se&per_page=100')).data as unknown as {
+      id: number;
+      slug: string;
+    }[];
+    const listId = lists.find((l) => l.slug === 'best-casinos-se')!.id;
+    const saved = (await admin(`/toplists/${listId}/compliance`)) as unknown as {
+      data: { publishable: boolean };
+    };
+    expect(saved.data.publishable).toBe(true);
+
+    // Removing it again clears the warning without a save.
+    await page
+      .getByRole('button', { name: /^Remove position / })
+      .last()
+      .click();
+    await page
+      .getByTestId('draft-compliant')
+      .getByText(/unsaved changes/)
+      .waitFor();
+    await page.getByLabel('Add a brand').fill(sportsbook.name);
+    await page
+      .getByRole('list', { name: 'Matches for Add a brand' })
+      .getByRole('button', { name: sportsbook.name, exact: true })
+      .click();
+    await violations.getByText('licence_required').waitFor();
+    await page.getByRole('button', { name: 'Save draft' }).click();
+    await page.getByText('Draft saved.').waitFor();
 
     await page.getByRole('button', { name: 'Publish', exact: true }).click();
     await page

@@ -12,7 +12,7 @@ import {
 import { siteFilter, useSites } from './choices.ts';
 import { EditionHistory } from './Editions.tsx';
 import { Fields, useAction } from './form.tsx';
-import { SearchBox, SearchPicker, useNames, usePagedList } from './lists.tsx';
+import { SearchBox, SearchPicker, useDebounced, useNames, usePagedList } from './lists.tsx';
 import { applyOrder, SuggestedOrder } from './SuggestedOrder.tsx';
 import { ToplistSchedule, windowState } from './ToplistSchedule.tsx';
 import { ACTIONS, Pager, Table } from './table.tsx';
@@ -144,7 +144,8 @@ const move = <T,>(list: T[], from: number, to: number): T[] => {
 };
 
 interface DraftViolation {
-  itemId: number;
+  /** Null for an item not saved yet. */
+  itemId: number | null;
   position: number;
   brandName: string;
   country: string;
@@ -153,17 +154,40 @@ interface DraftViolation {
 }
 
 /**
- * Where the saved draft's brands may not be advertised in a country the list covers: what
- * publishing it now would refuse (`GET /toplists/{id}/compliance`). Checked again on every save.
+ * Where the draft's brands, as they stand in the editor (saved or not), may not be advertised in a
+ * country the list covers: what publishing them now would refuse (`POST /toplists/{id}/compliance`,
+ * nothing written). Asked again a moment after each edit and on every save.
  */
-function DraftCompliance({ toplistId, saves, dirty }: { toplistId: number; saves: number; dirty: boolean }) {
+function DraftCompliance({
+  toplistId,
+  items,
+  saves,
+  dirty,
+}: {
+  toplistId: number;
+  items: ToplistItem[];
+  saves: number;
+  dirty: boolean;
+}) {
+  const proposed = useDebounced(
+    JSON.stringify(
+      items.map((it) => ({
+        ...(it.id === undefined ? {} : { id: it.id }),
+        position: it.position,
+        brandId: it.brandId,
+        offerId: it.offerId,
+      })),
+    ),
+    300,
+  );
   const check = useLoad(
     () =>
       api<{ data: { publishable: boolean; violations: DraftViolation[] } }>(
-        'GET',
+        'POST',
         `/toplists/${toplistId}/compliance`,
+        { items: JSON.parse(proposed) },
       ),
-    `${toplistId}:${saves}`,
+    `${toplistId}:${saves}:${proposed}`,
   );
   const found = check.data?.data;
   return (
@@ -173,12 +197,13 @@ function DraftCompliance({ toplistId, saves, dirty }: { toplistId: number; saves
         {found &&
           (found.violations.length === 0 ? (
             <p className="muted small" data-testid="draft-compliant">
-              The saved draft may be published: every brand may be advertised where the list is shown.
+              {dirty ? 'The draft with your unsaved changes' : 'The saved draft'} may be published: every
+              brand may be advertised where the list is shown.
             </p>
           ) : (
             <ul className="violations" data-testid="draft-violations">
               {found.violations.map((v) => (
-                <li key={`${v.itemId}:${v.country}:${v.rule}`}>
+                <li key={`${v.itemId ?? `p${v.position}`}:${v.country}:${v.rule}`}>
                   <strong>
                     Position {v.position}: {v.brandName}
                   </strong>{' '}
@@ -188,7 +213,6 @@ function DraftCompliance({ toplistId, saves, dirty }: { toplistId: number; saves
             </ul>
           ))}
       </Status>
-      {dirty && <p className="muted small">Unsaved changes are checked when the draft is saved.</p>}
     </section>
   );
 }
@@ -433,7 +457,7 @@ function ToplistEditor({
                   </button>
                 </div>
                 <OutcomeLine outcome={action.outcome} />
-                <DraftCompliance toplistId={id} saves={saves} dirty={dirty} />
+                {items && <DraftCompliance toplistId={id} items={items} saves={saves} dirty={dirty} />}
               </div>
               <div>
                 <SuggestedOrder

@@ -5,7 +5,15 @@ import type { Paged } from '../../db/paged.ts';
 import type { Violation } from '../compliance/rules.ts';
 import { brand, offer, type PageArgs, toplist } from './rows.ts';
 import { CatalogSql } from './sql.ts';
-import type { Brand, EditionMeta, EditionSnapshot, Offer, ResolvedTrackingLink, Toplist } from './types.ts';
+import type {
+  Brand,
+  EditionMeta,
+  EditionSnapshot,
+  Offer,
+  ResolvedTrackingLink,
+  Toplist,
+  ToplistItem,
+} from './types.ts';
 
 /** An item withheld from serving in a country, why, and since when (RFC 3339; absent on rows written before it was kept). */
 export type Withheld = Violation & { since?: string };
@@ -99,9 +107,10 @@ export class PublishingRepository extends CatalogSql {
 
   /**
    * Everything the wire document of a toplist needs, read in a handful of queries:
-   * toplist, owner, template, site, items with brand, offer and trackers.
+   * toplist, owner, template, site, items with brand, offer and trackers. `items` in place of the
+   * stored draft items judges an unsaved draft.
    */
-  async editionSnapshot(toplistId: number): Promise<EditionSnapshot | undefined> {
+  async editionSnapshot(toplistId: number, items?: ToplistItem[]): Promise<EditionSnapshot | undefined> {
     const t = await this.toplists()
       .innerJoin('owners as o', 'o.id', 't.owner_id')
       .innerJoin('sites as s', 's.id', 't.site_id')
@@ -132,7 +141,7 @@ export class PublishingRepository extends CatalogSql {
       .where('t.id', '=', toplistId)
       .executeTakeFirst();
     if (!t) return undefined;
-    const items = await this.itemsOf(toplistId);
+    items ??= await this.itemsOf(toplistId);
     const brandIds = [...new Set(items.map((i) => i.brandId))];
     const offerIds = [...new Set(items.map((i) => i.offerId))];
     const brands = new Map<number, Brand>();

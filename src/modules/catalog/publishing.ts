@@ -116,6 +116,32 @@ export function complianceRefusal(found: readonly Violation[]): AppError {
 const newLinkSlug = () => randomBytes(9).toString('base64url');
 
 /**
+ * Refuses draft items a save would refuse (422 naming the item's field): a position used twice, an
+ * id of another toplist's item, an offer that does not exist or belongs to another brand.
+ */
+async function checkItems(repo: PublishingRepository, toplistId: number, items: readonly ItemInputT[]) {
+  const seen = new Set<number>();
+  for (const [i, it] of items.entries()) {
+    if (seen.has(it.position))
+      throw invalidField(`items.${i}.position`, `position ${it.position} is used twice`);
+    seen.add(it.position);
+  }
+  const ownIds = await repo.itemIdsOf(toplistId);
+  for (const [i, it] of items.entries()) {
+    if (it.id !== undefined && !ownIds.has(it.id))
+      throw invalidField(`items.${i}.id`, `item ${it.id} does not belong to this toplist`);
+    const brandOfOffer = await repo.offerBrand(it.offerId);
+    if (brandOfOffer === undefined)
+      throw invalidField(`items.${i}.offerId`, `offer ${it.offerId} does not exist`);
+    if (brandOfOffer !== it.brandId)
+      throw invalidField(
+        `items.${i}.offerId`,
+        `offer ${it.offerId} belongs to brand ${brandOfOffer}, not ${it.brandId}`,
+      );
+  }
+}
+
+/**
  * Publishing: a toplist's draft items, freezing the draft into immutable editions, the live
  * edition, and the tracking links the editions point at.
  */
@@ -142,6 +168,30 @@ export class PublishingService {
     return this.guard ? this.guard.violations(this.db, snapshot, this.now()) : [];
   }
 
+  /**
+   * Where `items` (the editor's unsaved draft) would meet the guard if they were saved and the list
+   * published now: checked like a save, judged like a publish, nothing written. Items not saved yet
+   * carry no id: their violations name them by position, with `itemId` null.
+   */
+  async proposedViolations(
+    toplistId: number,
+    items: ItemInputT[],
+  ): Promise<(Omit<Violation, 'itemId'> & { itemId: number | null })[]> {
+    await this.getToplist(toplistId);
+    await checkItems(this.repo, toplistId, items);
+    const draft = items.map((it) => ({
+      ...it,
+      id: it.id ?? 0,
+      dealId: it.dealId ?? 0,
+      isLocked: it.isLocked ?? false,
+    }));
+    const snapshot = await this.repo.editionSnapshot(toplistId, draft);
+    if (!snapshot) throw notFound('Toplist');
+    if (!this.guard) return [];
+    const found = await this.guard.violations(this.db, snapshot, this.now());
+    return found.map((v) => ({ ...v, itemId: v.itemId === 0 ? null : v.itemId }));
+  }
+
   /** Runs `fn` in a transaction, turning constraint violations into client errors. */
   private tx<T>(fn: (repo: PublishingRepository, q: Queryable) => Promise<T>): Promise<T> {
     return guard(this.db.tx((q) => fn(this.repo.with(q), q)));
@@ -156,30 +206,12 @@ export class PublishingService {
    * stable across editions); the others are new. A locked toplist refuses edits.
    */
   async replaceItems(toplistId: number, items: ItemInputT[]): Promise<Toplist> {
-    const seen = new Set<number>();
-    for (const [i, it] of items.entries()) {
-      if (seen.has(it.position))
-        throw invalidField(`items.${i}.position`, `position ${it.position} is used twice`);
-      seen.add(it.position);
-    }
     await this.tx(async (repo) => {
       if (!(await repo.lockToplist(toplistId))) throw notFound('Toplist');
       const t = await repo.getToplist(toplistId);
       if (t!.locked)
         throw conflict('Toplist is locked: unlock it (PATCH locked=false) before editing its items');
-      const ownIds = await repo.itemIdsOf(toplistId);
-      for (const [i, it] of items.entries()) {
-        if (it.id !== undefined && !ownIds.has(it.id))
-          throw invalidField(`items.${i}.id`, `item ${it.id} does not belong to this toplist`);
-        const brandOfOffer = await repo.offerBrand(it.offerId);
-        if (brandOfOffer === undefined)
-          throw invalidField(`items.${i}.offerId`, `offer ${it.offerId} does not exist`);
-        if (brandOfOffer !== it.brandId)
-          throw invalidField(
-            `items.${i}.offerId`,
-            `offer ${it.offerId} belongs to brand ${brandOfOffer}, not ${it.brandId}`,
-          );
-      }
+      await checkItems(repo, toplistId, items);
       await repo.replaceItems(
         toplistId,
         items.map((it) => ({ ...it, dealId: it.dealId ?? 0, isLocked: it.isLocked ?? false })),

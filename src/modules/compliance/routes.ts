@@ -4,6 +4,7 @@ import { wantsCsv } from '../../lib/accept.ts';
 import { IdParams, SubIdParams } from '../../lib/schema-parts.ts';
 import { type Authenticator, requireAdmin } from '../../plugins/auth.ts';
 import type { Scope } from '../access/scopes.ts';
+import { ItemsInput } from '../catalog/schemas.ts';
 import type { CatalogService } from '../catalog/service.ts';
 import { LicenceInput, LicencePatch, ReportList, ReportQuery, RuleInput, RulePatch } from './schemas.ts';
 import type { ComplianceService } from './service.ts';
@@ -84,6 +85,16 @@ export async function registerComplianceAdmin(
     const violations = await catalog.publishing.draftViolations(req.params.id);
     return { data: { toplistId: req.params.id, publishable: violations.length === 0, violations } };
   });
+
+  /* An unsaved draft's violations (the editor's items as they stand), judged like a publish, nothing written */
+  app.post(
+    '/toplists/:id/compliance',
+    { ...read, schema: { params: IdParams, body: ItemsInput } },
+    async (req) => {
+      const violations = await catalog.publishing.proposedViolations(req.params.id, req.body.items);
+      return { data: { toplistId: req.params.id, publishable: violations.length === 0, violations } };
+    },
+  );
 
   /* What live lists withhold now, where, why and since when */
   app.get(
