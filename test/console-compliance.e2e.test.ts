@@ -109,4 +109,36 @@ describe('console: the compliance report and a draft’s violations in headless 
       .first()
       .waitFor();
   });
+  it('counts a click the guard kept from the operator as blocked, beside the brand in Tracking', async () => {
+    // A live link of a brand the demo restricts somewhere, clicked from that country.
+    const [hit] = await t.db.query<{ slug: string; name: string; country: string; landing: string }>(
+      `SELECT l.slug, b.name, b.restricted_countries[1] AS country, tr.landing_url AS landing
+         FROM tracking_links l JOIN trackers tr ON tr.id = l.tracker_id
+         JOIN offers o ON o.id = tr.offer_id JOIN brands b ON b.id = o.brand_id
+        WHERE cardinality(b.restricted_countries) > 0 AND l.toplist_id IS NOT NULL
+        ORDER BY l.id LIMIT 1`,
+    );
+    expect(hit).toBeDefined();
+    const res = await fetch(`${base}/go/${hit!.slug}`, {
+      redirect: 'manual',
+      headers: {
+        'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) Firefox/140.0',
+        'cf-ipcountry': hit!.country,
+      },
+    });
+    // The demo's sites set no fallback page: Podium's own 451 page answers, the operator is never reached.
+    expect(res.status).toBe(451);
+    expect(res.headers.get('location')).toBeNull();
+
+    await page.getByRole('link', { name: 'Tracking' }).click();
+    await page.getByLabel('Period').selectOption('today');
+    await page.getByLabel('Break down by').selectOption('brand');
+    const totals = page.getByTestId('stats-totals');
+    await expect.poll(() => totals.locator('thead th').allTextContents()).toContain('Blocked clicks');
+    const column = (await totals.locator('thead th').allTextContents()).indexOf('Blocked clicks');
+    const row = totals.locator('tbody tr').filter({ hasText: hit!.name });
+    // The brand heads its row (a th), so the row's cells line up with the header's.
+    await expect.poll(() => row.locator('th, td').nth(column).textContent()).toBe('1');
+    await shot('42-blocked-clicks');
+  });
 });
