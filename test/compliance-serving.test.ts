@@ -1,6 +1,8 @@
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { casinoTemplate, draftToplist } from './catalog-fixture.ts';
-import { adminCall, DB_KIND, type TestApp, testApp } from './helpers.ts';
+import { adminCall, DB_KIND, schemaOf, type TestApp, testApp } from './helpers.ts';
+import { serve } from './serve-process.ts';
 
 const logo = {
   rectangular: 'https://cdn.example/r.png',
@@ -174,4 +176,73 @@ describe(`the serving guard: rule changes withhold items from live editions (${D
     await call('PATCH', `/brands/${brands[2]!.brandId}`, { restrictedCountries: ['Finland'] });
     expect(await brandIdsServed(toplist.id)).toEqual([brands[0]!.brandId, brands[1]!.brandId]);
   });
+});
+
+// Two server processes need a database they share: this runs with DATABASE_URL only.
+describe.runIf(process.env.DATABASE_URL)('the serving guard across two processes on one PostgreSQL', () => {
+  it('a restriction written through one process is no longer served by the other', async () => {
+    const t = await testApp();
+    try {
+      // The server processes run on the wall clock: so does this test's data.
+      t.clock.now = new Date();
+      const { catalog, access } = t.app.services;
+      const admin = (await access.createAdminToken('root', ['admin'], null)).token;
+      const s = await catalog.sites.create({ domain: 'two-processes.example' });
+      const site = (await access.createSiteToken(s.id)).token;
+      const fx = await casinoTemplate(catalog);
+      const items = [];
+      for (const name of ['delta', 'echo']) {
+        const b = await catalog.brands.create({ externalId: name, name, slug: name, rating: 4, logo });
+        const o = await catalog.offers.create({
+          externalId: `o-${name}`,
+          brandId: b.id,
+          offerTypeId: fx.offerType.id,
+          offerText: 'Bonus',
+          bonusExpiryDate: '2030-01-01',
+          trackers: [{ campaignName: 'main', landingUrl: `https://${name}.example/go` }],
+        });
+        items.push({ position: items.length + 1, brandId: b.id, offerId: o.id });
+      }
+      const list = await draftToplist(
+        catalog,
+        { siteId: s.id, owner: fx.owner, template: fx.template },
+        { name: 'Sweden', slug: 'best-se', country: 'SE' },
+        items,
+      );
+      await catalog.publishing.publish(list.id);
+
+      const url = new URL(process.env.DATABASE_URL!);
+      url.searchParams.set('options', `-c search_path=${await schemaOf(t.db)}`);
+      const env = {
+        ...process.env,
+        DATABASE_URL: url.toString(),
+        LOG_LEVEL: 'info',
+        PODIUM_SECRET_KEYS: `1:${randomBytes(32).toString('base64')}`,
+      };
+      const [writer, reader] = await Promise.all([serve(env), serve(env)]);
+      try {
+        const servedBrands = async () => {
+          const res = await fetch(`${reader.url}/api/v1/toplists/${list.id}`, {
+            headers: { authorization: `Bearer ${site}` },
+          });
+          expect(res.status).toBe(200);
+          return ((await res.json()) as { data: Served }).data.items.map((i) => i.brand.id);
+        };
+        // The reader has the edition in its cache before the rule changes.
+        expect(await servedBrands()).toEqual(items.map((i) => i.brandId));
+        const patched = await fetch(`${writer.url}/api/admin/v1/brands/${items[0]!.brandId}`, {
+          method: 'PATCH',
+          headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ restrictedCountries: ['Sweden'] }),
+        });
+        expect(patched.status).toBe(200);
+        await expect.poll(servedBrands, { timeout: 5_000, interval: 100 }).toEqual([items[1]!.brandId]);
+      } finally {
+        for (const p of [writer, reader]) p.proc.kill('SIGTERM');
+        await Promise.all([writer.exit, reader.exit]);
+      }
+    } finally {
+      await t.close();
+    }
+  }, 120_000);
 });
