@@ -20,6 +20,7 @@ import { ComplianceService, RECHECK_EVERY_MS, withholdingAudit } from './modules
 import { CreativeService } from './modules/creatives/service.ts';
 import { creativeStoreFrom } from './modules/creatives/storage.ts';
 import { DeliveryService } from './modules/delivery/service.ts';
+import { MarketNotices } from './modules/market/notices.ts';
 import { MarketService } from './modules/market/service.ts';
 import { Metrics } from './modules/ops/metrics.ts';
 import { Readiness } from './modules/ops/readiness.ts';
@@ -88,6 +89,8 @@ export interface Services {
   adserver: AdserverService;
   /** The marketplace: advertisers, products, availability, reservations and their approval. */
   market: MarketService;
+  /** The notices owed to advertisers when their reservations are booked, rejected or expire (a job sends them). */
+  marketNotices: MarketNotices;
   /** The AdCP sales agent: advertisers' buying agents discover products, book and read delivery. */
   salesAgent: SalesAgentService;
   /** Creatives hosted by the marketplace: uploads, storage, moderation, follow-up pushes. */
@@ -230,16 +233,26 @@ export async function createServices(deps: ServiceDeps): Promise<Services> {
       await adserver.reports.pullAll(signal, Math.min(reportEveryMs * 0.8, 600_000));
     },
   });
-  const market = new MarketService(db, adserver, audit, now, {
-    holdMinutes: config.marketHoldMinutes,
-    forecastMaxAgeMinutes: config.marketForecastMaxAgeMinutes,
-  });
+  const market = new MarketService(
+    db,
+    adserver,
+    audit,
+    now,
+    { holdMinutes: config.marketHoldMinutes, forecastMaxAgeMinutes: config.marketForecastMaxAgeMinutes },
+    webhooks,
+  );
   // Format ids name this server's own creative formats (AdCP's agent_url of a format).
   const salesAgent = new SalesAgentService(db, market, `${config.publicUrl}/adcp`, now);
   scheduler.register({
     name: 'market-hold-expiry',
     everyMs: 60_000,
     run: async () => void (await market.expireDue()),
+  });
+  const marketNotices = new MarketNotices(db, market, mailer, log, now);
+  scheduler.register({
+    name: 'market-notices',
+    everyMs: 30_000,
+    run: async (signal) => void (await marketNotices.sendDue(signal)),
   });
   scheduler.register({
     name: 'market-availability',
@@ -367,6 +380,7 @@ export async function createServices(deps: ServiceDeps): Promise<Services> {
     reporting,
     adserver,
     market,
+    marketNotices,
     salesAgent,
     creatives,
     aggregates,

@@ -563,6 +563,18 @@ export interface MarketMediaBuys {
   reservation_id: string;
 }
 
+export interface MarketNotices {
+  attempts: Generated<number>;
+  created_at: Timestamp;
+  done_at: Timestamp | null;
+  due_at: Timestamp;
+  id: Generated<number>;
+  kind: string;
+  last_error: string | null;
+  outcome: string | null;
+  reservation_id: string;
+}
+
 export interface MarketProducts {
   connection_id: string;
   created_at: Generated<Timestamp>;
@@ -996,6 +1008,7 @@ export interface DB {
   market_advertisers: MarketAdvertisers;
   market_capacity: MarketCapacity;
   market_media_buys: MarketMediaBuys;
+  market_notices: MarketNotices;
   market_products: MarketProducts;
   market_reservation_events: MarketReservationEvents;
   market_reservation_lines: MarketReservationLines;

@@ -5,6 +5,9 @@ import type {
   Availability,
   CapacitySource,
   Contact,
+  NoticeKind,
+  NoticeOutcome,
+  NoticeRow,
   Pricing,
   Product,
   Reservation,
@@ -495,5 +498,58 @@ export class MarketRepository {
       'INSERT INTO market_reservation_events (reservation_id, at, kind, actor, detail) VALUES ($1, $2, $3, $4, $5)',
       [id, at, kind, actor, JSON.stringify(detail)],
     );
+  }
+  /* Notices to the advertiser */
+
+  /** The sites a reservation books (its products' placements); null for a placement of no site. */
+  async sitesOf(id: string): Promise<(number | null)[]> {
+    const rows = await this.db.query<{ site_id: number | null }>(
+      `SELECT DISTINCT p.site_id FROM market_reservation_lines l
+         JOIN market_products mp ON mp.id = l.product_id
+         JOIN adserver_placements p ON p.id = mp.placement_id
+        WHERE l.reservation_id = $1 ORDER BY p.site_id`,
+      [id],
+    );
+    return rows.map((r) => r.site_id);
+  }
+
+  /** Owes the advertiser a notice of `kind` (once per reservation and kind), due at once. */
+  async insertNotice(id: string, kind: NoticeKind, at: Date): Promise<void> {
+    await this.db.query(
+      `INSERT INTO market_notices (reservation_id, kind, created_at, due_at) VALUES ($1, $2, $3, $3)
+       ON CONFLICT (reservation_id, kind) DO NOTHING`,
+      [id, kind, at],
+    );
+  }
+
+  /**
+   * Takes up to `limit` due notices for this sender: each is leased until `leaseUntil` (another
+   * process skips it until then) and its attempt counted before anything is sent.
+   */
+  async claimNotices(at: Date, leaseUntil: Date, limit: number): Promise<NoticeRow[]> {
+    return this.db.query<NoticeRow>(
+      `UPDATE market_notices SET due_at = $2, attempts = attempts + 1
+        WHERE id IN (SELECT id FROM market_notices WHERE done_at IS NULL AND due_at <= $1
+                      ORDER BY due_at, id LIMIT $3 FOR UPDATE SKIP LOCKED)
+        RETURNING id::int AS id, reservation_id, kind, attempts`,
+      [at, leaseUntil, limit],
+    );
+  }
+
+  /** Closes a notice with its outcome. */
+  async finishNotice(id: number, at: Date, outcome: NoticeOutcome, error: string | null): Promise<void> {
+    await this.db.query(
+      'UPDATE market_notices SET done_at = $2, outcome = $3, last_error = $4 WHERE id = $1',
+      [id, at, outcome, error],
+    );
+  }
+
+  /** Leaves a notice to be tried again at `dueAt`, keeping the error. */
+  async retryNotice(id: number, dueAt: Date, error: string): Promise<void> {
+    await this.db.query('UPDATE market_notices SET due_at = $2, last_error = $3 WHERE id = $1', [
+      id,
+      dueAt,
+      error,
+    ]);
   }
 }

@@ -1,4 +1,4 @@
-import type { Db } from '../../db/index.ts';
+import type { Db, Queryable } from '../../db/index.ts';
 import { fromDbError } from '../../lib/db-errors.ts';
 import { AppError, conflict, invalidField, notFound } from '../../lib/errors.ts';
 import { isCountryCode } from '../../lib/geo.ts';
@@ -6,12 +6,14 @@ import { ulid } from '../../lib/ids.ts';
 import { monthFlight, todayIn } from '../adserver/orders.ts';
 import type { AdserverService } from '../adserver/service.ts';
 import type { AuditLog } from '../audit/service.ts';
+import type { SiteEvents } from '../webhooks/service.ts';
 import { type CapacityKey, type Figure, MarketRepository, type NewLine } from './repository.ts';
 import { MarketStatements } from './statements.ts';
 import type {
   Advertiser,
   Availability,
   Contact,
+  NoticeKind,
   Pricing,
   Product,
   Reservation,
@@ -87,6 +89,8 @@ export class MarketService {
     private readonly audit: AuditLog,
     private readonly now: () => Date,
     private readonly options: MarketOptions,
+    /** Told of booked, rejected and expired reservations inside their transaction (the webhooks outbox). */
+    private readonly events?: SiteEvents,
   ) {
     this.repo = new MarketRepository(db);
     this.statements = new MarketStatements(db, this.repo, adserver.connections, now);
@@ -477,13 +481,14 @@ export class MarketService {
 
   /** Gives the held impressions of reservations back (one key order across all of them) and marks them. */
   private async releaseAll(
-    repo: MarketRepository,
+    q: Queryable,
     ids: readonly string[],
     status: 'expired' | 'rejected',
     at: Date,
     actor: string,
     reason?: string,
   ): Promise<void> {
+    const repo = this.repo.with(q);
     const totals = new Map<string, CapacityKey & { n: number }>();
     for (const id of ids)
       for (const l of await repo.linesOf(id)) {
@@ -496,7 +501,34 @@ export class MarketService {
     for (const id of ids) {
       await repo.setStatus(id, status, at, reason ? { reason } : {});
       await repo.addEvent(id, at, status, actor, reason ? { reason } : {});
+      await this.owe(q, id, status, at, reason ? { reason } : {});
     }
+  }
+
+  /**
+   * Owes the advertiser a notice of what became of the reservation (sent by the market-notices
+   * job) and tells the webhooks of the sites it books, both in the caller's transaction.
+   */
+  private async owe(q: Queryable, id: string, kind: NoticeKind, at: Date, detail: Record<string, unknown>) {
+    const repo = this.repo.with(q);
+    await repo.insertNotice(id, kind, at);
+    if (!this.events) return;
+    const r = (await repo.getReservationRow(id))!;
+    for (const siteId of await repo.sitesOf(id))
+      await this.events.recordEvent(q, {
+        type: `reservation.${kind}`,
+        siteId,
+        key: `reservation.${kind}:${id}:${siteId ?? 'none'}`,
+        occurredAt: at,
+        data: {
+          reservationId: id,
+          advertiserId: r.advertiser_id,
+          campaignName: r.campaign_name,
+          status: kind,
+          siteId,
+          ...detail,
+        },
+      });
   }
 
   private async auditJob(id: string, action: string, after: unknown): Promise<void> {
@@ -522,9 +554,10 @@ export class MarketService {
       const ids = await this.db.tx(async (q) => {
         const repo = this.repo.with(q);
         const due = await repo.dueHolds(at, EXPIRY_BATCH);
-        if (due.length) await this.releaseAll(repo, due, 'expired', at, 'system:hold-expiry');
+        if (due.length) await this.releaseAll(q, due, 'expired', at, 'system:hold-expiry');
         return due;
       });
+      if (ids.length) this.events?.committed();
       for (const id of ids) await this.auditJob(id, 'expire hold', { status: 'expired' });
       total += ids.length;
       if (ids.length < EXPIRY_BATCH) return total;
@@ -540,8 +573,9 @@ export class MarketService {
       if (!r) throw notFound('Reservation');
       if (r.status !== 'held')
         throw conflict(`Reservation ${id} is ${r.status}: only a held reservation can be rejected`);
-      await this.releaseAll(repo, [id], 'rejected', at, actor, reason.trim());
+      await this.releaseAll(q, [id], 'rejected', at, actor, reason.trim());
     });
+    this.events?.committed();
     return this.getReservation(id);
   }
 
@@ -564,7 +598,7 @@ export class MarketService {
       if (r.status === 'approving' && at.getTime() - Date.parse(r.approving_since!) < APPROVAL_STALE_MS)
         return `Reservation ${id} is being approved: its draft order push is in flight`;
       if (r.status === 'held' && Date.parse(r.expires_at) <= at.getTime()) {
-        await this.releaseAll(repo, [id], 'expired', at, 'system:hold-expiry');
+        await this.releaseAll(q, [id], 'expired', at, 'system:hold-expiry');
         return `Reservation ${id} expired at ${r.expires_at}: its impressions were freed; reserve again`;
       }
       await repo.setStatus(id, 'approving', at, { approving_since: at });
@@ -572,7 +606,10 @@ export class MarketService {
       return undefined;
     });
     if (refusal === 'booked') return this.getReservation(id);
-    if (refusal) throw conflict(refusal);
+    if (refusal) {
+      this.events?.committed();
+      throw conflict(refusal);
+    }
     const r = (await this.repo.getReservationRow(id))!;
     let booking: Awaited<ReturnType<AdserverService['bookings']['push']>>;
     try {
@@ -615,7 +652,9 @@ export class MarketService {
         order_id: booking.order_id,
         line_item_ids: booking.lines.map((l) => l.line_item_id),
       });
+      await this.owe(q, id, 'booked', doneAt, { orderId: booking.order_id });
     });
+    this.events?.committed();
     return this.getReservation(id);
   }
 

@@ -107,3 +107,17 @@ export type ReservationSummary = Omit<Reservation, 'lines' | 'events'> & {
   lines: number;
   impressions: number;
 };
+
+/** What became of a reservation that its advertiser is told of. */
+export type NoticeKind = 'booked' | 'rejected' | 'expired';
+
+/** How a notice ended: mailed to the contacts, logged (no SMTP server), no contact to mail, or given up. */
+export type NoticeOutcome = 'mailed' | 'logged' | 'no_contacts' | 'failed';
+
+/** A notice the market-notices job has claimed. */
+export interface NoticeRow {
+  id: number;
+  reservation_id: string;
+  kind: NoticeKind;
+  attempts: number;
+}

@@ -11,6 +11,7 @@ import { MAX_ATTEMPTS } from './schedule.ts';
 import { mintSecret, secretHint } from './signing.ts';
 import {
   type Delivery,
+  type SiteEvent,
   type StoredEndpoint,
   TEST_EVENT,
   type ToplistChange,
@@ -46,6 +47,14 @@ export interface ChangeEvents {
   committed(): void;
 }
 
+/** What the marketplace calls for its events: inside its transaction, then after the commit. */
+export interface SiteEvents {
+  /** Records the event in the outbox within the caller's transaction (nothing is sent yet). */
+  recordEvent(q: Queryable, event: SiteEvent): Promise<void>;
+  /** Called after the commit: starts sending at once in this process. */
+  committed(): void;
+}
+
 /** The endpoint without its sealed secrets: the only shape that leaves the module. */
 export function publicEndpoint(e: StoredEndpoint): WebhookEndpoint {
   const { secretSealed: _s, previousSecretSealed: _p, ...rest } = e;
@@ -53,10 +62,17 @@ export function publicEndpoint(e: StoredEndpoint): WebhookEndpoint {
 }
 
 /** The JSON body of an event (Standard Webhooks shape: type, timestamp, data). */
-export function eventPayload(c: ToplistChange): string {
-  return JSON.stringify({
+export function eventPayload(e: Pick<SiteEvent, 'type' | 'occurredAt' | 'data'>): string {
+  return JSON.stringify({ type: e.type, timestamp: wireTimestamp(e.occurredAt), data: e.data });
+}
+
+/** A toplist change as the event its site's endpoints receive. */
+export function toplistEvent(c: ToplistChange): SiteEvent {
+  return {
     type: c.type,
-    timestamp: wireTimestamp(c.occurredAt),
+    siteId: c.siteId,
+    key: eventKey(c),
+    occurredAt: c.occurredAt,
     data: {
       toplistId: c.toplistId,
       siteId: c.siteId,
@@ -67,7 +83,7 @@ export function eventPayload(c: ToplistChange): string {
       liveFrom: c.liveFrom ? wireTimestamp(c.liveFrom) : null,
       liveUntil: c.liveUntil ? wireTimestamp(c.liveUntil) : null,
     },
-  });
+  };
 }
 
 /** The key that makes one change one event, however many times it is recorded. */
@@ -88,26 +104,30 @@ function eventKey(c: ToplistChange): string {
  * caller's transaction. Processes that only record (the CLI) leave the sending to the servers'
  * delivery workers; a server kicks its own worker after the commit.
  */
-export class EventOutbox implements ChangeEvents {
+export class EventOutbox implements ChangeEvents, SiteEvents {
   constructor(
     private readonly now: () => Date,
     private readonly onCommitted: () => void = () => {},
   ) {}
 
-  async record(q: Queryable, change: ToplistChange): Promise<void> {
+  record(q: Queryable, change: ToplistChange): Promise<void> {
+    return this.recordEvent(q, toplistEvent(change));
+  }
+
+  async recordEvent(q: Queryable, event: SiteEvent): Promise<void> {
     const repo = new WebhookRepository(q);
     const eventId = `evt_${ulid()}`;
     const now = this.now();
     const inserted = await repo.insertEvent({
       id: eventId,
-      key: eventKey(change),
-      type: change.type,
-      siteId: change.siteId,
-      payload: eventPayload(change),
+      key: event.key,
+      type: event.type,
+      siteId: event.siteId,
+      payload: eventPayload(event),
       now,
     });
     if (!inserted) return;
-    for (const endpointId of await repo.subscribers(change.type, change.siteId)) {
+    for (const endpointId of await repo.subscribers(event.type, event.siteId)) {
       await repo.insertDelivery({
         id: `msg_${ulid()}`,
         eventId,
@@ -128,7 +148,7 @@ export class EventOutbox implements ChangeEvents {
  * Change webhooks: endpoints with sealed signing secrets (rotation with a grace period), the
  * event outbox filled inside the catalog's transactions, and the delivery worker.
  */
-export class WebhookService implements ChangeEvents {
+export class WebhookService implements ChangeEvents, SiteEvents {
   readonly repo: WebhookRepository;
   readonly worker: DeliveryWorker;
   private readonly outbox: EventOutbox;
@@ -275,6 +295,10 @@ export class WebhookService implements ChangeEvents {
 
   record(q: Queryable, change: ToplistChange): Promise<void> {
     return this.outbox.record(q, change);
+  }
+
+  recordEvent(q: Queryable, event: SiteEvent): Promise<void> {
+    return this.outbox.recordEvent(q, event);
   }
 
   committed(): void {

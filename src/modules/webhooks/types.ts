@@ -1,5 +1,5 @@
-/** Change events a webhook endpoint can subscribe to. */
-export const WEBHOOK_EVENTS = [
+/** Changes of a toplist, told to its site's endpoints. */
+export const TOPLIST_EVENTS = [
   'toplist.published',
   'toplist.unpublished',
   'toplist.window_opened',
@@ -7,7 +7,28 @@ export const WEBHOOK_EVENTS = [
   'toplist.compliance_changed',
 ] as const;
 
+/** What became of a marketplace reservation, told to the endpoints of the sites it books. */
+export const RESERVATION_EVENTS = [
+  'reservation.booked',
+  'reservation.rejected',
+  'reservation.expired',
+] as const;
+
+/** Change events a webhook endpoint can subscribe to. */
+export const WEBHOOK_EVENTS = [...TOPLIST_EVENTS, ...RESERVATION_EVENTS] as const;
+
 export type WebhookEventType = (typeof WEBHOOK_EVENTS)[number];
+export type ToplistEventType = (typeof TOPLIST_EVENTS)[number];
+export type ReservationEventType = (typeof RESERVATION_EVENTS)[number];
+
+/** One event for the endpoints of one site (null: only the endpoints of every site), recorded once per `key`. */
+export interface SiteEvent {
+  type: WebhookEventType;
+  siteId: number | null;
+  key: string;
+  occurredAt: Date;
+  data: Record<string, unknown>;
+}
 
 /** The event `POST /webhooks/{id}/test` sends; never subscribed to, always delivered to the tested endpoint only. */
 export const TEST_EVENT = 'webhook.test';
@@ -17,7 +38,7 @@ export const TEST_EVENT = 'webhook.test';
  * the toplist itself: receivers re-fetch it (with their ETag) from the toplist API.
  */
 export interface ToplistChange {
-  type: WebhookEventType;
+  type: ToplistEventType;
   toplistId: number;
   siteId: number;
   slug: string;
