@@ -82,6 +82,11 @@ describe('console: reservations inbox in headless Chromium', { timeout: 300_000 
       await timeline.getByRole('cell', { name: kind, exact: true }).waitFor();
     expect(await page.getByTestId('reservation-lines').getByRole('code').count()).toBe(1);
     await shot('reservation-booked');
+
+    // Its month is not over: issuing a statement is refused, and the screen says why.
+    await page.getByTestId('reservation-statements').getByText('None issued yet.').waitFor();
+    await page.getByRole('button', { name: 'Issue statement' }).click();
+    await page.getByRole('alert').filter({ hasText: '2027-02 is not over yet' }).waitFor();
   });
 
   it('rejects with a reason; a blank reason is refused beside the field', async () => {
@@ -157,6 +162,17 @@ describe('console: marketplace screens on the demo in headless Chromium', { time
       [demo.reservations.awaiting],
     );
     expect(orders).toEqual([{ status: 'DRAFT' }]);
+  });
+
+  it("issues a month's statement from the delivered reservation; an issued month cannot be issued twice", async () => {
+    await page.goto(`${base}/console/#/reservations`);
+    await page.getByLabel('Show').selectOption({ label: 'Booked' });
+    await page.getByRole('button', { name: `Open reservation ${DEMO_CAMPAIGNS.delivered}` }).click();
+    await page.getByRole('heading', { name: new RegExp(DEMO_CAMPAIGNS.delivered) }).waitFor();
+    const issued = (await admin(t, 'GET', `/market/statements/${demo.statementId}`)).body.data;
+    await page.getByTestId('reservation-statements').getByText(`Issued for ${issued.month}.`).waitFor();
+    await page.getByLabel('Month').selectOption(issued.month);
+    expect(await page.getByRole('button', { name: 'Issue statement' }).isDisabled()).toBe(true);
   });
 
   it('pulls a report and opens the statement: lines, CSV download and the printable view', async () => {

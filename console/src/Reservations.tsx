@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import { api, type Reservation, type ReservationSummary } from './api.ts';
+import { api, type Reservation, type ReservationSummary, type Statement } from './api.ts';
 import { useAction } from './form.tsx';
 import { ACTIONS, LoadedTable, Table } from './table.tsx';
 import { InputField, OutcomeLine, SelectField, Status, useLoad } from './ui.tsx';
@@ -197,6 +197,7 @@ function ReservationDetail({ id, onDecided }: { id: string; onDecided: () => voi
                 Reject
               </button>
             </form>
+            {r.status === 'booked' && <IssueStatement reservation={r} />}
             <h3>Timeline</h3>
             <Table
               testId="reservation-timeline"
@@ -216,5 +217,62 @@ function ReservationDetail({ id, onDecided }: { id: string; onDecided: () => voi
         )}
       </Status>
     </section>
+  );
+}
+
+/**
+ * A booked reservation's statements: those issued (Statements opens them) and Issue for a month of
+ * its lines; a month not over yet in the account's time zone is refused by the server, with why.
+ */
+function IssueStatement({ reservation }: { reservation: Reservation }) {
+  const months = [...new Set(reservation.lines.map((l) => l.month))].sort();
+  const [month, setMonth] = useState(months[0] ?? '');
+  const [version, setVersion] = useState(0);
+  const issued = useLoad(
+    () => api<{ data: Statement[] }>('GET', `/market/reservations/${reservation.id}/statements`),
+    `${reservation.id}:${version}`,
+  );
+  const action = useAction();
+  const done = new Set((issued.data?.data ?? []).map((s) => s.month));
+  const issue = () =>
+    action.run(async () => {
+      const res = await api<{ data: Statement }>(
+        'POST',
+        `/market/reservations/${reservation.id}/statements`,
+        {
+          month,
+        },
+      );
+      setVersion((n) => n + 1);
+      return `Statement ${res.data.month} issued: ${res.data.total} ${res.data.currency}. Statements lists it.`;
+    });
+  return (
+    <>
+      <h3>Statements</h3>
+      <Status load={issued}>
+        <p className="muted small" data-testid="reservation-statements">
+          {done.size ? `Issued for ${[...done].sort().join(', ')}.` : 'None issued yet.'}
+        </p>
+      </Status>
+      <form
+        className="row"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void issue();
+        }}
+      >
+        <SelectField
+          id="statement-month"
+          label="Month"
+          value={month}
+          onChange={setMonth}
+          options={months.map((m): [string, string] => [m, done.has(m) ? `${m} (issued)` : m])}
+        />
+        <button type="submit" disabled={action.busy || done.has(month)}>
+          Issue statement
+        </button>
+      </form>
+      <OutcomeLine outcome={action.outcome} />
+    </>
   );
 }
