@@ -1,14 +1,33 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CatalogService } from '../src/modules/catalog/service.ts';
 import { casinoTemplate, draftToplist } from './catalog-fixture.ts';
-import { adminCall, DB_KIND, schemaOf, type TestApp, testApp } from './helpers.ts';
-import { serve } from './serve-process.ts';
+import { adminCall, DB_KIND, type TestApp, testApp } from './helpers.ts';
+import { serve, sharedSchemaEnv } from './serve-process.ts';
 
 const logo = {
   rectangular: 'https://cdn.example/r.png',
   square: 'https://cdn.example/s.png',
   backgroundColor: '#112233',
 };
+
+/** A brand per name, each with one offer of one tracker. */
+async function brandsWithOffers(catalog: CatalogService, offerTypeId: number, names: string[]) {
+  const out: { brandId: number; offerId: number }[] = [];
+  for (const name of names) {
+    const b = await catalog.brands.create({ externalId: name, name, slug: name, rating: 4, logo });
+    const o = await catalog.offers.create({
+      externalId: `o-${name}`,
+      brandId: b.id,
+      offerTypeId,
+      offerText: 'Bonus',
+      bonusExpiryDate: '2030-01-01',
+      trackers: [{ campaignName: 'main', landingUrl: `https://${name}.example/go` }],
+    });
+    out.push({ brandId: b.id, offerId: o.id });
+  }
+  return out;
+}
 
 interface Served {
   httpStatus: number;
@@ -61,19 +80,7 @@ describe(`the serving guard: rule changes withhold items from live editions (${D
     const s = await catalog.sites.create({ domain: 'casinos.example' });
     site = (await access.createSiteToken(s.id)).token;
     const fx = await casinoTemplate(catalog);
-    brands = [];
-    for (const name of ['alpha', 'bravo', 'charlie']) {
-      const b = await catalog.brands.create({ externalId: name, name, slug: name, rating: 4, logo });
-      const o = await catalog.offers.create({
-        externalId: `o-${name}`,
-        brandId: b.id,
-        offerTypeId: fx.offerType.id,
-        offerText: 'Bonus',
-        bonusExpiryDate: '2030-01-01',
-        trackers: [{ campaignName: 'main', landingUrl: `https://${name}.example/go` }],
-      });
-      brands.push({ brandId: b.id, offerId: o.id });
-    }
+    brands = await brandsWithOffers(catalog, fx.offerType.id, ['alpha', 'bravo', 'charlie']);
     const at = { siteId: s.id, owner: fx.owner, template: fx.template };
     const toplist = await draftToplist(
       catalog,
@@ -190,19 +197,10 @@ describe.runIf(process.env.DATABASE_URL)('the serving guard across two processes
       const s = await catalog.sites.create({ domain: 'two-processes.example' });
       const site = (await access.createSiteToken(s.id)).token;
       const fx = await casinoTemplate(catalog);
-      const items = [];
-      for (const name of ['delta', 'echo']) {
-        const b = await catalog.brands.create({ externalId: name, name, slug: name, rating: 4, logo });
-        const o = await catalog.offers.create({
-          externalId: `o-${name}`,
-          brandId: b.id,
-          offerTypeId: fx.offerType.id,
-          offerText: 'Bonus',
-          bonusExpiryDate: '2030-01-01',
-          trackers: [{ campaignName: 'main', landingUrl: `https://${name}.example/go` }],
-        });
-        items.push({ position: items.length + 1, brandId: b.id, offerId: o.id });
-      }
+      const items = (await brandsWithOffers(catalog, fx.offerType.id, ['delta', 'echo'])).map((b, i) => ({
+        position: i + 1,
+        ...b,
+      }));
       const list = await draftToplist(
         catalog,
         { siteId: s.id, owner: fx.owner, template: fx.template },
@@ -211,14 +209,9 @@ describe.runIf(process.env.DATABASE_URL)('the serving guard across two processes
       );
       await catalog.publishing.publish(list.id);
 
-      const url = new URL(process.env.DATABASE_URL!);
-      url.searchParams.set('options', `-c search_path=${await schemaOf(t.db)}`);
-      const env = {
-        ...process.env,
-        DATABASE_URL: url.toString(),
-        LOG_LEVEL: 'info',
+      const env = await sharedSchemaEnv(t.db, {
         PODIUM_SECRET_KEYS: `1:${randomBytes(32).toString('base64')}`,
-      };
+      });
       const [writer, reader] = await Promise.all([serve(env), serve(env)]);
       try {
         const servedBrands = async () => {

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { admin, bookable, fakeAdServer, type ReferenceServer, referenceServer } from './adserver-fixture.ts';
-import { DB_KIND, schemaOf, type TestApp, testApp } from './helpers.ts';
+import { DB_KIND, type TestApp, testApp } from './helpers.ts';
 import { json, type LoopbackServer, loopbackServer } from './hostile-server.ts';
-import { serve } from './serve-process.ts';
+import { serve, sharedSchemaEnv } from './serve-process.ts';
 
 const KEY = randomBytes(32);
 const FAST = { outboundConnectTimeoutMs: 300, outboundTimeoutMs: 1000, outboundMaxBytes: 1024 * 1024 };
@@ -554,14 +554,7 @@ describe.runIf(process.env.DATABASE_URL)('two processes on one PostgreSQL', () =
       (await reserve(listedAdv, [{ product_id: id, geo: 'DE', month: '2027-01', impressions: 40_000 }]))
         .status,
     ).toBe(201);
-    const url = new URL(process.env.DATABASE_URL!);
-    url.searchParams.set('options', `-c search_path=${await schemaOf(t.db)}`);
-    const env = {
-      ...process.env,
-      DATABASE_URL: url.toString(),
-      LOG_LEVEL: 'info',
-      PODIUM_SECRET_KEYS: `1:${KEY.toString('base64')}`,
-    };
+    const env = await sharedSchemaEnv(t.db, { PODIUM_SECRET_KEYS: `1:${KEY.toString('base64')}` });
     const procs = await Promise.all([serve(env), serve(env)]);
     try {
       const answers = await Promise.all(

@@ -40,6 +40,13 @@ export async function serve(
   return { proc, url, exit };
 }
 
+/** The environment of a `podium serve` on `db`'s throwaway schema of DATABASE_URL (PostgreSQL runs only). */
+export async function sharedSchemaEnv(db: Db, extra: NodeJS.ProcessEnv = {}): Promise<NodeJS.ProcessEnv> {
+  const url = new URL(process.env.DATABASE_URL!);
+  url.searchParams.set('options', `-c search_path=${await schemaOf(db)}`);
+  return { ...process.env, DATABASE_URL: url.toString(), LOG_LEVEL: 'info', ...extra };
+}
+
 /** A migrated database for a `podium serve` process and the environment that points it there. */
 export interface ServedDb {
   db: Db;
@@ -55,10 +62,7 @@ export async function servedDb(prefix: string): Promise<ServedDb> {
   const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'info' };
   if (process.env.DATABASE_URL) {
     const pg = await testDb();
-    const url = new URL(process.env.DATABASE_URL);
-    url.searchParams.set('options', `-c search_path=${await schemaOf(pg.db)}`);
-    env.DATABASE_URL = url.toString();
-    return { db: pg.db, env, remove: () => pg.close() };
+    return { db: pg.db, env: await sharedSchemaEnv(pg.db), remove: () => pg.close() };
   }
   const dir = mkdtempSync(join(tmpdir(), `${prefix}-`));
   const db = await openDb({ dataDir: dir });
