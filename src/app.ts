@@ -4,6 +4,7 @@ import { lazyChildLogger, logDestination, loggerOptions } from './lib/logger.ts'
 import { PACKAGE_VERSION } from './lib/package-root.ts';
 import { registerAccess } from './modules/access/routes.ts';
 import { registerSessionRoutes } from './modules/access/session-routes.ts';
+import { sitePolicyOf } from './modules/access/site-policies.ts';
 import { registerAdserverAdmin } from './modules/adserver/routes.ts';
 import { auditAdminWrites, registerAuditRoutes } from './modules/audit/routes.ts';
 import { registerCatalog } from './modules/catalog/routes.ts';
@@ -33,6 +34,7 @@ import { clientErrorHandler, frameworkErrors, registerErrorHandling } from './pl
 import { registerOpenApi } from './plugins/openapi.ts';
 import { registerRequestLog, requestId } from './plugins/request-log.ts';
 import { registerRouteTable } from './plugins/route-table.ts';
+import { restrictToSites } from './plugins/site-scope.ts';
 import { registerStrictQuery } from './plugins/strict-query.ts';
 import { registerValidation } from './plugins/validation.ts';
 import { createServices, type ServiceDeps, type Services } from './services.ts';
@@ -123,6 +125,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       // writes). Only the admin API reads or sets cookies, so only its requests parse them.
       await admin.register(fastifyCookie);
       requireAuthFirst(admin);
+      restrictToSites(admin, { prefix: ADMIN_PREFIX, resolver: access.siteResolver, policyOf: sitePolicyOf });
       auditAdminWrites(admin, audit, ADMIN_PREFIX);
       await registerAccess(admin, access);
       await registerCatalog(admin, catalog, access);

@@ -103,7 +103,7 @@ describe.runIf(process.env.DATABASE_URL)('two podium processes on one PostgreSQL
   it('counts the failed sign-ins of one account across processes, and a suspension ends its session in the other', async () => {
     const people = (await servicesOn(t.db)).people;
     const viewer = (await people.listRoles()).find((r) => r.name === 'viewer')!;
-    const service = { kind: 'admin' as const, tokenId: null, userId: null, scopes: ['admin'] };
+    const service = { kind: 'admin' as const, tokenId: null, userId: null, scopes: ['admin'], siteIds: null };
     const { user, invitation } = await people.invite(service, {
       email: 'fleet@example.com',
       roleId: viewer.id,
@@ -143,7 +143,7 @@ describe.runIf(process.env.DATABASE_URL)('two podium processes on one PostgreSQL
   it('a TOTP code taken by one process is refused by the other (no replay across the fleet)', async () => {
     const people = (await servicesOn(t.db)).people;
     const viewer = (await people.listRoles()).find((r) => r.name === 'viewer')!;
-    const service = { kind: 'admin' as const, tokenId: null, userId: null, scopes: ['admin'] };
+    const service = { kind: 'admin' as const, tokenId: null, userId: null, scopes: ['admin'], siteIds: null };
     const { invitation } = await people.invite(service, { email: 'twofa@example.com', roleId: viewer.id });
     if (invitation.mailed) throw new Error('no mail server in this test: the link comes back');
     const password = 'two factors for every process';

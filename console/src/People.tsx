@@ -1,5 +1,6 @@
 import { type FormEvent, useState } from 'react';
 import type { SessionListing } from '../../src/modules/access/repository.ts';
+import type { Site } from '../../src/modules/catalog/types.ts';
 import type { Role, User } from '../../src/modules/people/repository.ts';
 import type { IssuedLink } from '../../src/modules/people/types.ts';
 import { ApiError, api, SIGNED_OUT_EVENT } from './api.ts';
@@ -28,9 +29,52 @@ function IssuedNotice({ issued, onDone }: { issued: Issued; onDone: () => void }
   );
 }
 
-/** Users: invite with a role (the link is mailed, or shown to copy), change role, reset a password, suspend, reactivate. */
+/** The sites a user is limited to: every site, or those picked (the server enforces it on every admin route). */
+function SitesOf({
+  user,
+  sites,
+  onSave,
+}: {
+  user: User;
+  sites: Site[];
+  onSave: (ids: number[] | null) => void;
+}) {
+  const [all, setAll] = useState(user.siteIds === null);
+  const [chosen, setChosen] = useState<string[]>((user.siteIds ?? []).map(String));
+  return (
+    <div>
+      <label>
+        <input type="checkbox" checked={all} onChange={(e) => setAll(e.target.checked)} /> Every site
+      </label>
+      {!all && (
+        <select
+          multiple
+          aria-label={`Sites of ${user.email}`}
+          value={chosen}
+          onChange={(e) => setChosen([...e.target.selectedOptions].map((o) => o.value))}
+        >
+          {sites.map((s) => (
+            <option key={s.id} value={s.id}>
+              {s.name}
+            </option>
+          ))}
+        </select>
+      )}
+      <button
+        type="button"
+        disabled={!all && chosen.length === 0}
+        onClick={() => onSave(all ? null : chosen.map(Number))}
+      >
+        Save sites of {user.email}
+      </button>
+    </div>
+  );
+}
+
+/** Users: invite with a role (the link is mailed, or shown to copy), change role or sites, reset a password, suspend, reactivate. */
 export function UsersScreen() {
   const users = useLoad(() => api<{ data: User[] }>('GET', '/users?limit=200'), 'users');
+  const sites = useLoad(() => api<{ data: Site[] }>('GET', '/sites?per_page=100'), 'sites');
   const roles = useLoad(() => api<{ data: Role[] }>('GET', '/roles'), 'roles');
   const [issued, setIssued] = useState<Issued | null>(null);
   const [outcome, setOutcome] = useState('');
@@ -64,6 +108,7 @@ export function UsersScreen() {
               <th>Email</th>
               <th>Name</th>
               <th>Role</th>
+              <th>Sites</th>
               <th>Status</th>
               <th>Last sign-in</th>
               <th>
@@ -96,6 +141,19 @@ export function UsersScreen() {
                       </option>
                     ))}
                   </select>
+                </td>
+                <td>
+                  <SitesOf
+                    key={`${u.id}-${(u.siteIds ?? []).join(',')}`}
+                    user={u}
+                    sites={sites.data?.data ?? []}
+                    onSave={(siteIds) =>
+                      act(
+                        () => api('PATCH', `/users/${u.id}`, { siteIds }),
+                        `Changed the sites of ${u.email}.`,
+                      )
+                    }
+                  />
                 </td>
                 <td>
                   {u.status}

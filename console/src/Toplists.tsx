@@ -24,11 +24,14 @@ const GEO_TYPES: [string, string][] = [
   ['global', 'Global'],
 ];
 
-/** Toplists filtered by site, template and geo; picking one opens its draft editor. */
+/** Toplists filtered by site, template and geo; picking one (or opening `#/toplists/{id}`) opens its draft editor. */
 export function ToplistsScreen() {
   const [filter, setFilter] = useState({ site: '', template: '', geoType: '', geoCode: '' });
   const setOf = (k: keyof typeof filter) => (v: string) => setFilter({ ...filter, [k]: v });
-  const [openId, setOpenId] = useState<number | null>(null);
+  const [openId, setOpenId] = useState<number | null>(() => {
+    const linked = /^#\/toplists\/([1-9][0-9]{0,9})$/.exec(window.location.hash);
+    return linked ? Number(linked[1]) : null;
+  });
   const sites = useSites();
   const templates = useLoad(() => api<Page<Template>>('GET', '/templates?per_page=100'), '');
   const params: Record<string, string> = {};

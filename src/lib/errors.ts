@@ -7,6 +7,8 @@ export const ERRORS = {
   bad_request: 400,
   unauthorized: 401,
   forbidden: 403,
+  /** A person limited to some sites asked to write into, or use a route spanning, other sites. */
+  site_restricted: 403,
   not_found: 404,
   method_not_allowed: 405,
   request_timeout: 408,

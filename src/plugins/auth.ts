@@ -27,6 +27,8 @@ export interface AdminPrincipal {
   tokenId: number | null;
   userId: number | null;
   scopes: readonly string[];
+  /** The sites a user (and their personal tokens) is limited to; null: every site (also every service token). */
+  siteIds: readonly number[] | null;
 }
 
 /** A console session: the admin it acts for and a check of the CSRF token sent with a write. */

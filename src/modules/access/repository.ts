@@ -10,6 +10,8 @@ export interface SessionRow {
   adminTokenId: number | null;
   userId: number | null;
   scopes: string[];
+  /** The sites its user is limited to; null: every site. */
+  siteIds: number[] | null;
   expiresAt: Date;
 }
 
@@ -33,6 +35,8 @@ export interface LiveToken {
   userId?: number | null;
   /** The owner's role scopes now, which bound what a personal token may do. */
   roleScopes?: string[] | null;
+  /** The sites the owner is limited to now; null: every site (and every service token). */
+  siteIds?: number[] | null;
 }
 
 const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
@@ -151,8 +155,9 @@ export class AccessRepository {
       scopes: string[];
       user_id: number | null;
       role_scopes: string[] | null;
+      site_ids: number[] | null;
     }>(
-      `SELECT t.id, t.token_hash, t.scopes, t.user_id, r.scopes AS role_scopes
+      `SELECT t.id, t.token_hash, t.scopes, t.user_id, r.scopes AS role_scopes, u.site_ids
          FROM admin_tokens t
          LEFT JOIN users u ON u.id = t.user_id
          LEFT JOIN roles r ON r.id = u.role_id
@@ -167,6 +172,7 @@ export class AccessRepository {
         scopes: a.scopes,
         userId: a.user_id,
         roleScopes: a.role_scopes,
+        siteIds: a.site_ids,
       };
     return undefined;
   }
@@ -203,10 +209,11 @@ export class AccessRepository {
       user_id: number | null;
       token_scopes: string[] | null;
       role_scopes: string[] | null;
+      site_ids: number[] | null;
       expires_at: Date;
     }>(
       `SELECT s.id, s.session_hash, s.csrf_hash, s.admin_token_id, u.id AS user_id,
-              t.scopes AS token_scopes, r.scopes AS role_scopes, s.expires_at
+              t.scopes AS token_scopes, r.scopes AS role_scopes, u.site_ids, s.expires_at
          FROM admin_sessions s
          LEFT JOIN admin_tokens t ON t.id = s.admin_token_id
          LEFT JOIN users u ON u.id = COALESCE(s.user_id, t.user_id)
@@ -229,6 +236,7 @@ export class AccessRepository {
           ? withinRole(r.token_scopes, r.role_scopes)
           : r.token_scopes
         : (r.role_scopes ?? []),
+      siteIds: r.site_ids,
       expiresAt: new Date(r.expires_at),
     };
   }

@@ -7,6 +7,7 @@ import type { AdminPrincipal, Authenticator, SitePrincipal } from '../../plugins
 import { AccessRepository } from './repository.ts';
 import { hasScope, type Scope } from './scopes.ts';
 import { type ResolvedSession, SessionService } from './sessions.ts';
+import { SqlSiteResolver } from './site-policies.ts';
 import { TokenVerifier } from './token-verifier.ts';
 import type { AdminToken, SiteToken } from './types.ts';
 
@@ -23,6 +24,8 @@ export interface SiteLookup {
 export class AccessService implements Authenticator<Scope> {
   readonly verifier: TokenVerifier;
   readonly sessions: SessionService;
+  /** Finds the site of a toplist, webhook or placement, for site restrictions. */
+  readonly siteResolver: SqlSiteResolver;
   private readonly repo: AccessRepository;
 
   constructor(
@@ -35,6 +38,7 @@ export class AccessService implements Authenticator<Scope> {
     this.repo = new AccessRepository(db);
     this.verifier = new TokenVerifier(this.repo, bus);
     this.sessions = new SessionService(this.repo, this.verifier, now);
+    this.siteResolver = new SqlSiteResolver(db);
   }
 
   verifySite(token: string): Promise<SitePrincipal | null> {

@@ -45,8 +45,12 @@ export class SessionService {
   }
 
   /** Opens a session for a user who proved who they are (password checked by the caller). */
-  openForUser(userId: number, scopes: readonly string[], client: SessionClient): Promise<NewSession> {
-    return this.open({ kind: 'admin', tokenId: null, userId, scopes }, client);
+  openForUser(
+    user: { id: number; scopes: readonly string[]; siteIds: readonly number[] | null },
+    client: SessionClient,
+  ): Promise<NewSession> {
+    const { id: userId, scopes, siteIds } = user;
+    return this.open({ kind: 'admin', tokenId: null, userId, scopes, siteIds }, client);
   }
 
   // Every sign-in mints a new random id, so a session id planted before sign-in is never adopted.
@@ -76,7 +80,13 @@ export class SessionService {
     if (!row || !sameBytes(row.sessionHash, hash)) return null;
     return {
       id: row.id,
-      admin: { kind: 'admin', tokenId: row.adminTokenId, userId: row.userId, scopes: row.scopes },
+      admin: {
+        kind: 'admin',
+        tokenId: row.adminTokenId,
+        userId: row.userId,
+        scopes: row.scopes,
+        siteIds: row.siteIds,
+      },
       expiresAt: row.expiresAt,
       csrfMatches: (header) =>
         typeof header === 'string' && header.length <= 100 && sameBytes(hashToken(header), row.csrfHash),

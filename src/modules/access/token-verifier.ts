@@ -63,6 +63,7 @@ export class TokenVerifier {
               tokenId: found.id,
               userId: found.userId ?? null,
               scopes: found.roleScopes ? withinRole(found.scopes!, found.roleScopes) : found.scopes!,
+              siteIds: found.siteIds ?? null,
             };
     }
     // A change that raced this lookup must not be overwritten by a stale answer.

@@ -247,8 +247,12 @@ export class AdserverRepository {
     return (await this.placements('p.id = $1', [id]))[0];
   }
 
-  async listPlacements(publisher?: string): Promise<Placement[]> {
-    return this.placements('($1::text IS NULL OR p.publisher = $1)', [publisher ?? null]);
+  /** Placements, of one publisher when given, only of `siteIds` when given (site-less ones excluded). */
+  async listPlacements(publisher?: string, siteIds?: readonly number[]): Promise<Placement[]> {
+    return this.placements(
+      '($1::text IS NULL OR p.publisher = $1) AND ($2::int[] IS NULL OR p.site_id = ANY($2::int[]))',
+      [publisher ?? null, siteIds ? [...siteIds] : null],
+    );
   }
 
   private async placements(where: string, params: unknown[]): Promise<Placement[]> {

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { type Authenticator, adminArea } from '../../plugins/auth.ts';
 import { createdWithSecret } from '../../plugins/replies.ts';
+import { siteScopeOf } from '../../plugins/site-scope.ts';
 import type { Scope } from '../access/scopes.ts';
 import { publicConnection } from './connections.ts';
 import {
@@ -61,7 +62,7 @@ export async function registerAdserverAdmin(
   ofConnection('GET', '/unmatched-delivery', (id) => adserver.unmatchedDelivery(id));
 
   app.get('/adserver/placements', { ...read, schema: { querystring: PublisherQuery } }, async (req) => ({
-    data: await adserver.listPlacements(req.query.publisher),
+    data: await adserver.listPlacements(req.query.publisher, siteScopeOf(req)),
   }));
   app.post('/adserver/placements', { ...write, schema: { body: PlacementInput } }, async (req, reply) =>
     reply.status(201).send({ data: await adserver.createPlacement(req.body) }),

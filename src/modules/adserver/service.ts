@@ -257,8 +257,8 @@ export class AdserverService {
     return p;
   }
 
-  listPlacements(publisher?: string): Promise<Placement[]> {
-    return this.repo.listPlacements(publisher);
+  listPlacements(publisher?: string, siteIds?: readonly number[]): Promise<Placement[]> {
+    return this.repo.listPlacements(publisher, siteIds);
   }
 
   /** Maps a placement to a synced, active slot of one of its publisher's connections whose sizes cover it. */

@@ -1,6 +1,7 @@
 import type { Static, TObject, TSchema } from '@sinclair/typebox';
 import type { FastifyInstance, onRequestAsyncHookHandler } from 'fastify';
 import { IdParams } from '../../lib/schema-parts.ts';
+import { siteScopeOf } from '../../plugins/site-scope.ts';
 import type { Crud } from './crud.ts';
 
 type PageQueryT = { page?: number; per_page?: number; q?: string };
@@ -11,8 +12,8 @@ export interface CrudRouteSpec<F, Q extends TObject> {
   patch: TSchema;
   /** Page parameters (with the `q` search) plus the entity's list filters. */
   query: Q;
-  /** The list filter from the query string. */
-  filter?: (q: Static<Q>) => F;
+  /** The list filter from the query string and the sites the admin is limited to (undefined: every site). */
+  filter?: (q: Static<Q>, sites: readonly number[] | undefined) => F;
   read: onRequestAsyncHookHandler;
   write: onRequestAsyncHookHandler;
 }
@@ -30,7 +31,7 @@ export function registerCrud<T, I, P, F, Q extends TObject>(
   const { read, write } = spec;
   app.get(path, { onRequest: read, schema: { querystring: spec.query } }, (req) => {
     const q = req.query as Static<Q> & PageQueryT;
-    return crud.list(q.page, q.per_page, spec.filter?.(q), q.q?.trim());
+    return crud.list(q.page, q.per_page, spec.filter?.(q, siteScopeOf(req)), q.q?.trim());
   });
   app.post(path, { onRequest: write, schema: { body: spec.input } }, async (req, reply) =>
     reply.status(201).send({ data: await crud.create(req.body as I) }),

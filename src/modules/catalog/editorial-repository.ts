@@ -54,10 +54,12 @@ export class EditorialRepository extends CatalogSql {
     return r && site(r);
   }
 
-  async listSites(p: PageArgs): Promise<Paged<Site>> {
+  /** A page of sites, only those of `siteIds` when given (a person limited to some sites). */
+  async listSites(p: PageArgs, siteIds?: readonly number[]): Promise<Paged<Site>> {
     const query = this.sql
       .selectFrom('sites')
       .selectAll()
+      .$if(siteIds !== undefined, (q) => q.where('id', '=', sql<number>`ANY(${siteIds}::int[])`))
       .where((eb) => searching(eb, p, ['name', 'domain']))
       .orderBy('id');
     return this.paged(query, p, site);
@@ -196,10 +198,17 @@ export class EditorialRepository extends CatalogSql {
 
   async listToplists(
     p: PageArgs,
-    f: { siteId?: number; templateId?: number; geoType?: string; geoCode?: string },
+    f: {
+      siteId?: number;
+      siteIds?: readonly number[];
+      templateId?: number;
+      geoType?: string;
+      geoCode?: string;
+    },
   ): Promise<Paged<Toplist>> {
     const query = this.toplists()
       .$if(f.siteId !== undefined, (q) => q.where('t.site_id', '=', f.siteId!))
+      .$if(f.siteIds !== undefined, (q) => q.where('t.site_id', '=', sql<number>`ANY(${f.siteIds}::int[])`))
       .$if(f.templateId !== undefined, (q) => q.where('t.template_id', '=', f.templateId!))
       .$if(f.geoType !== undefined, (q) => q.where('t.geo_type', '=', f.geoType!))
       .$if(f.geoCode !== undefined, (q) => q.where('t.geo_code', '=', f.geoCode!))

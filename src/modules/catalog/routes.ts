@@ -43,7 +43,12 @@ export async function registerCatalog(
   const editorial = { read: read.onRequest, write: write.onRequest, query: PageQuery };
   registerCrud(app, '/owners', catalog.owners, { ...editorial, input: OwnerInput, patch: OwnerPatch });
   // A site's read tokens are in the access module.
-  registerCrud(app, '/sites', catalog.sites, { ...editorial, input: SiteInput, patch: SitePatch });
+  registerCrud(app, '/sites', catalog.sites, {
+    ...editorial,
+    input: SiteInput,
+    patch: SitePatch,
+    filter: (_q, siteIds) => ({ siteIds }),
+  });
   registerCrud(app, '/templates', catalog.templates, {
     ...editorial,
     input: TemplateInput,
@@ -62,8 +67,9 @@ export async function registerCatalog(
     input: ToplistInput,
     patch: ToplistPatch,
     query: ToplistQuery,
-    filter: (q) => ({
+    filter: (q, siteIds) => ({
       siteId: q.site_id,
+      siteIds,
       templateId: q.template_id,
       geoType: q.geo_type,
       geoCode: q.geo_code,

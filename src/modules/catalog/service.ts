@@ -34,6 +34,8 @@ type NamedTable = 'product_types' | 'classification_types' | 'offer_types';
 /** Filters of the toplist list (admin API query parameters). */
 export interface ToplistFilter {
   siteId?: number;
+  /** Only these sites' toplists (a person limited to some sites). */
+  siteIds?: readonly number[] | undefined;
   templateId?: number;
   geoType?: string;
   geoCode?: string;
@@ -50,7 +52,7 @@ export class CatalogService {
   readonly importer: CatalogImport;
 
   readonly owners: Crud<Owner, OwnerInputT>;
-  readonly sites: Crud<Site, SiteInputT>;
+  readonly sites: Crud<Site, SiteInputT, Partial<SiteInputT>, { siteIds?: readonly number[] | undefined }>;
   readonly templates: Crud<Template, TemplateInputT>;
   readonly brands: Crud<Brand, BrandInputT>;
   readonly offers: Crud<Offer, OfferInputT, Partial<OfferInputT>, { brandId?: number }>;
@@ -100,7 +102,7 @@ export class CatalogService {
         return found;
       },
       get: (id) => repo.getSite(id),
-      list: (w) => repo.listSites(w),
+      list: (w, f) => repo.listSites(w, f?.siteIds),
     });
     this.templates = new Crud({
       entity: 'Template',

@@ -287,6 +287,7 @@ export class ComplianceRepository {
     limit: number,
     offset: number,
   ): Promise<{ rows: ReportEntry[]; total: number }> {
+    const siteIds = f.siteIds ? [...f.siteIds] : null;
     const rows = await sql<Record<string, unknown>>`
       WITH live AS (
         SELECT t.id AS toplist_id, t.site_id, s.domain, t.slug, t.geo_type, t.geo_code, e.id AS edition_id,
@@ -295,6 +296,7 @@ export class ComplianceRepository {
         JOIN editions e ON e.id = t.live_edition_id
         JOIN sites s ON s.id = t.site_id
         WHERE (${f.siteId ?? null}::int IS NULL OR t.site_id = ${f.siteId ?? null}::int)
+          AND (${siteIds}::int[] IS NULL OR t.site_id = ANY(${siteIds}::int[]))
       ), entries AS (
         SELECT l.*, 'withheld' AS status, 'list' AS scope, w.value AS v, w.value->>'since' AS since
         FROM live l, jsonb_array_elements(l.withheld) w
@@ -345,6 +347,8 @@ export class ComplianceRepository {
 /** What the compliance report is narrowed to. */
 export interface ReportFilter {
   siteId?: number | undefined;
+  /** Only these sites' entries (a person limited to some sites); undefined: every site. */
+  siteIds?: readonly number[] | undefined;
   brandId?: number | undefined;
   country?: string | undefined;
   status?: 'withheld' | 'overridden' | undefined;

@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { wantsCsv } from '../../lib/accept.ts';
 import { IdParams, SubIdParams } from '../../lib/schema-parts.ts';
 import { type Authenticator, requireAdmin } from '../../plugins/auth.ts';
+import { siteScopeOf } from '../../plugins/site-scope.ts';
 import type { Scope } from '../access/scopes.ts';
 import { ItemsInput } from '../catalog/schemas.ts';
 import type { CatalogService } from '../catalog/service.ts';
@@ -110,7 +111,13 @@ export async function registerComplianceAdmin(
     },
     async (req, reply) => {
       const q = req.query;
-      const filter = { siteId: q.site_id, brandId: q.brand_id, country: q.country, status: q.status };
+      const filter = {
+        siteId: q.site_id,
+        siteIds: siteScopeOf(req),
+        brandId: q.brand_id,
+        country: q.country,
+        status: q.status,
+      };
       if (q.format === 'json' || (q.format !== 'csv' && !wantsCsv(req)))
         return compliance.report(filter, q.page, q.per_page);
       const csv = await compliance.reportCsv(filter);

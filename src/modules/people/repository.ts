@@ -20,7 +20,7 @@ export interface User {
   displayName: string;
   status: UserStatus;
   role: { id: number; name: string; builtIn: boolean };
-  /** The sites the user is limited to; null: every site (restriction not enforced in this release). */
+  /** The sites the user (and their personal tokens) is limited to on every admin route; null: every site. */
   siteIds: number[] | null;
   hasPassword: boolean;
   /** Whether sign-in asks for a TOTP code after the password. */
@@ -227,8 +227,15 @@ export class PeopleRepository {
       roleId?: number | undefined;
       status?: UserStatus | undefined;
       passwordHash?: string | undefined;
+      /** null lifts the restriction; undefined leaves it. */
+      siteIds?: number[] | null | undefined;
     },
   ): Promise<UserCredentials | undefined> {
+    if (v.siteIds !== undefined)
+      await this.db.query('UPDATE users SET site_ids = $2, updated_at = now() WHERE id = $1', [
+        id,
+        v.siteIds,
+      ]);
     const rows = await this.db.query(
       `UPDATE users SET display_name = COALESCE($2, display_name), role_id = COALESCE($3, role_id),
               status = COALESCE($4, status), password_hash = COALESCE($5, password_hash), updated_at = now()
@@ -236,6 +243,15 @@ export class PeopleRepository {
       [id, v.displayName ?? null, v.roleId ?? null, v.status ?? null, v.passwordHash ?? null],
     );
     return rows.length ? this.findUser(id) : undefined;
+  }
+
+  /** The ids among `ids` that name no site. */
+  async missingSites(ids: readonly number[]): Promise<number[]> {
+    const rows = await this.db.query<{ id: number }>('SELECT id FROM sites WHERE id = ANY($1::int[])', [
+      [...ids],
+    ]);
+    const found = new Set(rows.map((r) => r.id));
+    return ids.filter((id) => !found.has(id));
   }
 
   async touchSignIn(id: number, at: Date): Promise<void> {

@@ -103,7 +103,7 @@ export async function registerPeople(
     '/users/:id',
     {
       ...write,
-      schema: { summary: "Change a user's display name or role", params: IdParams, body: UserPatch },
+      schema: { summary: "Change a user's display name, role or sites", params: IdParams, body: UserPatch },
     },
     async (req) => {
       const { before, after } = await people.updateUser(req.admin!, req.params.id, req.body);
@@ -367,9 +367,16 @@ export async function registerPeople(
 }
 
 /** What an audit row keeps of a user: no email history beyond the id, role and status. */
-const brief = (u: { id: number; displayName: string; role: { id: number }; status: string }) => ({
+const brief = (u: {
+  id: number;
+  displayName: string;
+  role: { id: number };
+  status: string;
+  siteIds: number[] | null;
+}) => ({
   id: u.id,
   displayName: u.displayName,
   roleId: u.role.id,
   status: u.status,
+  siteIds: u.siteIds,
 });

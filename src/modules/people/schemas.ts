@@ -37,7 +37,15 @@ export const InviteInput = T.Object(
   strict,
 );
 export const UserPatch = T.Object(
-  { displayName: T.Optional(T.String({ maxLength: 200 })), roleId: T.Optional(RowId) },
+  {
+    displayName: T.Optional(T.String({ maxLength: 200 })),
+    roleId: T.Optional(RowId),
+    siteIds: T.Optional(
+      T.Union([T.Array(RowId, { minItems: 1, maxItems: 500, uniqueItems: true }), T.Null()], {
+        description: 'The sites the user is limited to; null: every site',
+      }),
+    ),
+  },
   strict,
 );
 export const UserQuery = T.Object({

@@ -339,17 +339,25 @@ export class PeopleService {
   }
 
   /**
-   * Changes a user's display name or role. Touching an owner, or granting the owner role, takes
+   * Changes a user's display name, role or sites. Touching an owner, or granting the owner role, takes
    * an owner; the last active owner keeps the role. Sessions and personal tokens follow at once.
    */
   async updateUser(
     actor: AdminPrincipal,
     id: number,
-    v: { displayName?: string | undefined; roleId?: number | undefined },
+    v: {
+      displayName?: string | undefined;
+      roleId?: number | undefined;
+      siteIds?: number[] | null | undefined;
+    },
   ): Promise<{ before: User; after: User }> {
     const out = await this.tx(async (repo) => {
       const before = await repo.findUser(id);
       if (!before) throw notFound('User');
+      if (v.siteIds) {
+        const missing = await repo.missingSites(v.siteIds);
+        if (missing.length) throw invalidField('siteIds', `no site with id ${missing.join(', ')}`);
+      }
       if (v.roleId !== undefined && v.roleId !== before.role.id) {
         const role = await this.roleOf(repo, v.roleId);
         const touchesOwner = PeopleService.isOwnerRole(role) || PeopleService.isOwnerRole(before.role);
@@ -436,7 +444,7 @@ export class PeopleService {
     }
     if (found.twoFactorEnabled || (await this.repo.requireTwoFactor()))
       return { pending: await this.challenge(found.id, found.twoFactorEnabled ? 'totp' : 'enrol') };
-    const session = await this.sessions.openForUser(found.id, found.scopes, client);
+    const session = await this.sessions.openForUser(found, client);
     await this.repo.touchSignIn(found.id, this.now());
     return { session, user: publicUser(found) };
   }
@@ -527,7 +535,7 @@ export class PeopleService {
         (await this.throttle.failed(out.email, client.address)) ?? new AppError('unauthorized', WRONG_CODE)
       );
     const { user, recoveryCodes, usedRecoveryCode } = out;
-    const session = await this.sessions.openForUser(user.id, user.scopes, client);
+    const session = await this.sessions.openForUser(user, client);
     await this.repo.touchSignIn(user.id, this.now());
     if (usedRecoveryCode) this.log.info(`user ${user.id} signed in with a recovery code`);
     return {

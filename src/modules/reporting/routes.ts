@@ -3,6 +3,7 @@ import { wantsCsv } from '../../lib/accept.ts';
 import { camelKeys } from '../../lib/camel.ts';
 import { IdParams } from '../../lib/schema-parts.ts';
 import { type Authenticator, adminArea } from '../../plugins/auth.ts';
+import { siteScopeOf } from '../../plugins/site-scope.ts';
 import type { Scope } from '../access/scopes.ts';
 import { SiteTimezoneInput, StatsQuery, SuggestedOrderQuery } from './schemas.ts';
 import type { ReportingService } from './service.ts';
@@ -16,7 +17,7 @@ export async function registerReportingAdmin(
 
   app.get('/tracking/stats', { ...read, schema: { querystring: StatsQuery } }, async (req, reply) => {
     const q = req.query;
-    const query = camelKeys(q);
+    const query = { ...camelKeys(q), siteIds: siteScopeOf(req) };
     if (q.format === 'json' || (q.format !== 'csv' && !wantsCsv(req))) return reporting.stats.page(query);
     const csv = await reporting.stats.csv(query);
     return reply

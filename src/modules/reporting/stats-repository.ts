@@ -64,7 +64,8 @@ export class StatsRepository {
       `CASE $3 WHEN 'site' THEN coalesce(${site}.timezone, 'UTC') WHEN 'program' THEN coalesce(${program}.timezone, 'UTC') ELSE $4 END`;
     const where = (t: string) =>
       `($5::int IS NULL OR ${t}.program_id = $5) AND ($6::int IS NULL OR ${t}.site_id = $6)
-       AND ($7::int IS NULL OR ${t}.toplist_id = $7) AND ($8::int IS NULL OR ${t}.brand_id = $8)`;
+       AND ($7::int IS NULL OR ${t}.toplist_id = $7) AND ($8::int IS NULL OR ${t}.brand_id = $8)
+       AND ($13::int[] IS NULL OR ${t}.site_id = ANY($13::int[]))`;
     // Days are cut per row, so the scan takes a day either side (every zone is within ±14 h of UTC).
     const during = (column: string) =>
       `${column} >= ($1::date - 1)::timestamp AT TIME ZONE 'UTC' AND ${column} < ($2::date + 2)::timestamp AT TIME ZONE 'UTC'`;
@@ -117,7 +118,7 @@ export class StatsRepository {
          SELECT c.site_id, c.toplist_id, c.position, c.brand_id, c.program_id, NULL::text, c.kind, NULL::text,
                 NULL::text, z.tz, (c.bucket AT TIME ZONE z.tz)::date, sum(c.n), 0::numeric
          FROM click_rollups c ${joins('c')}
-         WHERE ${unfoldedClicks('c.bucket', 'z.tz', '$13')} AND ${during('c.bucket')} AND ${where('c')}
+         WHERE ${unfoldedClicks('c.bucket', 'z.tz', '$14')} AND ${during('c.bucket')} AND ${where('c')}
          ${BY_KEY}
          UNION ALL
          SELECT v.site_id, v.toplist_id, v.position, v.brand_id, v.program_id, NULL::text, 'conversion', v.event,
@@ -200,6 +201,7 @@ export class StatsRepository {
           w.offset,
           REVENUE_EVENTS,
           COMMISSION_EVENTS,
+          f.siteIds ? [...f.siteIds] : null,
           ...(since === null ? [] : [since]),
         ],
       ),

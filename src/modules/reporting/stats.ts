@@ -29,6 +29,8 @@ export interface StatsQuery {
   tz?: string | undefined;
   programId?: number | undefined;
   siteId?: number | undefined;
+  /** Only these sites' rows (a person limited to some sites); undefined: every site. */
+  siteIds?: readonly number[] | undefined;
   toplistId?: number | undefined;
   brandId?: number | undefined;
   /** `sub_id`: rows are also split by the clicks' sub_id. */
@@ -164,6 +166,7 @@ export class TrackingStats {
       ...zoneOf(q.tz, await this.zones()),
       programId: q.programId,
       siteId: q.siteId,
+      siteIds: q.siteIds,
       toplistId: q.toplistId,
       brandId: q.brandId,
       bySubId: q.by === 'sub_id',

@@ -82,6 +82,8 @@ export interface StatsFilter {
   zone?: string | undefined;
   programId?: number | undefined;
   siteId?: number | undefined;
+  /** Only these sites' rows (a person limited to some sites); undefined: every site. */
+  siteIds?: readonly number[] | undefined;
   toplistId?: number | undefined;
   brandId?: number | undefined;
   /** Split rows by the click's sub_id (raw rows: the caller bounds the range). */

@@ -125,13 +125,19 @@ export class WebhookRepository {
     return r && endpointOf(r);
   }
 
-  async listEndpoints(siteId: number | undefined, window: PageWindow): Promise<Paged<StoredEndpoint>> {
+  /** A page of endpoints, of one site, or only of `siteIds` when given (endpoints of every site excluded). */
+  async listEndpoints(
+    siteId: number | undefined,
+    window: PageWindow,
+    siteIds?: readonly number[],
+  ): Promise<Paged<StoredEndpoint>> {
     const page = await pagedRows(window, (w) =>
       this.sql
         .selectFrom('webhook_endpoints')
         .selectAll()
         .select(sql<number>`count(*) OVER ()::int`.as('total'))
         .$if(siteId !== undefined, (q) => q.where('site_id', '=', siteId!))
+        .$if(siteIds !== undefined, (q) => q.where('site_id', '=', sql<number>`ANY(${siteIds}::int[])`))
         .orderBy('created_at', 'desc')
         .orderBy('id', 'desc')
         .limit(w.limit)

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { type Authenticator, adminArea } from '../../plugins/auth.ts';
 import { createdWithSecret } from '../../plugins/replies.ts';
+import { siteScopeOf } from '../../plugins/site-scope.ts';
 import type { Scope } from '../access/scopes.ts';
 import {
   DeliveryList,
@@ -37,7 +38,7 @@ export async function registerWebhookAdmin(
         response: { 200: EndpointList },
       },
     },
-    (req) => webhooks.list(req.query.site_id, req.query.page, req.query.per_page),
+    (req) => webhooks.list(req.query.site_id, req.query.page, req.query.per_page, siteScopeOf(req)),
   );
   app.post(
     '/webhooks',

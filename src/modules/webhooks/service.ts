@@ -193,8 +193,13 @@ export class WebhookService implements ChangeEvents, SiteEvents {
     return publicEndpoint(await this.stored(id));
   }
 
-  async list(siteId: number | undefined, page = 1, perPage = 15): Promise<Page<WebhookEndpoint>> {
-    const { rows, total } = await this.repo.listEndpoints(siteId, pageWindow(page, perPage));
+  async list(
+    siteId: number | undefined,
+    page = 1,
+    perPage = 15,
+    siteIds?: readonly number[],
+  ): Promise<Page<WebhookEndpoint>> {
+    const { rows, total } = await this.repo.listEndpoints(siteId, pageWindow(page, perPage), siteIds);
     return { data: rows.map(publicEndpoint), meta: pageMeta(total, page, perPage) };
   }
 
