@@ -1,20 +1,19 @@
 import { randomBytes } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import Provider from 'oidc-provider';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ConfigError, loadConfig } from '../src/config.ts';
+import { OutboundClient } from '../src/lib/outbound.ts';
 import { consoleReturnPath } from '../src/modules/access/session-routes.ts';
 import { type TestApp, testApp } from './helpers.ts';
 import { suiteLogText } from './log-capture.ts';
+import { type SsoAccount, startProvider, type TestProvider } from './oidc-provider-fixture.ts';
 
 const P = '/api/admin/v1';
 const PUBLIC = 'https://podium.test';
 const CLIENT_SECRET = `sso-client-secret-${randomBytes(12).toString('hex')}`;
 const KEYS = [{ version: 1, key: randomBytes(32) }];
 
-/** The people of the test provider, by account id (the `sub`). */
-const accounts: Record<string, { email: string; email_verified: boolean; name: string; groups: string[] }> = {
+/** The people of the test provider, by account id (the `sub`); tests change their groups. */
+const accounts: Record<string, SsoAccount> = {
   ann: { email: 'Ann@Corp.example', email_verified: true, name: 'Ann Editor', groups: ['podium-editors'] },
   olga: { email: 'olga@elsewhere.example', email_verified: true, name: 'Olga', groups: ['podium-editors'] },
   uma: { email: 'uma@corp.example', email_verified: false, name: 'Uma', groups: ['podium-editors'] },
@@ -22,39 +21,11 @@ const accounts: Record<string, { email: string; email_verified: boolean; name: s
   nog: { email: 'nog@corp.example', email_verified: true, name: 'Nog', groups: ['marketing'] },
 };
 
-/** A real OpenID provider (`oidc-provider`) on loopback, with its development login and consent pages. */
-async function startProvider(): Promise<{ server: Server; issuer: string; port: number }> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const port = (server.address() as AddressInfo).port;
-  const issuer = `http://127.0.0.1:${port}`;
-  const provider = new Provider(issuer, {
-    clients: [
-      {
-        client_id: 'podium',
-        client_secret: CLIENT_SECRET,
-        redirect_uris: [`${PUBLIC}/api/admin/v1/session/sso/callback`],
-        grant_types: ['authorization_code'],
-        response_types: ['code'],
-        token_endpoint_auth_method: 'client_secret_basic',
-      },
-    ],
-    claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'], groups: ['groups'] },
-    findAccount: (_ctx, id) =>
-      accounts[id] ? { accountId: id, claims: () => ({ sub: id, ...accounts[id] }) } : undefined,
-    pkce: { methods: ['S256'], required: () => true },
-    cookies: { keys: ['provider-cookie-key-for-tests'] },
-    features: { devInteractions: { enabled: true } },
-  });
-  server.on('request', provider.callback());
-  return { server, issuer, port };
-}
-
 type Answer = Awaited<ReturnType<TestApp['app']['inject']>>;
 
 describe('single sign-on with OpenID Connect against a real provider', () => {
   let t: TestApp;
-  let idp: Awaited<ReturnType<typeof startProvider>>;
+  let idp: TestProvider;
   /** Every secret the flows handled: none may reach the log. */
   const secrets: string[] = [CLIENT_SECRET];
 
@@ -144,7 +115,7 @@ describe('single sign-on with OpenID Connect against a real provider', () => {
     )[0];
 
   beforeAll(async () => {
-    idp = await startProvider();
+    idp = await startProvider(`${PUBLIC}/api/admin/v1/session/sso/callback`, CLIENT_SECRET, accounts);
     t = await testApp({
       publicUrl: PUBLIC,
       secretKeys: KEYS,
@@ -163,7 +134,7 @@ describe('single sign-on with OpenID Connect against a real provider', () => {
   });
   afterAll(async () => {
     await t?.close();
-    await new Promise((r) => idp?.server.close(r));
+    await idp?.close();
   });
 
   it('tells the sign-in page that SSO is on', async () => {
@@ -266,6 +237,25 @@ describe('single sign-on with OpenID Connect against a real provider', () => {
     const refused = await ssoSignIn('sam');
     expect(refused.statusCode).toBe(403);
     expect(refused.json().message).toBe('This account is suspended');
+  });
+
+  it('calls the provider only through the SSRF guard: loopback outside the allowance is refused', async () => {
+    const discovery = `${idp.issuer}/.well-known/openid-configuration`;
+    await expect(new OutboundClient().fetch(discovery)).rejects.toThrow(/must start with https/);
+    await expect(new OutboundClient({ testOnly: { allowHttp: true } }).fetch(discovery)).rejects.toThrow(
+      /not a public address \(loopback\)/,
+    );
+    const small = new OutboundClient({ loopbackAllow: [`127.0.0.1:${idp.port}`], maxBodyBytes: 100 });
+    const allowed = new OutboundClient({ loopbackAllow: [`127.0.0.1:${idp.port}`] });
+    try {
+      await expect(small.fetch(discovery)).rejects.toThrow(/larger than 100 bytes/);
+      const res = await allowed.fetch(discovery);
+      expect(res.status).toBe(200);
+      expect(((await res.json()) as { issuer: string }).issuer).toBe(idp.issuer);
+    } finally {
+      await small.close();
+      await allowed.close();
+    }
   });
 
   it('sends the browser back only to console paths (no open redirect)', async () => {

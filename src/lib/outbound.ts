@@ -297,14 +297,16 @@ export class OutboundClient {
         const headers = new Headers();
         for (const [k, v] of Object.entries(res.headers))
           for (const one of Array.isArray(v) ? v : v === undefined ? [] : [v]) headers.append(k, one);
-        const empty = res.statusCode < 200 || [204, 205, 304].includes(res.statusCode);
-        if (empty || (res.statusCode >= 300 && res.statusCode < 400)) res.body.destroy();
+        const redirect = res.statusCode >= 300 && res.statusCode < 400;
+        if (redirect) kind = 'redirect';
+        else if (res.statusCode >= 400) kind = 'http_status';
+        const empty = redirect || res.statusCode < 200 || [204, 205].includes(res.statusCode);
+        if (empty) res.body.destroy();
         else if (Number(res.headers['content-length']) > this.maxBytes) {
           res.body.destroy();
           throw Object.assign(new Error('too large'), { code: 'UND_ERR_RES_EXCEEDED_MAX_SIZE' });
         }
-        const text =
-          empty || (res.statusCode >= 300 && res.statusCode < 400) ? null : await this.readBody(res.body);
+        const text = empty ? null : await this.readBody(res.body);
         return new Response(text, { status: res.statusCode, headers });
       } catch (err) {
         const failed = this.failure(err, `${method} ${base.url.pathname}`, (t) => redact(t), init.signal);
