@@ -143,6 +143,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         ADMIN_PREFIX,
         config.publicUrl,
         access.throttle,
+        services.sso,
       );
       await registerPeople(admin, { people: services.people, access });
       await registerAdserverAdmin(admin, { adserver, tokens: access });

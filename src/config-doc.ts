@@ -12,6 +12,7 @@ const AREAS = [
   'Operator reports and reconciliation',
   'Outbound calls and ad servers',
   'Marketplace creatives',
+  'Single sign-on',
 ] as const;
 
 /** The area of every setting (the compiler refuses a setting without one). */
@@ -66,6 +67,14 @@ const AREA_OF: Record<keyof Config, (typeof AREAS)[number]> = {
   creativeS3Region: 'Marketplace creatives',
   creativeS3Endpoint: 'Marketplace creatives',
   creativeS3Prefix: 'Marketplace creatives',
+  ssoIssuer: 'Single sign-on',
+  ssoClientId: 'Single sign-on',
+  ssoClientSecret: 'Single sign-on',
+  ssoScopes: 'Single sign-on',
+  ssoAllowedDomains: 'Single sign-on',
+  ssoGroupsClaim: 'Single sign-on',
+  ssoRoleMap: 'Single sign-on',
+  ssoDefaultRole: 'Single sign-on',
 };
 
 /** The configuration reference page (docs/configuration.md), generated from the SETTINGS table, one section per area. */

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import ipaddr from 'ipaddr.js';
-import { parseLoopbackPair } from './lib/ssrf.ts';
+import { endpointKey, normaliseAddress, parseLoopbackPair } from './lib/ssrf.ts';
 
 /** Parsed, validated, frozen runtime configuration. Built once per process by `loadConfig`. */
 export interface Config {
@@ -82,12 +82,66 @@ export interface Config {
   readonly creativeS3Prefix: string;
   /** PostgreSQL read replica for report queries; unset or unreachable: the primary answers them. */
   readonly databaseReadUrl: string | undefined;
+  /** OpenID Connect single sign-on: the provider's issuer URL; unset: SSO is off. */
+  readonly ssoIssuer: string | undefined;
+  readonly ssoClientId: string | undefined;
+  /** The client secret registered at the provider (never logged); unset: a public client (PKCE only). */
+  readonly ssoClientSecret: string | undefined;
+  /** Scopes asked of the provider (always with `openid`). */
+  readonly ssoScopes: string;
+  /** Email domains that may get an account at their first SSO sign-in (lower case); empty: none. */
+  readonly ssoAllowedDomains: readonly string[];
+  /** Claim of the ID token (or userinfo) listing the user's groups. */
+  readonly ssoGroupsClaim: string;
+  /** Group → role name, first matching entry wins. */
+  readonly ssoRoleMap: readonly SsoRoleRule[];
+  /** Role of an SSO user none of whose groups is mapped; unset: such a user is refused. */
+  readonly ssoDefaultRole: string | undefined;
   /** Days of raw clicks/impressions, postback log and conversions kept; 0 keeps them forever. */
   readonly retentionClicksDays: number;
   readonly retentionPostbacksDays: number;
   readonly retentionConversionsDays: number;
   /** Directory receiving each expired partition as gzip CSV with a manifest before it is dropped. */
   readonly trackingArchiveDir: string | undefined;
+}
+
+/** One entry of the SSO group mapping: members of `group` get the role named `role`. */
+export interface SsoRoleRule {
+  readonly group: string;
+  readonly role: string;
+}
+
+/** Parses `group=role[,group=role…]`; the owner role is never granted by a provider. */
+export function parseRoleMap(raw: string): SsoRoleRule[] {
+  const rules = raw
+    .split(',')
+    .map((part) => part.trim())
+    .filter(Boolean)
+    .map((part) => {
+      const at = part.lastIndexOf('=');
+      const group = part.slice(0, at).trim();
+      const role = part.slice(at + 1).trim();
+      if (at < 1 || !group || !role) throw new Error(`${part} is not group=role`);
+      if (group.length > 200 || role.length > 100) throw new Error(`${part} is too long`);
+      if (role.toLowerCase() === 'owner')
+        throw new Error('owner cannot be granted by single sign-on (make owners in the Users screen)');
+      return { group, role };
+    });
+  if (rules.length > 100) throw new Error('at most 100 group=role entries');
+  return rules;
+}
+
+/** Parses a comma list of email domains, kept lower case. */
+function domainList(raw: string): string[] {
+  const domains = raw
+    .split(',')
+    .map((d) => d.trim().toLowerCase().replace(/^@/, ''))
+    .filter(Boolean);
+  for (const d of domains)
+    if (!/^[a-z0-9]([a-z0-9-]{0,62}\.)+[a-z0-9-]{1,63}$/.test(d))
+      throw new Error(`${d} is not a domain name`);
+  if (domains.length > 100) throw new Error('at most 100 domains');
+  return [...new Set(domains)];
 }
 
 /** One key of the secret-sealing key ring: `version` is stored beside every ciphertext it made. */
@@ -686,7 +740,103 @@ export const SETTINGS = [
     default: () => undefined,
     parse: (raw: string) => path.resolve(raw),
   } satisfies Setting<'trackingArchiveDir'>,
+  {
+    key: 'ssoIssuer',
+    env: 'PODIUM_SSO_ISSUER',
+    description:
+      'Single sign-on: issuer URL of the OpenID Connect provider (its discovery document is `<issuer>/.well-known/openid-configuration`), https; plain http only to a pair of PODIUM_OUTBOUND_LOOPBACK_ALLOW. Unset: SSO is off. The redirect URL to register at the provider is `<PODIUM_PUBLIC_URL>/api/admin/v1/session/sso/callback`.',
+    default: () => undefined,
+    parse: httpUrl,
+  } satisfies Setting<'ssoIssuer'>,
+  {
+    key: 'ssoClientId',
+    env: 'PODIUM_SSO_CLIENT_ID',
+    description:
+      'Single sign-on: the client id Podium is registered with at the provider (needed with PODIUM_SSO_ISSUER).',
+    default: () => undefined,
+    parse: (raw: string) => {
+      if (raw.length > 500) throw new Error('must be at most 500 characters');
+      return raw;
+    },
+  } satisfies Setting<'ssoClientId'>,
+  {
+    key: 'ssoClientSecret',
+    env: 'PODIUM_SSO_CLIENT_SECRET',
+    description:
+      'Single sign-on: the client secret (sent with HTTP Basic to the token endpoint). Unset: Podium is a public client and proves itself with PKCE alone.',
+    secret: true,
+    default: () => undefined,
+    parse: (raw: string) => {
+      if (raw.length > 1000) throw new Error('must be at most 1000 characters');
+      return raw;
+    },
+  } satisfies Setting<'ssoClientSecret'>,
+  {
+    key: 'ssoScopes',
+    env: 'PODIUM_SSO_SCOPES',
+    description:
+      'Single sign-on: scopes asked of the provider, space-separated; `openid` is always sent. Add the one your provider needs for the groups claim (often `groups`).',
+    default: () => 'openid email profile',
+    parse: (raw: string) => {
+      const scopes = raw.split(/\s+/).filter(Boolean);
+      if (scopes.some((s) => !/^[\x21\x23-\x5b\x5d-\x7e]{1,100}$/.test(s)) || scopes.length > 20)
+        throw new Error('must be up to 20 space-separated scope names');
+      return [...new Set(['openid', ...scopes])].join(' ');
+    },
+  } satisfies Setting<'ssoScopes'>,
+  {
+    key: 'ssoAllowedDomains',
+    env: 'PODIUM_SSO_ALLOWED_DOMAINS',
+    description:
+      'Single sign-on: comma list of email domains (`example.com`) whose people get an account at their first SSO sign-in, when the provider says the email is verified. Unset: no account is made by SSO; only existing users (matched by email) sign in.',
+    default: () => [],
+    parse: domainList,
+  } satisfies Setting<'ssoAllowedDomains'>,
+  {
+    key: 'ssoGroupsClaim',
+    env: 'PODIUM_SSO_GROUPS_CLAIM',
+    description: 'Single sign-on: the claim (ID token or userinfo) that lists the groups of the user.',
+    default: () => 'groups',
+    parse: (raw: string) => {
+      if (!/^[A-Za-z0-9_:./-]{1,100}$/.test(raw)) throw new Error('must be a claim name');
+      return raw;
+    },
+  } satisfies Setting<'ssoGroupsClaim'>,
+  {
+    key: 'ssoRoleMap',
+    env: 'PODIUM_SSO_ROLE_MAP',
+    description:
+      'Single sign-on: comma list of `group=role` (built-in or custom role names), most privileged first: an SSO user gets the role of the first entry whose group they are in, at every sign-in. `owner` is refused.',
+    default: () => [],
+    parse: parseRoleMap,
+  } satisfies Setting<'ssoRoleMap'>,
+  {
+    key: 'ssoDefaultRole',
+    env: 'PODIUM_SSO_DEFAULT_ROLE',
+    description:
+      'Single sign-on: role of a user none of whose groups is in PODIUM_SSO_ROLE_MAP. Unset: such a user is refused.',
+    default: () => undefined,
+    parse: (raw: string) => {
+      if (raw.length > 100) throw new Error('must be a role name');
+      if (raw.toLowerCase() === 'owner') throw new Error('owner cannot be granted by single sign-on');
+      return raw;
+    },
+  } satisfies Setting<'ssoDefaultRole'>,
 ] as const;
+
+/** What is wrong with the single sign-on settings taken together. */
+function ssoProblems(out: Partial<Record<keyof Config, unknown>>): string[] {
+  const issuer = out.ssoIssuer as string | undefined;
+  if (!issuer) return out.ssoClientId ? ['PODIUM_SSO_CLIENT_ID: single sign-on needs PODIUM_SSO_ISSUER'] : [];
+  if (!out.ssoClientId) return ['PODIUM_SSO_ISSUER: single sign-on needs PODIUM_SSO_CLIENT_ID'];
+  const url = new URL(issuer);
+  if (url.protocol === 'https:') return [];
+  const pairs = (out.outboundLoopbackAllow as readonly string[] | undefined) ?? [];
+  const address = normaliseAddress(url.hostname);
+  return address !== undefined && pairs.includes(endpointKey(address, Number(url.port) || 80))
+    ? []
+    : ['PODIUM_SSO_ISSUER: must be https (plain http only to a pair of PODIUM_OUTBOUND_LOOPBACK_ALLOW)'];
+}
 
 /** Raised when the environment or flags hold invalid values; lists every bad key at once. */
 export class ConfigError extends Error {
@@ -741,6 +891,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     env,
   );
   if (loopbackProblem) problems.push(`PODIUM_OUTBOUND_LOOPBACK_ALLOW: ${loopbackProblem}`);
+  problems.push(...ssoProblems(out));
   if (problems.length) throw new ConfigError(problems);
   for (const s of SETTINGS) {
     if (!(s.key in out)) out[s.key] = s.default(out as Partial<Config>);

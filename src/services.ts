@@ -26,6 +26,7 @@ import { Metrics } from './modules/ops/metrics.ts';
 import { Readiness } from './modules/ops/readiness.ts';
 import { PeopleService } from './modules/people/service.ts';
 import { ResetThrottle, SignInThrottle } from './modules/people/sign-in-throttle.ts';
+import { SingleSignOn, ssoSettingsFrom } from './modules/people/sso.ts';
 import { PlayerData } from './modules/player-data/service.ts';
 import { registerAggregateJob } from './modules/reporting/aggregate-job.ts';
 import { AggregateRepository } from './modules/reporting/aggregate-repository.ts';
@@ -75,6 +76,8 @@ export interface Services {
   access: AccessService;
   /** Users, roles, invitations, password sign-in. */
   people: PeopleService;
+  /** OpenID Connect single sign-on; undefined when PODIUM_SSO_ISSUER is unset. */
+  sso: SingleSignOn | undefined;
   catalog: CatalogService;
   compliance: ComplianceService;
   delivery: DeliveryService;
@@ -177,6 +180,8 @@ export async function createServices(deps: ServiceDeps): Promise<Services> {
     { info: (msg) => log.info?.(msg), warn: (msg) => log.warn(msg) },
     { mailer, resets, sealer },
   );
+  const ssoSettings = ssoSettingsFrom(config);
+  const sso = ssoSettings && new SingleSignOn(ssoSettings, outbound, sealer, now);
   const delivery = new DeliveryService(db, bus, now, `${config.publicUrl}/api/v1`, (err) =>
     log.error('delivery: gzipping an answer failed', err),
   );
@@ -369,6 +374,7 @@ export async function createServices(deps: ServiceDeps): Promise<Services> {
   return {
     access,
     people,
+    sso,
     catalog,
     compliance,
     delivery,

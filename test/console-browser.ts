@@ -62,9 +62,9 @@ export interface ConsoleBrowser {
   shot: (name: string) => Promise<Buffer>;
 }
 
-/** Starts the app on loopback and opens one Chromium page on it (clipboard allowed). */
-export async function openConsole(t: TestApp, height = 800): Promise<ConsoleBrowser> {
-  await t.app.listen({ host: '127.0.0.1', port: 0 });
+/** Starts the app on loopback (on `port`, or any free one) and opens one Chromium page on it (clipboard allowed). */
+export async function openConsole(t: TestApp, height = 800, port = 0): Promise<ConsoleBrowser> {
+  await t.app.listen({ host: '127.0.0.1', port });
   const addr = t.app.server.address();
   if (!addr || typeof addr === 'string') throw new Error('no address');
   const base = `http://127.0.0.1:${addr.port}`;

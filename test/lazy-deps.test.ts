@@ -44,10 +44,19 @@ function serverLoads(packages: string[], body: string): { loaded: string[]; out:
 }
 
 describe('packages a server does not use', () => {
-  it('are not loaded by a server on PGlite without Redis: drivers, the MCP SDK, the outbound HTTP client, the AWS SDK', () => {
+  it('are not loaded by a server on PGlite without Redis: drivers, the MCP SDK, the outbound HTTP client, the AWS SDK, the OpenID Connect client', () => {
     // node-postgres and ioredis cost ~14 MB of RSS, the MCP SDK ~25 MB, undici ~20 MB.
-    // The AWS SDK (creatives' s3 store) is only loaded by a server that stores creatives in S3.
-    const packages = ['pg', 'ioredis', '@modelcontextprotocol', 'undici', '@aws-sdk'];
+    // The AWS SDK (creatives' s3 store) is only loaded by a server that stores creatives in S3;
+    // openid-client (with jose) by the first single sign-on.
+    const packages = [
+      'pg',
+      'ioredis',
+      '@modelcontextprotocol',
+      'undici',
+      '@aws-sdk',
+      'openid-client',
+      'oauth4webapi',
+    ];
     const served = serverLoads(
       packages,
       `

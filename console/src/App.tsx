@@ -157,6 +157,9 @@ const RESET = '#/reset/';
 
 const EXPIRED = 'Your session has ended (it expired or was signed out elsewhere). Sign in again to continue.';
 
+/** Where single sign-on brings the browser back: this screen of the console (the server takes console paths only). */
+const ssoReturnPath = () => `/console/${/^#\/[\w/-]{0,200}$/.test(location.hash) ? location.hash : ''}`;
+
 function SignIn({ notice, onSignedIn }: { notice: string; onSignedIn: (s: Session) => void }) {
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
@@ -166,6 +169,13 @@ function SignIn({ notice, onSignedIn }: { notice: string; onSignedIn: (s: Sessio
   const [pending, setPending] = useState<PendingSignIn | null>(null);
   const [error, setError] = useState('');
   const [busy, setBusy] = useState(false);
+  const [ssoUrl, setSsoUrl] = useState<string | null>(null);
+  useEffect(() => {
+    api<{ data: { sso: { url: string } | null } }>('GET', '/session/methods').then(
+      (r) => setSsoUrl(r.data.sso?.url ?? null),
+      () => setSsoUrl(null),
+    );
+  }, []);
   const submit = async (e: FormEvent) => {
     e.preventDefault();
     setBusy(true);
@@ -249,6 +259,11 @@ function SignIn({ notice, onSignedIn }: { notice: string; onSignedIn: (s: Sessio
           {busy ? 'Signing in…' : 'Sign in'}
         </button>
       </form>
+      {ssoUrl && (
+        <a className="button" href={`${ssoUrl}?return=${encodeURIComponent(ssoReturnPath())}`}>
+          Sign in with SSO
+        </a>
+      )}
       <button
         type="button"
         className="link"

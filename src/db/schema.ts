@@ -905,6 +905,8 @@ export interface Users {
   password_hash: string | null;
   role_id: number;
   site_ids: number[] | null;
+  sso_issuer: string | null;
+  sso_subject: string | null;
   status: Generated<string>;
   totp_enabled_at: Timestamp | null;
   totp_last_step: number | null;

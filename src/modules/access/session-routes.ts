@@ -8,10 +8,51 @@ import { CSRF_HEADER, SESSION_COOKIE } from '../../plugins/auth.ts';
 import { createdWithSecret } from '../../plugins/replies.ts';
 import type { User } from '../people/repository.ts';
 import type { PeopleService } from '../people/service.ts';
+import { type SingleSignOn, SSO_FLOW_TTL_MS } from '../people/sso.ts';
 import type { NewSession, SessionService } from './sessions.ts';
 
 /** Readable (not HttpOnly) cookie holding the CSRF token the console echoes in a header. */
 export const CSRF_COOKIE = 'podium_csrf';
+/** HttpOnly cookie holding the sealed state of a single sign-on between its start and its callback. */
+export const SSO_COOKIE = 'podium_sso';
+
+const SsoStartQuery = T.Object(
+  {
+    return: T.Optional(
+      T.String({
+        maxLength: 500,
+        description: 'Console path to land on once signed in, e.g. /console/#/toplists (default /console/)',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+const SsoCallbackQuery = T.Object(
+  {
+    code: T.Optional(T.String({ maxLength: 2000 })),
+    state: T.Optional(T.String({ maxLength: 500 })),
+    iss: T.Optional(T.String({ maxLength: 500 })),
+    error: T.Optional(T.String({ maxLength: 200 })),
+    error_description: T.Optional(T.String({ maxLength: 1000 })),
+  },
+  { description: 'What the provider appends to the redirect URL' },
+);
+
+/**
+ * Where a sign-in may send the browser back to: a relative path of the console only (its hash
+ * route included), so the parameter can never make Podium an open redirect.
+ */
+export function consoleReturnPath(raw: string | undefined): string {
+  if (raw === undefined || raw === '') return '/console/';
+  const [path = ''] = raw.split('#', 1);
+  if (
+    !/^\/console(\/[A-Za-z0-9_.~%/-]*)?(#\/[A-Za-z0-9_.~%/?=&-]*)?$/.test(raw) ||
+    path.includes('//') ||
+    raw.includes('..')
+  )
+    throw invalidField('return', 'must be a path of the console, such as /console/#/toplists');
+  return raw;
+}
 
 // Either an admin token, or an email with a password.
 const SignIn = T.Object(
@@ -61,6 +102,7 @@ export async function registerSessionRoutes(
   prefix: string,
   publicUrl: string,
   throttle: AuthThrottle,
+  sso?: SingleSignOn,
 ): Promise<void> {
   const app = scope.withTypeProvider<TypeBoxTypeProvider>();
   const httpsPublic = publicUrl.startsWith('https://');
@@ -86,14 +128,8 @@ export async function registerSessionRoutes(
     expiresAt: s.expiresAt.toISOString(),
   });
   const userOf = (id: number | null) => (id === null ? undefined : people.whoAmI(id));
-  /** Sets the session and CSRF cookies of a completed sign-in and answers with the session. */
-  const opened = (
-    req: FastifyRequest,
-    reply: FastifyReply,
-    created: NewSession,
-    user: User | undefined,
-    extra: object = {},
-  ) => {
+  /** Sets the session and CSRF cookies of a completed sign-in. */
+  const setSessionCookies = (req: FastifyRequest, reply: FastifyReply, created: NewSession) => {
     req.admin = created.admin;
     reply.setCookie(SESSION_COOKIE, created.sessionToken, {
       ...cookieOptions(req, prefix, true, httpsPublic),
@@ -103,6 +139,16 @@ export async function registerSessionRoutes(
       ...cookieOptions(req, '/', false, httpsPublic),
       expires: created.expiresAt,
     });
+  };
+  /** Sets the cookies of a completed sign-in and answers with the session. */
+  const opened = (
+    req: FastifyRequest,
+    reply: FastifyReply,
+    created: NewSession,
+    user: User | undefined,
+    extra: object = {},
+  ) => {
+    setSessionCookies(req, reply, created);
     return createdWithSecret(reply, {
       data: { ...view(created, user), csrfToken: created.csrfToken, ...extra },
     });
@@ -183,6 +229,76 @@ export async function registerSessionRoutes(
     },
     async (req, reply) =>
       createdWithSecret(reply, { data: await people.startSignInEnrolment(req.body.pendingToken) }),
+  );
+
+  app.get(
+    '/session/methods',
+    {
+      config: { auth: 'self' },
+      schema: {
+        summary: 'How one may sign in here: whether single sign-on is configured (for the sign-in page)',
+      },
+    },
+    async () => ({
+      data: { password: true, sso: sso ? { url: `${prefix}/session/sso` } : null },
+    }),
+  );
+
+  const ssoOff = () => new AppError('not_found', 'Single sign-on is not configured (PODIUM_SSO_ISSUER)');
+  // Lax, not Strict: the provider's redirect back is a cross-site navigation, which a Strict
+  // cookie would not ride. It holds no session, only the sealed state of this one sign-in.
+  const ssoCookie = (req: FastifyRequest): CookieSerializeOptions => ({
+    ...cookieOptions(req, `${prefix}/session/sso`, true, httpsPublic),
+    sameSite: 'lax',
+  });
+
+  app.get(
+    '/session/sso',
+    {
+      config: { auth: 'self' },
+      schema: {
+        summary: 'Start single sign-on: redirects (302) to the OpenID Connect provider',
+        querystring: SsoStartQuery,
+      },
+    },
+    async (req, reply) => {
+      if (!sso) throw ssoOff();
+      const returnTo = consoleReturnPath(req.query.return);
+      const started = await sso.start(returnTo);
+      reply.setCookie(SSO_COOKIE, started.cookie, { ...ssoCookie(req), maxAge: SSO_FLOW_TTL_MS / 1000 });
+      reply.header('cache-control', 'no-store');
+      return reply.redirect(started.url, 302);
+    },
+  );
+
+  app.get(
+    '/session/sso/callback',
+    {
+      config: { auth: 'self' },
+      schema: {
+        summary:
+          "Single sign-on's return from the provider: signs in (session cookie) and redirects (302) to the console",
+        querystring: SsoCallbackQuery,
+      },
+    },
+    async (req, reply) => {
+      if (!sso) throw ssoOff();
+      // The state cookie serves once, whatever the outcome.
+      reply.clearCookie(SSO_COOKIE, ssoCookie(req));
+      reply.header('cache-control', 'no-store');
+      const query = req.url.slice(req.url.indexOf('?') + 1 || req.url.length);
+      try {
+        const { identity, returnTo } = await sso.finish(query, req.cookies[SSO_COOKIE]);
+        const client = { address: req.ip, userAgent: req.headers['user-agent'] };
+        const done = await people.signInWithSso(identity, sso.settings.allowedDomains, client);
+        setSessionCookies(req, reply, done.session);
+        return reply.redirect(returnTo, 302);
+      } catch (err) {
+        if (err instanceof AppError && err.status < 500)
+          throw await throttle.refusal('console_sign_in', req.ip, err);
+        throw err;
+      }
+    },
   );
 
   app.get(

@@ -36,6 +36,8 @@ export interface UserCredentials extends User {
   scopes: string[];
   totpSealed: string | null;
   totpPendingSealed: string | null;
+  /** The `sub` of the OpenID Connect identity the user is linked to; null: not linked. */
+  ssoSubject: string | null;
 }
 
 /** A pending sign-in between the password and the second step. */
@@ -91,6 +93,7 @@ const user = (r: Row): UserCredentials => ({
   scopes: r.role_scopes as string[],
   totpSealed: (r.totp_sealed as string | null) ?? null,
   totpPendingSealed: (r.totp_pending_sealed as string | null) ?? null,
+  ssoSubject: (r.sso_subject as string | null) ?? null,
 });
 
 /** Strips what only sign-in may see. */
@@ -99,6 +102,7 @@ export const publicUser = ({
   scopes: _s,
   totpSealed: _t,
   totpPendingSealed: _p,
+  ssoSubject: _o,
   ...u
 }: UserCredentials): User => u;
 
@@ -252,6 +256,23 @@ export class PeopleRepository {
     ]);
     const found = new Set(rows.map((r) => r.id));
     return ids.filter((id) => !found.has(id));
+  }
+
+  /** The user linked to this OpenID Connect identity. */
+  async findUserBySso(issuer: string, subject: string): Promise<UserCredentials | undefined> {
+    const [r] = await this.db.query(`${USER_SELECT} WHERE u.sso_issuer = $1 AND u.sso_subject = $2`, [
+      issuer,
+      subject,
+    ]);
+    return r && user(r);
+  }
+
+  /** Links a user to an OpenID Connect identity (found by email at its first SSO sign-in). */
+  async linkSso(id: number, issuer: string, subject: string): Promise<void> {
+    await this.db.query(
+      'UPDATE users SET sso_issuer = $2, sso_subject = $3, updated_at = now() WHERE id = $1',
+      [id, issuer, subject],
+    );
   }
 
   async touchSignIn(id: number, at: Date): Promise<void> {

@@ -27,6 +27,7 @@ import {
   type UserStatus,
 } from './repository.ts';
 import type { ResetThrottle, SignInThrottle } from './sign-in-throttle.ts';
+import type { SsoIdentity } from './sso.ts';
 import {
   CHALLENGE_ATTEMPTS,
   CHALLENGE_TTL_MS,
@@ -447,6 +448,89 @@ export class PeopleService {
     const session = await this.sessions.openForUser(found, client);
     await this.repo.touchSignIn(found.id, this.now());
     return { session, user: publicUser(found) };
+  }
+
+  /**
+   * Signs in the person an OpenID Connect provider vouched for (ID token verified by the caller).
+   * The user is found by the linked identity, else by email (verified by the provider), which
+   * links them; else, for an allowed email domain, created active. A suspended user is refused.
+   * The role follows the group mapping at every sign-in, except an owner's (granted in Podium
+   * only). Podium's own two-factor is not asked: the provider's sign-in (and its MFA) replaces
+   * the password and code. Nothing is written when the sign-in is refused.
+   */
+  async signInWithSso(
+    id: SsoIdentity,
+    allowedDomains: readonly string[],
+    client: SessionClient,
+  ): Promise<SignedIn> {
+    const out = await this.tx(async (repo) => {
+      let u = await repo.findUserBySso(id.issuer, id.subject);
+      let how = 'signed in';
+      if (!u) {
+        if (!id.emailVerified)
+          throw new AppError(
+            'forbidden',
+            `The provider has not verified the email ${id.email}: single sign-on takes verified emails only`,
+          );
+        u = await repo.findUserByEmail(id.email);
+        if (u?.ssoSubject)
+          throw new AppError(
+            'forbidden',
+            `The account of ${id.email} is linked to another identity at the provider: ask an administrator`,
+          );
+        if (!u) {
+          const domain = id.email.slice(id.email.lastIndexOf('@') + 1).toLowerCase();
+          if (!allowedDomains.includes(domain))
+            throw new AppError(
+              'forbidden',
+              `No account has the email ${id.email}, and single sign-on makes accounts for ${allowedDomains.length ? allowedDomains.join(', ') : 'no domain'} only: ask an administrator for an invitation`,
+            );
+          const role = await this.ssoRole(repo, id.roleName);
+          u = await repo.insertUser({
+            email: id.email,
+            displayName: id.displayName,
+            roleId: role.id,
+            status: 'active',
+          });
+          how = 'account created at first sign-in';
+        } else how = 'linked by email';
+        await repo.linkSso(u.id, id.issuer, id.subject);
+      }
+      if (u.status === 'suspended') throw new AppError('forbidden', 'This account is suspended');
+      let roleChanged = false;
+      if (!PeopleService.isOwnerRole(u.role)) {
+        const role = await this.ssoRole(repo, id.roleName);
+        if (role.id !== u.role.id) {
+          await repo.updateUser(u.id, { roleId: role.id });
+          roleChanged = true;
+        }
+      }
+      if (u.status === 'invited') await repo.updateUser(u.id, { status: 'active' });
+      return { user: (await repo.findUser(u.id))!, how, roleChanged };
+    });
+    if (out.roleChanged) await this.bus.publish({ kind: 'tokens' });
+    const session = await this.sessions.openForUser(out.user, client);
+    await this.repo.touchSignIn(out.user.id, this.now());
+    this.log.info(
+      `user ${out.user.id} signed in with SSO (${out.how}${out.roleChanged ? `; role now ${out.user.role.name}` : ''})`,
+    );
+    return { session, user: publicUser(out.user) };
+  }
+
+  /** The role the mapping names; refused when none applies, an error of the settings when it does not exist. */
+  private async ssoRole(repo: PeopleRepository, name: string | null): Promise<Role> {
+    if (name === null)
+      throw new AppError(
+        'forbidden',
+        'None of your groups at the provider gives a role in Podium: ask an administrator',
+      );
+    const role = await repo.findRoleByName(name);
+    if (!role || PeopleService.isOwnerRole(role))
+      throw new AppError(
+        'internal_error',
+        `PODIUM_SSO_ROLE_MAP or PODIUM_SSO_DEFAULT_ROLE names the role ${name}, which Podium does not have`,
+      );
+    return role;
   }
 
   /* Two-factor */
