@@ -238,6 +238,14 @@ export async function createServices(deps: ServiceDeps): Promise<Services> {
       await adserver.reports.pullAll(signal, Math.min(reportEveryMs * 0.8, 600_000));
     },
   });
+  const creatives = new CreativeService(
+    db,
+    creativeStoreFrom(config, db),
+    adserver.bookings,
+    config,
+    (msg, err) => log.warn(msg, err),
+  );
+  // A reservation's approval carries the creatives of its lines to the booking it becomes.
   const market = new MarketService(
     db,
     adserver,
@@ -245,6 +253,7 @@ export async function createServices(deps: ServiceDeps): Promise<Services> {
     now,
     { holdMinutes: config.marketHoldMinutes, forecastMaxAgeMinutes: config.marketForecastMaxAgeMinutes },
     webhooks,
+    creatives,
   );
   // Format ids name this server's own creative formats (AdCP's agent_url of a format).
   const salesAgent = new SalesAgentService(db, market, `${config.publicUrl}/adcp`, now);
@@ -264,13 +273,6 @@ export async function createServices(deps: ServiceDeps): Promise<Services> {
     everyMs: 60_000,
     run: async (signal) => void (await market.refreshStale(signal)),
   });
-  const creatives = new CreativeService(
-    db,
-    creativeStoreFrom(config, db),
-    adserver.bookings,
-    config,
-    (msg, err) => log.warn(msg, err),
-  );
   // Follow-up pushes of approved creatives: started at approval, retried here until sent.
   scheduler.register({
     name: 'creative-followups',

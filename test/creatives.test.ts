@@ -472,6 +472,183 @@ describe('moderation and the line', () => {
   });
 });
 
+describe('creatives of a reservation line before approval', () => {
+  let t: App;
+  let conn: string;
+  let advertiser: string;
+  let product: string;
+  let mpuProduct: string;
+  beforeAll(async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'podium-creatives-'));
+    const [cfg, opts] = adserverAppOptions();
+    const base = await testApp({ ...cfg, dataDir: dir, creativeStore: 'files' }, opts);
+    const { token } = await base.app.services.access.createAdminToken(
+      'creatives',
+      ['adserver:read', 'adserver:write', 'market:read', 'market:write', 'creatives:moderate'],
+      null,
+    );
+    t = { ...base, admin: token, dir };
+    t.clock.now = new Date('2026-11-23T10:00:00Z');
+    const key = await ref.issueKey();
+    const fx = await bookable(t, { ...ref, apiKey: key.key }, 'pub-rsv');
+    conn = fx.conn;
+    advertiser = (
+      await call(t, 'POST', '/market/advertisers', { publisher: 'pub-rsv', name: 'Lucky Spin Ltd' })
+    ).body.data.id;
+    const offer = async (placement: number, name: string) =>
+      (
+        await call(t, 'POST', '/market/products', {
+          connection_id: conn,
+          placement_id: placement,
+          name,
+          geos: ['MT'],
+          first_month: '2026-12',
+          last_month: '2027-01',
+          pricing: 'cpm',
+          price: '10.00',
+        })
+      ).body.data.id as string;
+    product = await offer(fx.leaderboard, 'Leaderboard');
+    mpuProduct = await offer(fx.mpu, 'MPU');
+  });
+  afterAll(async () => {
+    await t?.close();
+    rmSync(t.dir, { recursive: true, force: true });
+  });
+
+  const reserve = async (campaign: string) => {
+    const r = await call(t, 'POST', '/market/reservations', {
+      advertiser_id: advertiser,
+      campaign_name: campaign,
+      lines: [
+        { product_id: product, geo: 'MT', month: '2026-12', impressions: 1_000 },
+        { product_id: mpuProduct, geo: 'MT', month: '2026-12', impressions: 1_000 },
+      ],
+    });
+    expect(r.status).toBe(201);
+    return r.body.data.id as string;
+  };
+  const uploadTo = async (reservation: string, line: number, bytes: Buffer) => {
+    const q = new URLSearchParams({
+      reservation_id: reservation,
+      line_no: String(line),
+      landing_url: 'https://advertiser.test/rsv',
+    });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: `/api/admin/v1/creatives?${q}`,
+      headers: { authorization: `Bearer ${t.admin}`, 'content-type': 'image/png' },
+      payload: bytes,
+    });
+    // biome-ignore lint/suspicious/noExplicitAny: response bodies are checked by the assertions
+    return { status: res.statusCode, body: res.json() as any };
+  };
+
+  it('refuses what an upload to a booking line refuses, and names the reservation field', async () => {
+    const rsv = await reserve('refusals');
+    const before = await stored(t);
+    const wrong = await uploadTo(rsv, 1, png(300, 250));
+    expect(wrong.status).toBe(422);
+    expect(wrong.body.details).toMatchObject({ field: 'body', rule: 'size' });
+    const noLine = await uploadTo(rsv, 7, png(728, 90));
+    expect(noLine.status).toBe(422);
+    expect(noLine.body.details.field).toBe('line_no');
+    const none = await uploadTo('rsv_00000000000000000000000000', 1, png(728, 90));
+    expect(none.body.details.field).toBe('reservation_id');
+    const both = await t.app.inject({
+      method: 'POST',
+      url: `/api/admin/v1/creatives?reservation_id=${rsv}&booking_id=bkg_00000000000000000000000000&line_no=1&landing_url=https://a.test/`,
+      headers: { authorization: `Bearer ${t.admin}`, 'content-type': 'image/png' },
+      payload: png(728, 90),
+    });
+    expect(both.statusCode).toBe(422);
+    expect(both.json().message).toContain('exactly one of booking_id and reservation_id');
+    expect((await call(t, 'POST', `/market/reservations/${rsv}/reject`, { reason: 'no' })).status).toBe(200);
+    const closed = await uploadTo(rsv, 1, png(728, 90));
+    expect(closed.status).toBe(422);
+    expect(closed.body.message).toContain('is rejected');
+    expect((await stored(t)).rows).toBe(before.rows);
+  });
+
+  it('is moderated while held; the approval carries the approved creatives to the booking the pushed order shows', async () => {
+    const rsv = await reserve('carried');
+    const first = await uploadTo(rsv, 1, png(728, 90, { rgb: [9, 9, 200] }));
+    expect(first.status).toBe(201);
+    expect(first.body.data).toMatchObject({
+      booking_id: null,
+      line_no: null,
+      reservation_id: rsv,
+      reservation_line_no: 1,
+      status: 'pending',
+    });
+    expect((await uploadTo(rsv, 1, png(728, 90, { rgb: [9, 9, 200] }))).status).toBe(200);
+    const second = await uploadTo(rsv, 1, png(728, 90, { rgb: [200, 9, 9] }));
+    const rejected = await uploadTo(rsv, 2, png(300, 250));
+    expect(
+      (await call(t, 'POST', `/creatives/${rejected.body.data.id}/reject`, { reason: 'blurry' })).status,
+    ).toBe(200);
+    expect((await call(t, 'POST', `/creatives/${first.body.data.id}/approve`)).body.data.status).toBe(
+      'approved',
+    );
+    // A second approval of the size replaces the first, as on a booking line.
+    expect((await call(t, 'POST', `/creatives/${second.body.data.id}/approve`)).body.data.status).toBe(
+      'approved',
+    );
+    expect((await call(t, 'GET', `/creatives/${first.body.data.id}`)).body.data.status).toBe('replaced');
+    const pending = await uploadTo(rsv, 1, png(728, 90, { rgb: [9, 200, 9] }));
+    const listed = (await call(t, 'GET', `/creatives?reservation_id=${rsv}`)).body.data;
+    expect(listed.map((c: { id: string }) => c.id).sort()).toEqual(
+      [first, second, rejected, pending].map((c) => c.body.data.id).sort(),
+    );
+
+    const booked = await call(t, 'POST', `/market/reservations/${rsv}/approve`);
+    expect(booked.body.data.status).toBe('booked');
+    const bookingId = booked.body.data.booking_id as string;
+    const booking = (await call(t, 'GET', `/adserver/bookings/${bookingId}`)).body.data;
+    expect(booking.lines[0].approved_creatives).toEqual([
+      { image_url: second.body.data.url, landing_url: 'https://advertiser.test/rsv', width: 728, height: 90 },
+    ]);
+    expect(booking.lines[1].approved_creatives).toEqual([]);
+    // The same rows, now on the booking's lines: the pending one is moderated there from now on.
+    const moved = await call(t, 'GET', `/creatives/${pending.body.data.id}`);
+    expect(moved.body.data).toMatchObject({ booking_id: bookingId, line_no: 1, reservation_id: rsv });
+    expect((await call(t, 'GET', `/creatives/${second.body.data.id}`)).body.data.booking_id).toBe(bookingId);
+    // The order the ad server holds carries the approved creative's tag, which shows its image.
+    const [li] = await ref.store.query<{ creatives: { tag: string }[] }>(
+      'SELECT creatives FROM line_items WHERE id = $1',
+      [booking.lines[0].line_item_id],
+    );
+    expect(li!.creatives).toHaveLength(1);
+    expect(li!.creatives[0]!.tag).toBe(booking.lines[0].creatives[0].tag);
+    const code = booking.lines[0].click_codes[0];
+    expect((await t.app.inject({ method: 'GET', url: `/ad/${code}` })).body).toContain(
+      `src="${second.body.data.url}"`,
+    );
+    // An upload through the reservation now lands on the booking line.
+    const after = await uploadTo(rsv, 2, png(300, 250, { rgb: [1, 2, 3] }));
+    expect(after.body.data).toMatchObject({ booking_id: bookingId, line_no: 2, reservation_line_no: 2 });
+    expect((await call(t, 'POST', `/creatives/${after.body.data.id}/approve`)).body.data.status).toBe(
+      'approved',
+    );
+    expect(
+      (await call(t, 'GET', `/adserver/bookings/${bookingId}`)).body.data.lines[1].approved_creatives,
+    ).toEqual([expect.objectContaining({ image_url: after.body.data.url })]);
+  });
+
+  it('refuses a creative approval while its reservation is being approved', async () => {
+    const rsv = await reserve('in-flight');
+    const c = await uploadTo(rsv, 1, png(728, 90, { rgb: [70, 70, 70] }));
+    await t.db.query(
+      `UPDATE market_reservations SET status = 'approving', approving_since = now() WHERE id = $1`,
+      [rsv],
+    );
+    const refused = await call(t, 'POST', `/creatives/${c.body.data.id}/approve`);
+    expect(refused.status).toBe(409);
+    expect(refused.body.message).toContain('try again once it is booked');
+    expect((await call(t, 'GET', `/creatives/${c.body.data.id}`)).body.data.status).toBe('pending');
+  });
+});
+
 describe('the S3 store (s3rver on loopback, through the AWS SDK)', () => {
   let server: S3rver;
   let endpoint: string;

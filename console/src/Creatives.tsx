@@ -40,7 +40,9 @@ export function CreativesScreen() {
       );
       reload();
       return path === 'approve'
-        ? `Approved ${res.data.name}: line ${res.data.line_no} of ${res.data.booking_id} shows it; its follow-up push is queued.`
+        ? res.data.booking_id
+          ? `Approved ${res.data.name}: line ${res.data.line_no} of ${res.data.booking_id} shows it; its follow-up push is queued.`
+          : `Approved ${res.data.name}: line ${res.data.reservation_line_no} of ${res.data.reservation_id} carries it once the reservation is approved.`
         : `Rejected ${res.data.name}: ${res.data.reason}.`;
     });
   return (
@@ -82,7 +84,14 @@ export function CreativesScreen() {
             cell: (c) => <strong>{c.name}</strong>,
             sub: (c) => `${c.width}x${c.height} · ${c.format} · ${kb(c.bytes)}`,
           },
-          { head: 'Line', cell: (c) => `${c.booking_id} · line ${c.line_no}`, sub: (c) => c.landing_url },
+          {
+            head: 'Line',
+            cell: (c) =>
+              c.booking_id
+                ? `${c.booking_id} · line ${c.line_no}`
+                : `${c.reservation_id} · line ${c.reservation_line_no} (awaiting approval)`,
+            sub: (c) => c.landing_url,
+          },
           { head: 'Status', cell: (c) => badge(c.status), sub: (c) => c.reason ?? undefined },
           {
             head: ACTIONS,

@@ -445,7 +445,8 @@ export interface CreativeFollowups {
 }
 
 export interface Creatives {
-  booking_id: string;
+  booking_id: string | null;
+  buyer_creative_id: string | null;
   bytes: number;
   created_at: Generated<Timestamp>;
   decided_at: Timestamp | null;
@@ -454,9 +455,11 @@ export interface Creatives {
   height: number;
   id: string;
   landing_url: string;
-  line_no: number;
+  line_no: number | null;
   name: string;
   reason: string | null;
+  reservation_id: string | null;
+  reservation_line_no: number | null;
   sha256: string;
   status: Generated<string>;
   updated_at: Generated<Timestamp>;

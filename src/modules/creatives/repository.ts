@@ -7,8 +7,14 @@ export type CreativeStatus = 'pending' | 'approving' | 'approved' | 'rejected' |
 /** A creative row as stored (the service adds its URL). */
 export interface CreativeRow {
   id: string;
-  booking_id: string;
-  line_no: number;
+  /** The booking line it is for; null while its reservation line awaits approval. */
+  booking_id: string | null;
+  line_no: number | null;
+  /** The reservation line it was uploaded for before approval (kept once attached to the booking). */
+  reservation_id: string | null;
+  reservation_line_no: number | null;
+  /** The buyer's creative_id when the sales agent synced it. */
+  buyer_creative_id: string | null;
   sha256: string;
   format: CreativeFormat;
   bytes: number;
@@ -28,7 +34,31 @@ export interface CreativeRow {
 export interface CreativeFilter {
   status?: CreativeStatus;
   booking_id?: string;
+  reservation_id?: string;
   limit: number;
+}
+
+/** The line a creative is for: a booking line, or a reservation line awaiting approval. */
+export type LineRef =
+  | { booking_id: string; line_no: number; reservation_id?: undefined }
+  | { reservation_id: string; reservation_line_no: number; booking_id?: undefined };
+
+/** A reservation line as creatives need it: its reservation's state and booking, and its product's sizes. */
+export interface ReservationLineInfo {
+  status: string;
+  booking_id: string | null;
+  advertiser_id: string;
+  sizes: string[];
+}
+
+/** `column = $n` conditions of a line, the placeholders starting at `from`. */
+function lineWhere(ref: LineRef, from: number): { sql: string; params: unknown[] } {
+  return ref.booking_id !== undefined
+    ? { sql: `booking_id = $${from} AND line_no = $${from + 1}`, params: [ref.booking_id, ref.line_no] }
+    : {
+        sql: `reservation_id = $${from} AND reservation_line_no = $${from + 1} AND booking_id IS NULL`,
+        params: [ref.reservation_id, ref.reservation_line_no],
+      };
 }
 
 /** A queued follow-up push of a booking whose line a creative approval changed. */
@@ -81,12 +111,16 @@ export class CreativeRepository {
     c: Omit<CreativeRow, 'status' | 'reason' | 'decided_by' | 'decided_at' | 'created_at' | 'updated_at'>,
   ) {
     await this.db.query(
-      `INSERT INTO creatives (id, booking_id, line_no, sha256, format, bytes, width, height, name, landing_url, uploaded_by)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+      `INSERT INTO creatives (id, booking_id, line_no, reservation_id, reservation_line_no, buyer_creative_id,
+                              sha256, format, bytes, width, height, name, landing_url, uploaded_by)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
       [
         c.id,
         c.booking_id,
         c.line_no,
+        c.reservation_id,
+        c.reservation_line_no,
+        c.buyer_creative_id,
         c.sha256,
         c.format,
         c.bytes,
@@ -108,51 +142,87 @@ export class CreativeRepository {
   }
 
   /** The line's pending or approved creative with these bytes and landing page, if any (an upload repeated). */
-  async same(
-    bookingId: string,
-    lineNo: number,
-    sha256: string,
-    landingUrl: string,
-  ): Promise<CreativeRow | undefined> {
+  async same(ref: LineRef, sha256: string, landingUrl: string): Promise<CreativeRow | undefined> {
+    const w = lineWhere(ref, 3);
     const [r] = await this.db.query<Raw>(
-      `SELECT * FROM creatives WHERE booking_id = $1 AND line_no = $2 AND sha256 = $3 AND landing_url = $4
+      `SELECT * FROM creatives WHERE ${w.sql} AND sha256 = $1 AND landing_url = $2
          AND status IN ('pending', 'approved') ORDER BY created_at LIMIT 1`,
-      [bookingId, lineNo, sha256, landingUrl],
+      [sha256, landingUrl, ...w.params],
     );
     return r && row(r);
   }
 
   /** How many creatives of a line await moderation. */
-  async pendingOf(bookingId: string, lineNo: number): Promise<number> {
+  async pendingOf(ref: LineRef): Promise<number> {
+    const w = lineWhere(ref, 1);
     const [r] = await this.db.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM creatives WHERE booking_id = $1 AND line_no = $2 AND status = 'pending'`,
-      [bookingId, lineNo],
+      `SELECT count(*)::int AS n FROM creatives WHERE ${w.sql} AND status = 'pending'`,
+      w.params,
     );
     return Number(r?.n ?? 0);
   }
 
-  /** Newest first, filtered by status and booking. */
+  /** Newest first, filtered by status, booking and reservation. */
   async list(f: CreativeFilter): Promise<CreativeRow[]> {
     const rows = await this.db.query<Raw>(
       `SELECT * FROM creatives WHERE ($1::text IS NULL OR status = $1) AND ($2::text IS NULL OR booking_id = $2)
-       ORDER BY created_at DESC, id DESC LIMIT $3`,
-      [f.status ?? null, f.booking_id ?? null, f.limit],
+         AND ($3::text IS NULL OR reservation_id = $3)
+       ORDER BY created_at DESC, id DESC LIMIT $4`,
+      [f.status ?? null, f.booking_id ?? null, f.reservation_id ?? null, f.limit],
     );
     return rows.map(row);
   }
 
   /** The creative approved for a line at a size, which an approval of another one replaces. */
-  async approvedAt(
-    bookingId: string,
-    lineNo: number,
-    width: number,
-    height: number,
-  ): Promise<CreativeRow | undefined> {
+  async approvedAt(ref: LineRef, width: number, height: number): Promise<CreativeRow | undefined> {
+    const w = lineWhere(ref, 3);
     const [r] = await this.db.query<Raw>(
-      `SELECT * FROM creatives WHERE booking_id = $1 AND line_no = $2 AND width = $3 AND height = $4 AND status = 'approved'`,
-      [bookingId, lineNo, width, height],
+      `SELECT * FROM creatives WHERE ${w.sql} AND width = $1 AND height = $2 AND status = 'approved'`,
+      [width, height, ...w.params],
     );
     return r && row(r);
+  }
+
+  /**
+   * A reservation line, its reservation's state and its product's sizes. `lock` takes the
+   * reservation row FOR SHARE: its approval (FOR UPDATE) waits for this transaction, so a
+   * creative written here is never missed when the reservation's creatives move to its booking.
+   */
+  async reservationLine(
+    reservationId: string,
+    lineNo: number,
+    lock = false,
+  ): Promise<ReservationLineInfo | undefined> {
+    const [r] = await this.db.query<ReservationLineInfo>(
+      `SELECT r.status, r.booking_id, r.advertiser_id, pl.sizes
+         FROM market_reservations r
+         JOIN market_reservation_lines l ON l.reservation_id = r.id
+         JOIN market_products p ON p.id = l.product_id
+         JOIN adserver_placements pl ON pl.id = p.placement_id
+        WHERE r.id = $1 AND l.line_no = $2${lock ? ' FOR SHARE OF r' : ''}`,
+      [reservationId, lineNo],
+    );
+    return r;
+  }
+
+  /** Approved creatives of a reservation's lines not attached to a booking yet, by line. */
+  async approvedHeld(reservationId: string): Promise<CreativeRow[]> {
+    const rows = await this.db.query<Raw>(
+      `SELECT * FROM creatives WHERE reservation_id = $1 AND booking_id IS NULL AND status = 'approved'
+       ORDER BY reservation_line_no, created_at, id`,
+      [reservationId],
+    );
+    return rows.map(row);
+  }
+
+  /** Attaches a booked reservation's creatives to its booking: reservation line N is booking line N. */
+  async attach(reservationId: string, bookingId: string): Promise<number> {
+    const rows = await this.db.query<{ id: string }>(
+      `UPDATE creatives SET booking_id = $2, line_no = reservation_line_no, updated_at = now()
+        WHERE reservation_id = $1 AND booking_id IS NULL RETURNING id`,
+      [reservationId, bookingId],
+    );
+    return rows.length;
   }
 
   /** Marks a creative as being approved (the line's one at a time: the unique index refuses a second). */

@@ -86,7 +86,7 @@ export async function registerCreativesAdmin(
         schema: {
           querystring: UploadQuery,
           bodyContent: IMAGE_BODY,
-          summary: 'Upload a creative (the image bytes as the body) for a booking line',
+          summary: 'Upload a creative (the image bytes as the body) for a booking line or a reservation line',
         },
       },
       async (req, reply) => {

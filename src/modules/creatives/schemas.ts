@@ -5,6 +5,7 @@ import { strict } from '../../lib/schema-parts.ts';
 
 const CreativeId = T.String({ pattern: '^crv_[0-9A-Z]{26}$' });
 const BookingId = T.String({ pattern: '^bkg_[0-9A-Z]{26}$' });
+const ReservationId = T.String({ pattern: '^rsv_[0-9A-Z]{26}$' });
 const Status = T.Union([
   T.Literal('pending'),
   T.Literal('approving'),
@@ -15,7 +16,14 @@ const Status = T.Union([
 
 export const UploadQuery = T.Object(
   {
-    booking_id: BookingId,
+    booking_id: T.Optional(BookingId),
+    reservation_id: T.Optional(
+      T.String({
+        pattern: '^rsv_[0-9A-Z]{26}$',
+        description:
+          'a reservation line awaiting approval instead of a booking line (exactly one of the two)',
+      }),
+    ),
     line_no: T.Integer({ minimum: 1, maximum: 200 }),
     landing_url: T.String({
       minLength: 1,
@@ -31,6 +39,7 @@ export const CreativeListQuery = T.Object(
   {
     status: T.Optional(Status),
     booking_id: T.Optional(BookingId),
+    reservation_id: T.Optional(ReservationId),
     limit: T.Optional(T.Integer({ minimum: 1, maximum: 500 })),
   },
   strict,

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Config } from '../../config.ts';
-import type { Db } from '../../db/index.ts';
+import type { Db, Queryable } from '../../db/index.ts';
 import { fromDbError } from '../../lib/db-errors.ts';
 import { AppError, conflict, invalidField, notFound } from '../../lib/errors.ts';
 import { ulid } from '../../lib/ids.ts';
@@ -8,7 +8,13 @@ import { storedUrl } from '../../lib/stored-url.ts';
 import type { Bookings } from '../adserver/bookings.ts';
 import type { ApprovedCreative } from '../adserver/types.ts';
 import { CONTENT_TYPES, checkBytes, checkSize, EXTENSIONS } from './inspect.ts';
-import { CreativeRepository, type CreativeRow, type CreativeStatus, type Followup } from './repository.ts';
+import {
+  CreativeRepository,
+  type CreativeRow,
+  type CreativeStatus,
+  type Followup,
+  type LineRef,
+} from './repository.ts';
 import type { CreativeStore } from './storage.ts';
 
 /** A creative as the admin API shows it: its row, its immutable URL and Content-Type. */
@@ -17,11 +23,22 @@ export interface Creative extends CreativeRow {
   content_type: string;
 }
 
+/** An upload: for a booking line, or for a reservation line awaiting approval (exactly one of the ids). */
 export interface UploadInput {
-  booking_id: string;
+  booking_id?: string;
+  reservation_id?: string;
   line_no: number;
   landing_url: string;
   name?: string;
+  /** The buyer's creative_id (the sales agent's sync_creatives). */
+  buyer_creative_id?: string;
+}
+
+/** Where an upload goes: the line, its sizes, and the reservation line it came through. */
+interface Target {
+  ref: LineRef;
+  sizes: readonly string[];
+  reservation?: { id: string; line_no: number };
 }
 
 /** Pending creatives one line may hold at once: a bound on what moderation is asked to look at. */
@@ -83,27 +100,37 @@ export class CreativeService {
     const landing = storedUrl('landing_url', input.landing_url);
     if (landing.length > 2048) throw invalidField('landing_url', 'must be at most 2048 characters');
     const format = checkBytes(bytes, this.config.creativeMaxBytes);
-    const booking = await this.bookings.get(input.booking_id).catch(() => {
-      throw invalidField('booking_id', 'no such booking');
-    });
-    const line = booking.lines.find((l) => l.line_no === input.line_no);
-    if (!line) throw invalidField('line_no', `booking ${booking.id} has no line ${input.line_no}`);
-    const seen = checkSize(bytes, format, line.sizes);
+    const target = await this.target(input);
+    const seen = checkSize(bytes, format, target.sizes);
     const sha256 = createHash('sha256').update(bytes).digest('hex');
-    const same = await this.repo.same(booking.id, line.line_no, sha256, landing);
+    const same = await this.repo.same(target.ref, sha256, landing);
     if (same) return { creative: this.shown(same), created: false };
-    if ((await this.repo.pendingOf(booking.id, line.line_no)) >= PENDING_PER_LINE)
+    if ((await this.repo.pendingOf(target.ref)) >= PENDING_PER_LINE)
       throw new AppError(
         'conflict',
-        `line ${line.line_no} already has ${PENDING_PER_LINE} creatives awaiting moderation: approve or reject some first`,
+        `line ${input.line_no} already has ${PENDING_PER_LINE} creatives awaiting moderation: approve or reject some first`,
       );
     const id = `crv_${ulid()}`;
     // The row and (database store) the bytes commit together; a store that fails rolls the row back.
     await this.db.tx(async (q) => {
-      await this.repo.with(q).insert({
+      const repo = this.repo.with(q);
+      let line =
+        target.ref.booking_id !== undefined
+          ? { booking_id: target.ref.booking_id, line_no: target.ref.line_no }
+          : null;
+      if (target.reservation) {
+        // Read again under the reservation's lock: an approval that booked it since moves the
+        // upload to the booking line; one that ends it refuses the upload.
+        const r = await repo.reservationLine(target.reservation.id, target.reservation.line_no, true);
+        line = r ? this.reservationOpen(target.reservation.id, target.reservation.line_no, r) : null;
+      }
+      await repo.insert({
         id,
-        booking_id: booking.id,
-        line_no: line.line_no,
+        booking_id: line?.booking_id ?? null,
+        line_no: line?.line_no ?? null,
+        reservation_id: target.reservation?.id ?? null,
+        reservation_line_no: target.reservation?.line_no ?? null,
+        buyer_creative_id: input.buyer_creative_id ?? null,
         sha256,
         format: seen.format,
         bytes: bytes.length,
@@ -118,13 +145,58 @@ export class CreativeService {
     return { creative: await this.get(id), created: true };
   }
 
+  /** The line an upload names, with the sizes it takes. */
+  private async target(input: UploadInput): Promise<Target> {
+    if ((input.booking_id === undefined) === (input.reservation_id === undefined))
+      throw invalidField('booking_id', 'name exactly one of booking_id and reservation_id');
+    if (input.reservation_id !== undefined) {
+      const info = await this.repo.reservationLine(input.reservation_id, input.line_no);
+      if (!info) {
+        if (!(await this.repo.reservationLine(input.reservation_id, 1)))
+          throw invalidField('reservation_id', 'no such reservation');
+        throw invalidField('line_no', `reservation ${input.reservation_id} has no line ${input.line_no}`);
+      }
+      const line = this.reservationOpen(input.reservation_id, input.line_no, info);
+      return {
+        ref: line ?? { reservation_id: input.reservation_id, reservation_line_no: input.line_no },
+        sizes: info.sizes,
+        reservation: { id: input.reservation_id, line_no: input.line_no },
+      };
+    }
+    const booking = await this.bookings.get(input.booking_id!).catch(() => {
+      throw invalidField('booking_id', 'no such booking');
+    });
+    const line = booking.lines.find((l) => l.line_no === input.line_no);
+    if (!line) throw invalidField('line_no', `booking ${booking.id} has no line ${input.line_no}`);
+    return { ref: { booking_id: booking.id, line_no: line.line_no }, sizes: line.sizes };
+  }
+
+  /**
+   * A reservation line that takes creatives: its booking line once booked (reservation line N is
+   * booking line N), null while it awaits approval; refused once rejected or expired.
+   */
+  private reservationOpen(
+    id: string,
+    lineNo: number,
+    r: { status: string; booking_id: string | null },
+  ): { booking_id: string; line_no: number } | null {
+    if (r.status === 'booked' && r.booking_id) return { booking_id: r.booking_id, line_no: lineNo };
+    if (r.status === 'held' || r.status === 'approving') return null;
+    throw invalidField('reservation_id', `reservation ${id} is ${r.status}: it takes no more creatives`);
+  }
+
   async get(id: string): Promise<Creative> {
     const c = await this.repo.get(id);
     if (!c) throw notFound('Creative');
     return this.shown(c);
   }
 
-  async list(filter: { status?: CreativeStatus; booking_id?: string; limit?: number }): Promise<Creative[]> {
+  async list(filter: {
+    status?: CreativeStatus;
+    booking_id?: string;
+    reservation_id?: string;
+    limit?: number;
+  }): Promise<Creative[]> {
     return (await this.repo.list({ ...filter, limit: filter.limit ?? 100 })).map((c) => this.shown(c));
   }
 
@@ -134,10 +206,11 @@ export class CreativeService {
    * booking already on the ad server gets its follow-up push queued and started.
    */
   async approve(id: string, actor: string): Promise<Creative> {
+    if (await this.approveHeld(id, actor)) return this.get(id);
     const c = await this.claim(id);
     let booking: Awaited<ReturnType<Bookings['get']>>;
     try {
-      booking = await this.bookings.get(c.booking_id);
+      booking = await this.bookings.get(c.booking_id!);
       const line = booking.lines.find((l) => l.line_no === c.line_no)!;
       const entry: ApprovedCreative = {
         image_url: this.urlOf(c),
@@ -161,13 +234,61 @@ export class CreativeService {
     }
     await this.db.tx(async (q) => {
       const repo = this.repo.with(q);
-      const before = await repo.approvedAt(c.booking_id, c.line_no, c.width, c.height);
+      const before = await repo.approvedAt(
+        { booking_id: c.booking_id!, line_no: c.line_no! },
+        c.width,
+        c.height,
+      );
       if (before) await repo.decide(before.id, 'replaced', actor, null);
       await repo.decide(id, 'approved', actor, null);
       if (booking.order_id) await repo.queueFollowup(booking.id);
     });
     if (booking.order_id) this.kick();
     return this.get(id);
+  }
+
+  /**
+   * Approves a pending creative of a reservation line awaiting approval (no booking line to write
+   * yet): it becomes the line's creative of its size, carried to the booking on the reservation's
+   * approval. False when the creative is on a booking line (the booking path approves it).
+   */
+  private async approveHeld(id: string, actor: string): Promise<boolean> {
+    return this.db.tx(async (q) => {
+      const repo = this.repo.with(q);
+      const c = await repo.get(id, true);
+      if (!c) throw notFound('Creative');
+      if (c.booking_id !== null) return false;
+      if (c.status !== 'pending') throw conflict(`Creative ${id} is ${c.status}, not pending`);
+      const ref = { reservation_id: c.reservation_id!, reservation_line_no: c.reservation_line_no! };
+      const r = await repo.reservationLine(ref.reservation_id, ref.reservation_line_no, true);
+      if (r?.status !== 'held')
+        throw conflict(
+          `Creative ${id}: reservation ${ref.reservation_id} is ${r?.status ?? 'gone'}; ${r?.status === 'approving' ? 'try again once it is booked' : 'it takes no approvals'}`,
+        );
+      const before = await repo.approvedAt(ref, c.width, c.height);
+      if (before) await repo.decide(before.id, 'replaced', actor, null);
+      await repo.decide(id, 'approved', actor, null);
+      return true;
+    });
+  }
+
+  /**
+   * What each line of a reservation must carry when it becomes a booking: its approved
+   * creatives, by reservation line number (at most {@link CREATIVES_PER_LINE} a line, newest kept).
+   */
+  async approvedForReservation(reservationId: string): Promise<Map<number, ApprovedCreative[]>> {
+    const byLine = new Map<number, ApprovedCreative[]>();
+    for (const c of await this.repo.approvedHeld(reservationId)) {
+      const list = byLine.get(c.reservation_line_no!) ?? [];
+      list.push({ image_url: this.urlOf(c), landing_url: c.landing_url, width: c.width, height: c.height });
+      byLine.set(c.reservation_line_no!, list.slice(-CREATIVES_PER_LINE));
+    }
+    return byLine;
+  }
+
+  /** Attaches a booked reservation's creatives to its booking's lines, in the caller's transaction. */
+  async attachToBooking(reservationId: string, bookingId: string, q: Queryable): Promise<void> {
+    await this.repo.with(q).attach(reservationId, bookingId);
   }
 
   /**

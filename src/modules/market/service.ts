@@ -5,6 +5,7 @@ import { isCountryCode } from '../../lib/geo.ts';
 import { ulid } from '../../lib/ids.ts';
 import { monthFlight, todayIn } from '../adserver/orders.ts';
 import type { AdserverService } from '../adserver/service.ts';
+import type { ApprovedCreative } from '../adserver/types.ts';
 import type { AuditLog } from '../audit/service.ts';
 import type { SiteEvents } from '../webhooks/service.ts';
 import { type CapacityKey, type Figure, MarketRepository, type NewLine } from './repository.ts';
@@ -20,6 +21,12 @@ import type {
   ReservationStatus,
   ReservationSummary,
 } from './types.ts';
+
+/** The creatives of reservation lines (the creatives module): carried to the booking on approval. */
+export interface ReservationCreatives {
+  approvedForReservation(reservationId: string): Promise<Map<number, ApprovedCreative[]>>;
+  attachToBooking(reservationId: string, bookingId: string, q: Queryable): Promise<void>;
+}
 
 export interface MarketOptions {
   /** How long a reservation holds its impressions before it expires. */
@@ -91,6 +98,8 @@ export class MarketService {
     private readonly options: MarketOptions,
     /** Told of booked, rejected and expired reservations inside their transaction (the webhooks outbox). */
     private readonly events?: SiteEvents,
+    /** Carries the creatives of a reservation's lines to the booking its approval makes. */
+    private readonly creatives?: ReservationCreatives,
   ) {
     this.repo = new MarketRepository(db);
     this.statements = new MarketStatements(db, this.repo, adserver.connections, now);
@@ -615,7 +624,9 @@ export class MarketService {
     try {
       // A process that died between creating the booking and recording it left one to reuse.
       let bookingId = r.booking_id ?? (await this.repo.bookingMadeFor(r.connection_id, r.id));
-      if (!bookingId) bookingId = await this.createBooking(r);
+      const approved = (await this.creatives?.approvedForReservation(r.id)) ?? new Map();
+      if (!bookingId) bookingId = await this.createBooking(r, approved);
+      else await this.carryCreatives(bookingId, approved);
       if (bookingId !== r.booking_id) await this.repo.setBooking(id, bookingId);
       booking = await this.adserver.bookings.push(bookingId);
       const missing = booking.lines.filter((l) => !l.line_item_id).map((l) => l.external_ref);
@@ -646,6 +657,7 @@ export class MarketService {
       await repo.getReservationRow(id, true);
       const lines = await repo.linesOf(id);
       for (const l of [...lines].sort(byKey)) await repo.release(l, l.impressions, true);
+      await this.creatives?.attachToBooking(id, booking.id, q);
       await repo.setStatus(id, 'booked', doneAt, { last_error: null, approving_since: null });
       await repo.addEvent(id, doneAt, 'booked', actor, {
         booking_id: booking.id,
@@ -658,14 +670,33 @@ export class MarketService {
     return this.getReservation(id);
   }
 
-  /** The booking of a reservation: one line per reservation line, the campaign ref is the reservation id. */
-  private async createBooking(r: {
-    id: string;
-    advertiser_id: string;
-    connection_id: string;
-    campaign_name: string;
-    currency: string;
-  }): Promise<string> {
+  /**
+   * A booking made by an earlier approval whose push failed: creatives approved since (the
+   * reservation was held again) are written into its lines before the push is retried.
+   */
+  private async carryCreatives(bookingId: string, approved: Map<number, ApprovedCreative[]>): Promise<void> {
+    const booking = await this.adserver.bookings.get(bookingId);
+    for (const line of booking.lines) {
+      const want = approved.get(line.line_no) ?? [];
+      if (JSON.stringify(want) !== JSON.stringify(line.approved_creatives))
+        await this.adserver.bookings.updateLine(bookingId, line.line_no, { creatives: want });
+    }
+  }
+
+  /**
+   * The booking of a reservation: one line per reservation line, the campaign ref is the
+   * reservation id, each line carrying the creatives approved for its reservation line.
+   */
+  private async createBooking(
+    r: {
+      id: string;
+      advertiser_id: string;
+      connection_id: string;
+      campaign_name: string;
+      currency: string;
+    },
+    approved: Map<number, ApprovedCreative[]>,
+  ): Promise<string> {
     const adv = await this.getAdvertiser(r.advertiser_id);
     const lines = await this.repo.linesOf(r.id);
     const products = new Map<string, Product>();
@@ -684,6 +715,7 @@ export class MarketService {
           geo: [l.geo],
           goal_impressions: l.impressions,
           sizes: p.sizes,
+          creatives: approved.get(l.line_no) ?? [],
         };
       }),
     });
