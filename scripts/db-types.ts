@@ -39,13 +39,13 @@ export async function schemaTypes(db: Db): Promise<string> {
   return HEADER + body;
 }
 
-/** SQLSTATE invalid_schema_name. */
-const SCHEMA_GONE = '3F000';
+/** SQLSTATEs of a schema, or a table in one, dropped while the catalog is read: invalid_schema_name, undefined_table. */
+const SCHEMA_GONE = new Set(['3F000', '42P01']);
 
 /**
  * Kysely's introspection reads the columns of every schema in the database and calls functions
- * that look each schema up by name, so a schema dropped between its snapshot and those calls fails
- * the read. On a shared PostgreSQL test database other files drop their throwaway schemas at any
+ * that look each schema (and its tables) up by name, so a schema dropped between its snapshot and
+ * those calls fails the read. On a shared PostgreSQL test database other files drop their throwaway schemas at any
  * moment; the read is repeated, a bounded number of times, until it sees a settled catalog.
  */
 async function withSchemaRetry<T>(read: () => Promise<T>, attempts = 8): Promise<T> {
@@ -53,7 +53,7 @@ async function withSchemaRetry<T>(read: () => Promise<T>, attempts = 8): Promise
     try {
       return await read();
     } catch (err) {
-      if ((err as { code?: string }).code !== SCHEMA_GONE || attempt >= attempts) throw err;
+      if (!SCHEMA_GONE.has((err as { code?: string }).code ?? '') || attempt >= attempts) throw err;
     }
   }
 }
