@@ -130,6 +130,17 @@ describe('console: people in headless Chromium', { timeout: 300_000 }, () => {
       .waitFor();
     await page.getByRole('button', { name: `Reactivate ${EVE.email}` }).waitFor();
 
+    // The audit log by person: the owner's writes, named; Eve's own profile writes are not among them.
+    await page.getByRole('link', { name: 'Audit' }).click();
+    const [owner] = await t.db.query<{ id: number }>('SELECT id FROM users WHERE email = $1', [OWNER.email]);
+    await page.getByLabel('Person').selectOption(String(owner!.id));
+    const audit = page.getByTestId('audit');
+    await audit.getByText('POST /api/admin/v1/users/:id/suspend').waitFor();
+    const who = new Set(await audit.locator('tbody tr td:nth-child(2)').allTextContents());
+    expect([...who]).toHaveLength(1);
+    expect([...who][0]).toContain('(owner@example.com)');
+    await shot('people-05-audit-by-person');
+
     await eve.getByRole('link', { name: 'Brands and offers' }).click();
     await eve.getByRole('heading', { name: 'Sign in to Podium' }).waitFor();
     await eve.getByRole('status').filter({ hasText: 'Your session has ended' }).waitFor();

@@ -1,5 +1,6 @@
 import { useState } from 'react';
 import type { AuditRow } from '../../src/modules/audit/repository.ts';
+import type { User } from '../../src/modules/people/repository.ts';
 import { api } from './api.ts';
 import { LoadedTable } from './table.tsx';
 import { SelectField, useLoad } from './ui.tsx';
@@ -16,13 +17,24 @@ const TARGETS: [string, string][] = [
   ['adserver', 'Ad servers'],
 ];
 
-/** The audit log: every admin write, newest first, by target type; older pages by keyset. */
+/** `user:<id>` as the person's name and email, when the people list holds them. */
+const personOf = (actor: string, people: readonly User[]) => {
+  const m = /^user:(\d+)$/.exec(actor);
+  const u = m ? people.find((p) => p.id === Number(m[1])) : undefined;
+  return u ? `${u.displayName} (${u.email})` : actor;
+};
+
+/** The audit log: every admin write, newest first, by target type and person; older pages by keyset. */
 export function AuditScreen() {
   const [target, setTarget] = useState('');
+  const [person, setPerson] = useState('');
+  const users = useLoad(() => api<{ data: User[] }>('GET', '/users?limit=200'), 'audit-people');
+  const people = users.data?.data ?? [];
   // The `before_id` of each page walked so far; the last is the page shown.
   const [cursors, setCursors] = useState<number[]>([]);
   const qs = new URLSearchParams({ limit: '50' });
   if (target) qs.set('target_type', target);
+  if (person) qs.set('user_id', person);
   const before = cursors.at(-1);
   if (before !== undefined) qs.set('before_id', String(before));
   const log = useLoad(
@@ -45,6 +57,19 @@ export function AuditScreen() {
           }}
           options={TARGETS}
         />
+        {people.length > 0 && (
+          <SelectField
+            id="audit-person"
+            label="Person"
+            all="Everyone"
+            value={person}
+            onChange={(v) => {
+              setPerson(v);
+              setCursors([]);
+            }}
+            options={people.map((u): [string, string] => [String(u.id), `${u.displayName} (${u.email})`])}
+          />
+        )}
       </form>
       <LoadedTable
         load={log}
@@ -52,7 +77,7 @@ export function AuditScreen() {
         testId="audit"
         columns={[
           { head: 'When', cell: (r) => new Date(r.at).toLocaleString() },
-          { head: 'Who', cell: (r) => r.actor },
+          { head: 'Who', cell: (r) => personOf(r.actor, people) },
           { head: 'Action', cell: (r) => <code>{r.action}</code> },
           { head: 'Target', cell: (r) => `${r.targetType} ${r.targetId ?? ''}` },
           { head: 'Status', num: true, cell: (r) => r.status },
