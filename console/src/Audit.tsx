@@ -17,11 +17,14 @@ const TARGETS: [string, string][] = [
   ['adserver', 'Ad servers'],
 ];
 
-/** `user:<id>` as the person's name and email, when the people list holds them. */
+/** A person as the screen names them: display name and email. */
+const personName = (u: User) => `${u.displayName} (${u.email})`;
+
+/** `user:<id>` as the person's name, when the people list holds them. */
 const personOf = (actor: string, people: readonly User[]) => {
   const m = /^user:(\d+)$/.exec(actor);
   const u = m ? people.find((p) => p.id === Number(m[1])) : undefined;
-  return u ? `${u.displayName} (${u.email})` : actor;
+  return u ? personName(u) : actor;
 };
 
 /** The audit log: every admin write, newest first, by target type and person; older pages by keyset. */
@@ -67,7 +70,7 @@ export function AuditScreen() {
               setPerson(v);
               setCursors([]);
             }}
-            options={people.map((u): [string, string] => [String(u.id), `${u.displayName} (${u.email})`])}
+            options={people.map((u): [string, string] => [String(u.id), personName(u)])}
           />
         )}
       </form>
