@@ -256,7 +256,13 @@ export async function createServices(deps: ServiceDeps): Promise<Services> {
     creatives,
   );
   // Format ids name this server's own creative formats (AdCP's agent_url of a format).
-  const salesAgent = new SalesAgentService(db, market, `${config.publicUrl}/adcp`, now);
+  // A buyer's creative is fetched from its asset URL through the SSRF-guarded client, at most the
+  // heaviest format's weight (anything heavier is refused by the upload rules anyway).
+  const salesAgent = new SalesAgentService(db, market, `${config.publicUrl}/adcp`, now, {
+    creatives,
+    outbound,
+    maxAssetBytes: Math.max(...Object.values(config.creativeMaxBytes)),
+  });
   scheduler.register({
     name: 'market-hold-expiry',
     everyMs: 60_000,

@@ -7,6 +7,11 @@ import {
   GetMediaBuyDeliveryResponseSchema,
   GetProductsResponseSchema,
   ListCreativeFormatsResponseSchema,
+  ListCreativesResponseSchema,
+  SyncCreativesResponseSchema,
+  SyncCreativesSuccessSchema,
+  UpdateMediaBuyErrorSchema,
+  UpdateMediaBuySuccessSchema,
 } from '@adcp/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -17,6 +22,7 @@ import {
   referenceServer,
   reportingAdServer,
 } from './adserver-fixture.ts';
+import { png } from './creative-images.ts';
 import { type TestApp, testApp } from './helpers.ts';
 import { type LoopbackServer, loopbackServer } from './hostile-server.ts';
 
@@ -32,6 +38,11 @@ let token: string;
 let cpm: string;
 let flat: string;
 let report: ReportRow[] = [];
+// The buyer's asset host: on loopback, reachable only through the test-only allow-list of 127.0.0.1.
+let assets: LoopbackServer;
+const files = new Map<string, Buffer>();
+let assetHits = 0;
+const LEADERBOARD = png(728, 90, { rgb: [10, 120, 200] });
 
 const client = (authToken: string) =>
   new ADCPMultiAgentClient([
@@ -50,11 +61,20 @@ beforeAll(async () => {
   );
   const admins = await base.app.services.access.createAdminToken(
     'market',
-    ['adserver:read', 'adserver:write', 'market:read', 'market:write'],
+    ['adserver:read', 'adserver:write', 'market:read', 'market:write', 'creatives:moderate'],
     null,
   );
   t = { ...base, admin: admins.token };
-  [ads, ref] = await Promise.all([loopbackServer(), referenceServer()]);
+  [ads, ref, assets] = await Promise.all([loopbackServer(), referenceServer(), loopbackServer()]);
+  assets.handle((req, res) => {
+    assetHits++;
+    const f = files.get(req.url ?? '');
+    if (!f) return void res.writeHead(404).end();
+    res.writeHead(200, { 'content-type': 'image/png' }).end(f);
+  });
+  files.set('/winter-728x90.png', LEADERBOARD);
+  files.set('/mpu.png', png(300, 250, { rgb: [200, 10, 10] }));
+  files.set('/heavy.png', png(728, 90, { noise: true }));
   ads.handle(reportingAdServer('UTC', () => report));
   t.clock.now = new Date('2026-11-23T10:00:00Z');
   const fx = await bookable(t, { ...ref, url: `${ads.origin}/v1` }, 'agentpub');
@@ -84,7 +104,7 @@ beforeAll(async () => {
   agentUrl = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}/adcp/mcp`;
 }, 60_000);
 afterAll(async () => {
-  await Promise.all([t?.close(), ads?.close(), ref?.close()]);
+  await Promise.all([t?.close(), ads?.close(), ref?.close(), assets?.close()]);
 });
 
 describe('the sales agent through @adcp/client', () => {
@@ -184,8 +204,70 @@ describe('the sales agent through @adcp/client', () => {
       totals: { impressions: 0 },
     });
 
+    // The buyer syncs a creative for the leaderboard package: fetched from its host, awaiting moderation.
+    const creative = {
+      creative_id: 'lb-winter',
+      name: 'Winter leaderboard',
+      format_id: {
+        agent_url: `${agentUrl.replace(/\/mcp$/, '')}`,
+        id: 'display_728x90',
+        width: 728,
+        height: 90,
+      },
+      assets: {
+        image: { url: `${assets.origin}/winter-728x90.png`, width: 728, height: 90 },
+        click_url: { url: 'https://luckyspin.example/winter' },
+      },
+    };
+    const sync = await agent.syncCreatives({
+      account: ACCOUNT,
+      creatives: [creative],
+      assignments: [{ creative_id: 'lb-winter', package_id: 'winter-2026:1' }],
+    } as never);
+    expect(sync.success, JSON.stringify(sync.error)).toBe(true);
+    const synced = SyncCreativesSuccessSchema.parse(sync.data);
+    expect(synced.creatives[0]).toMatchObject({
+      creative_id: 'lb-winter',
+      action: 'created',
+      assigned_to: ['winter-2026:1'],
+    });
+    // The same sync again changes nothing.
+    const repeat = await agent.syncCreatives({
+      account: ACCOUNT,
+      creatives: [creative],
+      assignments: [{ creative_id: 'lb-winter', package_id: 'winter-2026:1' }],
+    } as never);
+    expect(SyncCreativesSuccessSchema.parse(repeat.data).creatives[0]!.action).toBe('unchanged');
+    const listed = ListCreativesResponseSchema.parse((await agent.listCreatives({})).data);
+    expect(listed.creatives).toHaveLength(1);
+    expect(listed.creatives[0]).toMatchObject({
+      creative_id: 'lb-winter',
+      status: 'pending_review',
+      format_id: { id: 'display_728x90' },
+      assignments: {
+        assignment_count: 1,
+        assigned_packages: [{ package_id: 'winter-2026:1', buyer_ref: 'lb-mt' }],
+      },
+    });
+    // One creative per reservation line of the package (two months), each moderated by the operator.
+    const queue = (await admin(t, 'GET', `/creatives?reservation_id=${id}&status=pending`)).body.data;
+    expect(queue.map((c: { reservation_line_no: number }) => c.reservation_line_no).sort()).toEqual([1, 2]);
+    for (const c of queue)
+      expect((await admin(t, 'POST', `/creatives/${c.id}/approve`)).body.data.status).toBe('approved');
+    const imageUrl = queue[0].url as string;
+
     const booked = (await admin(t, 'POST', `/market/reservations/${id}/approve`)).body.data;
     expect(booked.status).toBe('booked');
+    // The booked lines carry the approved creative, so the draft order pushed holds its tag.
+    const booking = (await admin(t, 'GET', `/adserver/bookings/${booked.booking_id}`)).body.data;
+    expect(
+      booking.lines.map((l: { approved_creatives: { image_url: string }[] }) =>
+        l.approved_creatives.map((c) => c.image_url),
+      ),
+    ).toEqual([[imageUrl], [imageUrl], [], []]);
+    expect(booking.lines[0].creatives[0].tag).toContain(`/ad/${booking.lines[0].click_codes[0]}`);
+    const approved = ListCreativesResponseSchema.parse((await agent.listCreatives({})).data);
+    expect(approved.creatives[0]!.status).toBe('approved');
     const [l1, , l3] = booked.lines.map((l: { line_item_id: string }) => l.line_item_id);
     report = [
       { line_item_id: l1, date: '2026-12-01', impressions: 40_000, clicks: 31 },
@@ -280,6 +362,132 @@ describe('the sales agent through @adcp/client', () => {
     ).toHaveLength(1);
   });
 
+  it('sync_creatives fetches only through the SSRF guard and refuses what an upload refuses, per creative', async () => {
+    const agent = client(token);
+    const img = (url: string, w = 728, h = 90) => ({
+      image: { url, width: w, height: h },
+      click_url: { url: 'https://luckyspin.example/' },
+    });
+    const fmt = { agent_url: 'https://podium.test/adcp', id: 'display_728x90', width: 728, height: 90 };
+    const hits = assetHits;
+    const res = await agent.syncCreatives({
+      account: ACCOUNT,
+      creatives: [
+        {
+          creative_id: 'unassigned',
+          name: 'u',
+          format_id: fmt,
+          assets: img(`${assets.origin}/winter-728x90.png`),
+        },
+        // 127.0.0.2 is loopback but not on the test's allow-list: refused before any connection.
+        {
+          creative_id: 'private',
+          name: 'p',
+          format_id: fmt,
+          assets: img(`http://127.0.0.2:${new URL(assets.origin).port}/winter-728x90.png`),
+        },
+        { creative_id: 'wrong-size', name: 'w', format_id: fmt, assets: img(`${assets.origin}/mpu.png`) },
+        { creative_id: 'missing', name: 'm', format_id: fmt, assets: img(`${assets.origin}/nope.png`) },
+        { creative_id: 'heavy', name: 'h', format_id: fmt, assets: img(`${assets.origin}/heavy.png`) },
+      ],
+      assignments: ['private', 'wrong-size', 'missing', 'heavy'].map((c) => ({
+        creative_id: c,
+        package_id: 'winter-2026:1',
+      })),
+    } as never);
+    expect(res.success, JSON.stringify(res.error)).toBe(true);
+    const out = SyncCreativesResponseSchema.parse(res.data) as { creatives: Record<string, unknown>[] };
+    const byId: Record<string, Record<string, unknown>> = Object.fromEntries(
+      out.creatives.map((c) => [c.creative_id, c]),
+    );
+    for (const c of Object.values(byId)) expect(c.action).toBe('failed');
+    expect(JSON.stringify(byId.unassigned)).toContain('assign the creative to a package');
+    expect(JSON.stringify(byId.private)).toContain('not a public address');
+    expect(JSON.stringify(byId['wrong-size'])).toContain('rule size');
+    expect(JSON.stringify(byId.missing)).toContain('HTTP 404');
+    expect(JSON.stringify(byId.heavy)).toMatch(/rule weight/);
+    // The private address was never connected to: only the three allowed fetches reached the host.
+    expect(assetHits - hits).toBe(3);
+    expect(ListCreativesResponseSchema.parse((await agent.listCreatives({})).data).creatives).toHaveLength(1);
+  });
+
+  it('update_media_buy resizes or withdraws a buy awaiting approval, and refuses once approved', async () => {
+    const agent = client(token);
+    const made = await agent.createMediaBuy({
+      buyer_ref: 'spring-2027',
+      account: ACCOUNT,
+      brand: ACCOUNT.brand,
+      start_time: '2027-02-01T00:00:00Z',
+      end_time: '2027-02-28T23:59:59Z',
+      packages: [
+        {
+          buyer_ref: 'lb-de',
+          product_id: cpm,
+          pricing_option_id: `${cpm}:cpm`,
+          budget: 100,
+          targeting_overlay: { geo_countries: ['DE'] },
+        },
+      ],
+    } as never);
+    const id = (made.data as { media_buy_id: string }).media_buy_id;
+    const resized = await agent.updateMediaBuy({
+      account: ACCOUNT,
+      media_buy_id: id,
+      packages: [{ package_id: 'spring-2027:1', budget: 250 }],
+    } as never);
+    expect(resized.success, JSON.stringify(resized.error)).toBe(true);
+    expect(UpdateMediaBuySuccessSchema.parse(resized.data).affected_packages).toEqual([
+      expect.objectContaining({ package_id: 'spring-2027:1', impressions: 20_000 }),
+    ]);
+    const r = (await admin(t, 'GET', `/market/reservations/${id}`)).body.data;
+    expect(r.lines[0].impressions).toBe(20_000);
+    const avail = (await admin(t, 'GET', `/market/products/${cpm}/availability?month=2027-02&geo=DE`)).body
+      .data;
+    expect(avail[0].held).toBe(20_000);
+
+    const tooMuch = await agent.updateMediaBuy({
+      account: ACCOUNT,
+      media_buy_id: id,
+      packages: [{ package_id: 'spring-2027:1', impressions: 10_000_000 }],
+    } as never);
+    expect(tooMuch.success).toBe(false);
+    expect(JSON.stringify(tooMuch.data ?? tooMuch.error)).toContain('remain');
+    expect((await admin(t, 'GET', `/market/reservations/${id}`)).body.data.lines[0].impressions).toBe(20_000);
+
+    const withdrawn = await agent.updateMediaBuy({
+      account: ACCOUNT,
+      media_buy_id: id,
+      paused: true,
+    } as never);
+    expect(UpdateMediaBuySuccessSchema.parse(withdrawn.data).ext).toMatchObject({
+      podium: { reservation_status: 'rejected', media_buy_status: 'canceled' },
+    });
+    expect(
+      (await admin(t, 'GET', `/market/products/${cpm}/availability?month=2027-02&geo=DE`)).body.data[0].held,
+    ).toBe(0);
+
+    // The winter buy is booked: the publisher's now.
+    const [winter] = (await admin(t, 'GET', `/market/reservations?advertiser_id=${advertiser}&status=booked`))
+      .body.data;
+    const late = await agent.updateMediaBuy({
+      account: ACCOUNT,
+      media_buy_id: winter.id,
+      packages: [{ package_id: 'winter-2026:1', impressions: 1 }],
+    } as never);
+    expect(late.success).toBe(false);
+    // The client carries the AdCP error either as the task's data or as its error text.
+    if (late.data) UpdateMediaBuyErrorSchema.parse(late.data);
+    const said = JSON.stringify(late.data ?? late.error);
+    expect(said).toContain('CONFLICT');
+    expect(said).toContain('only a buy awaiting approval can change');
+  });
+
+  it('list_authorized_properties names the publisher domains of the products', async () => {
+    const res = await client(token).executeTask('list_authorized_properties', {});
+    expect(res.success, JSON.stringify(res.error)).toBe(true);
+    expect((res.data as { publisher_domains: string[] }).publisher_domains.length).toBeGreaterThan(0);
+  });
+
   it('answers 401 without a live advertiser token; a revoked token stops working', async () => {
     const post = (auth?: string) =>
       fetch(agentUrl, {
@@ -303,7 +511,11 @@ describe('the sales agent through @adcp/client', () => {
       'get_adcp_capabilities',
       'get_media_buy_delivery',
       'get_products',
+      'list_authorized_properties',
       'list_creative_formats',
+      'list_creatives',
+      'sync_creatives',
+      'update_media_buy',
     ]);
 
     const second = (await admin(t, 'POST', `/market/advertisers/${advertiser}/tokens`, { name: 'to revoke' }))

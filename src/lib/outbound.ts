@@ -78,6 +78,11 @@ export type Outcome =
 
 export type OutcomeKind = Outcome['kind'];
 
+/** How a file download ended: its bytes, or why there are none (every `message` redacted). */
+export type Download =
+  | { kind: 'ok'; status: number; contentType: string | undefined; bytes: Buffer }
+  | { kind: Exclude<OutcomeKind, 'ok' | 'invalid_json'>; message: string };
+
 /** The outbound settings of a running Podium. */
 export function outboundOptionsFrom(
   config: Config,
@@ -242,7 +247,7 @@ export class OutboundClient {
         res.body.destroy();
         return { kind: 'too_large', message: `${where}: answer larger than ${this.maxBytes} bytes` };
       }
-      const text = await this.readBody(res.body);
+      const text = (await this.readBody(res.body, this.maxBytes)).toString('utf8');
       // The whole body, never cut: only the key (in any echoed form) and credential shapes go.
       const json = parseJson(redact(text, secrets, Number.POSITIVE_INFINITY));
       if (res.statusCode >= 200 && res.statusCode < 300) {
@@ -306,8 +311,8 @@ export class OutboundClient {
           res.body.destroy();
           throw Object.assign(new Error('too large'), { code: 'UND_ERR_RES_EXCEEDED_MAX_SIZE' });
         }
-        const text = empty ? null : await this.readBody(res.body);
-        return new Response(text, { status: res.statusCode, headers });
+        const body = empty ? null : await this.readBody(res.body, this.maxBytes);
+        return new Response(body === null ? null : new Uint8Array(body), { status: res.statusCode, headers });
       } catch (err) {
         const failed = this.failure(err, `${method} ${base.url.pathname}`, (t) => redact(t), init.signal);
         kind = failed.kind;
@@ -318,18 +323,73 @@ export class OutboundClient {
     }
   }
 
-  private async readBody(body: AsyncIterable<Buffer> & { destroy(): void }): Promise<string> {
+  /**
+   * Downloads one file by GET (a buyer's creative asset): the same guard on every address, https
+   * only, no redirects, the same timeouts, and at most `maxBytes` read (more is `too_large`).
+   */
+  async download(rawUrl: string, maxBytes: number, signal?: AbortSignal): Promise<Download> {
+    const started = performance.now();
+    const outcome = await this.fetchFile(rawUrl, Math.min(maxBytes, this.maxBytes), signal);
+    this.options.onOutcome?.({
+      target: 'asset',
+      kind: outcome.kind,
+      seconds: (performance.now() - started) / 1000,
+    });
+    return outcome;
+  }
+
+  private async fetchFile(rawUrl: string, maxBytes: number, caller?: AbortSignal): Promise<Download> {
+    const base = this.checkBaseUrl(rawUrl);
+    if (!base.ok) return { kind: base.kind, message: base.message.replace('base_url', 'the URL') };
+    const timeout = AbortSignal.timeout(this.totalMs);
+    const signal = caller ? AbortSignal.any([timeout, caller]) : timeout;
+    const where = 'GET asset';
+    const say = (t: string) => redact(t, []);
+    try {
+      this.agent ??= this.makeAgent();
+      const { agent, request } = await this.agent;
+      const res = await request(base.url, {
+        method: 'GET',
+        headers: { accept: 'image/*' },
+        dispatcher: agent,
+        signal,
+      });
+      res.body.on('error', () => {});
+      if (res.statusCode >= 300 && res.statusCode < 400) {
+        res.body.destroy();
+        return { kind: 'redirect', message: `${where}: HTTP ${res.statusCode} redirect (not followed)` };
+      }
+      if (res.statusCode < 200 || res.statusCode >= 300) {
+        res.body.destroy();
+        return { kind: 'http_status', message: `${where}: HTTP ${res.statusCode}` };
+      }
+      if (Number(res.headers['content-length']) > maxBytes) {
+        res.body.destroy();
+        return { kind: 'too_large', message: `${where}: larger than ${maxBytes} bytes` };
+      }
+      const bytes = await this.readBody(res.body, maxBytes);
+      const type = res.headers['content-type'];
+      return { kind: 'ok', status: res.statusCode, contentType: Array.isArray(type) ? type[0] : type, bytes };
+    } catch (err) {
+      const failed = this.failure(err, where, say, caller);
+      if (failed.kind === 'too_large')
+        return { kind: 'too_large', message: `${where}: larger than ${maxBytes} bytes` };
+      return failed as Download;
+    }
+  }
+
+  private async readBody(body: AsyncIterable<Buffer> & { destroy(): void }, limit: number): Promise<Buffer> {
     const chunks: Buffer[] = [];
     let size = 0;
     for await (const chunk of body) {
       size += chunk.length;
-      if (size > this.maxBytes) {
+      if (size > limit) {
         body.destroy();
         throw Object.assign(new Error('too large'), { code: 'UND_ERR_RES_EXCEEDED_MAX_SIZE' });
       }
       chunks.push(chunk);
     }
-    return Buffer.concat(chunks).toString('utf8');
+    return Buffer.concat(chunks);
   }
 
   private failure(err: unknown, where: string, say: (t: string) => string, caller?: AbortSignal): Outcome {

@@ -35,6 +35,8 @@ export interface CreativeFilter {
   status?: CreativeStatus;
   booking_id?: string;
   reservation_id?: string;
+  /** Of any of these reservations (the sales agent's media buys). */
+  reservation_ids?: readonly string[];
   limit: number;
 }
 
@@ -166,9 +168,9 @@ export class CreativeRepository {
   async list(f: CreativeFilter): Promise<CreativeRow[]> {
     const rows = await this.db.query<Raw>(
       `SELECT * FROM creatives WHERE ($1::text IS NULL OR status = $1) AND ($2::text IS NULL OR booking_id = $2)
-         AND ($3::text IS NULL OR reservation_id = $3)
+         AND ($3::text IS NULL OR reservation_id = $3) AND ($5::text[] IS NULL OR reservation_id = ANY($5))
        ORDER BY created_at DESC, id DESC LIMIT $4`,
-      [f.status ?? null, f.booking_id ?? null, f.reservation_id ?? null, f.limit],
+      [f.status ?? null, f.booking_id ?? null, f.reservation_id ?? null, f.limit, f.reservation_ids ?? null],
     );
     return rows.map(row);
   }

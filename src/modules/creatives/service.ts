@@ -195,6 +195,7 @@ export class CreativeService {
     status?: CreativeStatus;
     booking_id?: string;
     reservation_id?: string;
+    reservation_ids?: readonly string[];
     limit?: number;
   }): Promise<Creative[]> {
     return (await this.repo.list({ ...filter, limit: filter.limit ?? 100 })).map((c) => this.shown(c));

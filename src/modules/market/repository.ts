@@ -293,6 +293,14 @@ export class MarketRepository {
     return rows.length === 1;
   }
 
+  /** Sets the impressions of one reservation line (its hold is changed by the caller, same transaction). */
+  async setLineImpressions(reservationId: string, lineNo: number, impressions: number): Promise<void> {
+    await this.db.query(
+      'UPDATE market_reservation_lines SET impressions = $3 WHERE reservation_id = $1 AND line_no = $2',
+      [reservationId, lineNo, impressions],
+    );
+  }
+
   /** Gives held impressions back; `toBooked` moves them to booked instead. */
   async release(k: CapacityKey, n: number, toBooked: boolean): Promise<void> {
     await this.db.query(

@@ -589,6 +589,53 @@ export class MarketService {
   }
 
   /**
+   * Changes the impressions of lines of a held reservation (its buyer's agent, before approval):
+   * each line's hold grows or shrinks by the difference in one transaction, in key order; a
+   * growth that does not fit is a 409 with what remains, and nothing changes. Refused once the
+   * reservation is no longer held or its draft order was already sent once.
+   */
+  async changeHeld(
+    id: string,
+    changes: readonly { line_no: number; impressions: number }[],
+    actor: string,
+  ): Promise<Reservation> {
+    const at = this.now();
+    await this.db.tx(async (q) => {
+      const repo = this.repo.with(q);
+      const r = await repo.getReservationRow(id, true);
+      if (!r) throw notFound('Reservation');
+      if (r.status !== 'held')
+        throw conflict(`Reservation ${id} is ${r.status}: only a held reservation can be changed`);
+      if (r.booking_id)
+        throw conflict(
+          `Reservation ${id}: its draft order was already sent once; ask the publisher to change it`,
+        );
+      const lines = new Map((await repo.linesOf(id)).map((l) => [l.line_no, l]));
+      const diffs = changes.map((c) => {
+        const l = lines.get(c.line_no);
+        if (!l) throw invalidField('line_no', `reservation ${id} has no line ${c.line_no}`);
+        return { ...l, from: l.impressions, to: c.impressions };
+      });
+      for (const d of diffs.sort(byKey)) {
+        if (d.to > d.from && !(await repo.hold(d, d.to - d.from))) {
+          const cap = (await repo.getCapacity(d, at))!;
+          const remaining = Math.max(0, cap.remaining ?? 0);
+          throw conflict(
+            `lines.${d.line_no - 1}.impressions: ${d.to - d.from} more asked, ${remaining} remain for ${d.geo} ${d.month}`,
+            { field: `lines.${d.line_no - 1}.impressions`, remaining },
+          );
+        }
+        if (d.to < d.from) await repo.release(d, d.from - d.to, false);
+        await repo.setLineImpressions(id, d.line_no, d.to);
+      }
+      await repo.addEvent(id, at, 'changed', actor, {
+        lines: diffs.map((d) => ({ line_no: d.line_no, from: d.from, to: d.to })),
+      });
+    });
+    return this.getReservation(id);
+  }
+
+  /**
    * Approves a held reservation: the draft order is pushed through the ad-server bookings (same
    * validation, idempotency key and retry rules as a pushed booking), and the reservation is
    * booked only once the ad server returned a DRAFT order id and a line item id for every line;

@@ -1,7 +1,14 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { answerStateless, rawReply } from '../../lib/mcp-http.ts';
-import { DeliveryInput, MediaBuyInput, ProductsInput } from './schemas.ts';
+import {
+  DeliveryInput,
+  ListCreativesInput,
+  MediaBuyInput,
+  ProductsInput,
+  SyncCreativesInput,
+  UpdateMediaBuyInput,
+} from './schemas.ts';
 import { AdcpRefusal, type Buyer, type SalesAgentService } from './service.ts';
 
 // The sales agent's MCP server, loaded only when an advertiser's agent first calls (routes.ts).
@@ -40,7 +47,7 @@ function salesAgentServer(agent: SalesAgentService, buyer: Buyer, version: strin
     { name: 'podium-sales-agent', title: 'Podium marketplace sales agent (AdCP media buy)', version },
     {
       instructions:
-        'AdCP media-buy tasks on the Podium marketplace: get_adcp_capabilities, get_products, list_creative_formats, create_media_buy (a reservation held for the publisher to approve: status submitted), get_media_buy_delivery.',
+        'AdCP media-buy tasks on the Podium marketplace: get_adcp_capabilities, get_products, list_creative_formats, list_authorized_properties, create_media_buy (a reservation held for the publisher to approve: status submitted), update_media_buy (before approval), sync_creatives (fetched from their asset URLs, moderated by the publisher), list_creatives, get_media_buy_delivery.',
     },
   );
   const ro = { readOnlyHint: true, openWorldHint: false };
@@ -76,6 +83,44 @@ function salesAgentServer(agent: SalesAgentService, buyer: Buyer, version: strin
       annotations: { readOnlyHint: false, idempotentHint: true, openWorldHint: false },
     },
     (args) => task(() => agent.createMediaBuy(buyer, args)),
+  );
+  server.registerTool(
+    'list_authorized_properties',
+    {
+      description: "The publisher domains (sites) this agent sells: AdCP 2's task, kept for older buyers",
+      inputSchema: {},
+      annotations: ro,
+    },
+    () => task(() => agent.authorizedProperties(buyer)),
+  );
+  server.registerTool(
+    'update_media_buy',
+    {
+      description:
+        'Before approval: paused=true withdraws the buy (its impressions are freed); a package budget or impressions change resizes its hold. After approval: refused.',
+      inputSchema: UpdateMediaBuyInput,
+      annotations: { readOnlyHint: false, openWorldHint: false },
+    },
+    (args) => task(() => agent.updateMediaBuy(buyer, args)),
+  );
+  server.registerTool(
+    'sync_creatives',
+    {
+      description:
+        'Creatives for packages of your media buys: each image is fetched from its asset URL, checked (type, weight, size) and awaits the publisher’s moderation',
+      inputSchema: SyncCreativesInput,
+      annotations: { readOnlyHint: false, idempotentHint: true, openWorldHint: true },
+    },
+    (args) => task(() => agent.syncCreatives(buyer, args)),
+  );
+  server.registerTool(
+    'list_creatives',
+    {
+      description: 'The creatives of your media buys with their moderation status and assignments',
+      inputSchema: ListCreativesInput,
+      annotations: ro,
+    },
+    (args) => task(() => agent.listCreatives(buyer, args)),
   );
   server.registerTool(
     'get_media_buy_delivery',

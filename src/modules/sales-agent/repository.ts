@@ -151,6 +151,15 @@ export class SalesAgentRepository {
       .execute();
   }
 
+  /** Replaces a buy's packages (their impressions changed by update_media_buy). */
+  async setPackages(reservationId: string, packages: BuyPackage[]): Promise<void> {
+    await this.k
+      .updateTable('market_media_buys')
+      .set({ packages: JSON.stringify(packages) })
+      .where('reservation_id', '=', reservationId)
+      .execute();
+  }
+
   async buyByRef(advertiserId: string, buyerRef: string): Promise<MediaBuyRow | undefined> {
     return (await this.buys(advertiserId, { buyer_refs: [buyerRef] }))[0];
   }

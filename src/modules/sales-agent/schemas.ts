@@ -18,6 +18,8 @@ export const AdvertiserIdParams = Type.Object({ id: Type.String({ minLength: 1, 
  * and ignored, so a buyer's full AdCP request passes.
  */
 const ref = z.string().min(1).max(200);
+/** Packages one update_media_buy names at most (a buy has at most 20). */
+const MAX_UPDATE_PACKAGES = 20;
 const day = z.string().min(10).max(40);
 
 export const ProductsInput = {
@@ -66,4 +68,82 @@ export const DeliveryInput = {
     .string()
     .regex(/^\d{4}-\d{2}-\d{2}$/)
     .optional(),
+};
+
+const asset = z
+  .object({
+    url: z.string().max(2048).optional(),
+    width: z.number().int().min(1).max(4000).optional(),
+    height: z.number().int().min(1).max(4000).optional(),
+  })
+  .passthrough();
+
+export const SyncCreativesInput = {
+  account: opaque,
+  creatives: z
+    .array(
+      z
+        .object({
+          creative_id: ref,
+          name: z.string().min(1).max(200),
+          format_id: z
+            .object({
+              id: z.string().min(1).max(100),
+              width: z.number().nullish(),
+              height: z.number().nullish(),
+            })
+            .passthrough(),
+          assets: z.record(z.string().max(100), asset).refine((a) => Object.keys(a).length <= 20, {
+            message: 'at most 20 assets',
+          }),
+        })
+        .passthrough(),
+    )
+    .max(100),
+  assignments: z
+    .array(z.object({ creative_id: ref, package_id: ref }).passthrough())
+    .max(500)
+    .nullish(),
+  dry_run: z.boolean().nullish(),
+  delete_missing: z.boolean().nullish(),
+};
+
+export const ListCreativesInput = {
+  filters: z
+    .object({
+      creative_ids: z.array(ref).max(100).nullish(),
+      media_buy_ids: z.array(z.string().max(64)).max(50).nullish(),
+      statuses: z.array(z.string().max(30)).max(10).nullish(),
+    })
+    .passthrough()
+    .nullish(),
+  pagination: z
+    .object({
+      max_results: z.number().int().min(1).max(1000).nullish(),
+      cursor: z.string().max(20).nullish(),
+    })
+    .passthrough()
+    .nullish(),
+};
+
+export const UpdateMediaBuyInput = {
+  account: opaque,
+  media_buy_id: z.string().max(64).nullish(),
+  buyer_ref: ref.nullish(),
+  paused: z.boolean().nullish(),
+  start_time: z.unknown().optional(),
+  end_time: z.unknown().optional(),
+  packages: z
+    .array(
+      z
+        .object({
+          package_id: ref.nullish(),
+          buyer_ref: ref.nullish(),
+          budget: z.number().nonnegative().max(1e12).nullish(),
+          impressions: z.number().int().positive().max(1e12).nullish(),
+        })
+        .passthrough(),
+    )
+    .max(MAX_UPDATE_PACKAGES)
+    .nullish(),
 };

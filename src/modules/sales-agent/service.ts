@@ -1,7 +1,9 @@
 import type { Db } from '../../db/index.ts';
 import { AppError, conflict, notFound } from '../../lib/errors.ts';
+import type { OutboundClient } from '../../lib/outbound.ts';
 import { hashToken, newToken } from '../../lib/tokens.ts';
 import { monthFlight } from '../adserver/orders.ts';
+import type { Creative, CreativeService } from '../creatives/service.ts';
 import { MAX_PRODUCT_MONTHS, type MarketService, monthsBetween } from '../market/service.ts';
 import { sumText } from '../market/statement-repository.ts';
 import type { Product, Reservation, ReservationStatus } from '../market/types.ts';
@@ -17,6 +19,60 @@ export const MAX_ADVERTISER_TOKENS = 10;
 /** Packages in one media buy, and buys in one delivery answer. */
 export const MAX_PACKAGES = 20;
 export const MAX_BUYS = 50;
+/** Creatives one sync_creatives call takes, and creatives one list_creatives page shows at most. */
+export const MAX_SYNC_CREATIVES = 20;
+export const MAX_LIST_CREATIVES = 100;
+
+/** What the agent needs to take a buyer's creatives: the creatives module and the SSRF-guarded client. */
+export interface AgentCreatives {
+  creatives: CreativeService;
+  outbound: OutboundClient;
+  /** The largest file fetched from a buyer's asset URL: the heaviest format's weight limit. */
+  maxAssetBytes: number;
+}
+
+export interface SyncCreative {
+  creative_id: string;
+  name: string;
+  format_id: { id: string; width?: number | null; height?: number | null };
+  assets: Record<string, { url?: string; width?: number; height?: number; [k: string]: unknown }>;
+}
+
+export interface SyncRequest {
+  creatives: SyncCreative[];
+  assignments?: { creative_id: string; package_id: string }[] | null;
+  dry_run?: boolean | null;
+  delete_missing?: boolean | null;
+}
+
+export interface UpdateRequest {
+  media_buy_id?: string | null;
+  buyer_ref?: string | null;
+  paused?: boolean | null;
+  start_time?: unknown;
+  end_time?: unknown;
+  packages?:
+    | {
+        package_id?: string | null;
+        buyer_ref?: string | null;
+        budget?: number | null;
+        impressions?: number | null;
+        paused?: boolean | null;
+        [k: string]: unknown;
+      }[]
+    | null;
+}
+
+/** AdCP's creative status for the moderation states of a creative's rows. */
+function creativeStatus(rows: readonly Creative[]): string {
+  if (rows.some((c) => c.status === 'approved')) return 'approved';
+  if (rows.some((c) => c.status === 'pending' || c.status === 'approving')) return 'pending_review';
+  if (rows.every((c) => c.status === 'rejected')) return 'rejected';
+  return 'archived';
+}
+
+/** The buyer_ref of a media buy from one of its package ids (`<buyer_ref>:<n>`). */
+const buyRefOf = (packageId: string) => packageId.slice(0, Math.max(0, packageId.lastIndexOf(':')));
 
 /** The advertiser a sales-agent request acts for. */
 export interface Buyer {
@@ -88,6 +144,7 @@ export class SalesAgentService {
     private readonly market: MarketService,
     private readonly formatAgentUrl: string,
     private readonly now: () => Date,
+    private readonly assets: AgentCreatives,
   ) {
     this.repo = new SalesAgentRepository(db);
   }
@@ -129,7 +186,7 @@ export class SalesAgentService {
       media_buy: {
         supported_pricing_models: ['cpm', 'flat_rate'],
         reporting: { supports_date_range: true, supports_daily_breakdown: false, supports_webhooks: false },
-        features: { inline_creative_management: false, property_list_filtering: false },
+        features: { inline_creative_management: true, property_list_filtering: false },
       },
       extensions_supported: [],
     };
@@ -308,7 +365,7 @@ export class SalesAgentService {
       deliveries.push({
         media_buy_id: b.reservation_id,
         buyer_ref: b.buyer_ref,
-        status: BUY_STATUS[r.status],
+        status: this.statusOf(r),
         totals: {
           impressions: byPackage.reduce((n, p) => n + p.impressions, 0),
           clicks: byPackage.reduce((n, p) => n + p.clicks, 0),
@@ -322,6 +379,375 @@ export class SalesAgentService {
       currency: adv.currency,
       media_buy_deliveries: deliveries,
     };
+  }
+
+  /**
+   * `sync_creatives`: each creative's image is fetched from its asset URL through the SSRF guard
+   * (https, public addresses, no redirects, size and time limits), then checked and stored as an
+   * upload for every reservation line of the packages it is assigned to, awaiting moderation.
+   */
+  async syncCreatives(buyer: Buyer, req: SyncRequest): Promise<Record<string, unknown>> {
+    if (req.creatives.length > MAX_SYNC_CREATIVES)
+      throw new AdcpRefusal(
+        'INVALID_REQUEST',
+        `creatives: at most ${MAX_SYNC_CREATIVES} a call`,
+        'creatives',
+      );
+    if (req.dry_run)
+      throw new AdcpRefusal(
+        'UNSUPPORTED_FEATURE',
+        'dry_run: not supported; every sync is moderated anyway',
+        'dry_run',
+      );
+    if (req.delete_missing)
+      throw new AdcpRefusal(
+        'UNSUPPORTED_FEATURE',
+        'delete_missing: not supported; the publisher rejects what should not run',
+        'delete_missing',
+      );
+    const results = [];
+    for (const c of req.creatives) results.push(await this.syncOne(buyer, c, req.assignments ?? []));
+    return { creatives: results };
+  }
+
+  private async syncOne(
+    buyer: Buyer,
+    c: SyncCreative,
+    assignments: readonly { creative_id: string; package_id: string }[],
+  ): Promise<Record<string, unknown>> {
+    const failed = (message: string) => ({ creative_id: c.creative_id, action: 'failed', errors: [message] });
+    const packages = [
+      ...new Set(assignments.filter((a) => a.creative_id === c.creative_id).map((a) => a.package_id)),
+    ];
+    if (!packages.length)
+      return failed(
+        'assignments: assign the creative to a package of a media buy (the marketplace keeps creatives per booked line)',
+      );
+    const entries = Object.entries(c.assets);
+    const image = entries.find(
+      ([, a]) => typeof a.width === 'number' && typeof a.height === 'number' && a.url,
+    );
+    const click = entries.find(
+      ([, a]) => a !== image?.[1] && typeof a.url === 'string' && a.width === undefined,
+    );
+    if (!image) return failed('assets: an image asset (url, width, height) is needed');
+    if (!click)
+      return failed('assets: a click-through URL asset (e.g. click_url) is needed: where a click lands');
+    const got = await this.assets.outbound.download(String(image[1].url), this.assets.maxAssetBytes);
+    if (got.kind !== 'ok')
+      return failed(
+        got.kind === 'too_large'
+          ? `assets.${image[0]}.url: heavier than the ${this.assets.maxAssetBytes}-byte limit (rule weight)`
+          : `assets.${image[0]}.url: not fetched: ${got.message}`,
+      );
+    const before = await this.creativesOf(buyer, { creative_ids: [c.creative_id] });
+    const assigned: string[] = [];
+    const assignmentErrors: Record<string, string> = {};
+    const ids: string[] = [];
+    let created = false;
+    for (const packageId of packages) {
+      const [buy] = await this.repo.buys(buyer.advertiserId, { buyer_refs: [buyRefOf(packageId)] });
+      const pkg = buy?.packages.find((p) => p.package_id === packageId);
+      if (!buy || !pkg) {
+        assignmentErrors[packageId] = 'no such package in your media buys';
+        continue;
+      }
+      try {
+        for (const lineNo of pkg.line_nos) {
+          const up = await this.assets.creatives.upload(
+            {
+              reservation_id: buy.reservation_id,
+              line_no: lineNo,
+              landing_url: String(click[1].url),
+              name: c.name.slice(0, 200),
+              buyer_creative_id: c.creative_id,
+            },
+            got.bytes,
+            `advertiser-token:${buyer.tokenId}`,
+          );
+          created ||= up.created;
+          ids.push(up.creative.id);
+        }
+        assigned.push(packageId);
+      } catch (err) {
+        if (!(err instanceof AppError) || err.status >= 500) throw err;
+        const rule = (err.details as { rule?: string } | undefined)?.rule;
+        assignmentErrors[packageId] = `${rule ? `rule ${rule}: ` : ''}${err.message}`;
+      }
+    }
+    const answer = {
+      creative_id: c.creative_id,
+      ...(Object.keys(assignmentErrors).length ? { assignment_errors: assignmentErrors } : {}),
+      ext: { podium: { creative_ids: ids } },
+    };
+    if (!assigned.length) return { ...answer, action: 'failed', errors: Object.values(assignmentErrors) };
+    const shown = ids.length ? await this.assets.creatives.get(ids[0]!) : undefined;
+    return {
+      ...answer,
+      action: !created ? 'unchanged' : before.length ? 'updated' : 'created',
+      assigned_to: assigned,
+      ...(shown ? { preview_url: shown.url } : {}),
+    };
+  }
+
+  /** The rows of the advertiser's media buys' creatives, newest first, optionally of some buyer ids or buys. */
+  private async creativesOf(
+    buyer: Buyer,
+    f: { creative_ids?: readonly string[]; media_buy_ids?: readonly string[] },
+  ): Promise<Creative[]> {
+    const buys = await this.repo.buys(
+      buyer.advertiserId,
+      f.media_buy_ids ? { ids: [...f.media_buy_ids] } : {},
+      500,
+    );
+    if (!buys.length) return [];
+    const rows = await this.assets.creatives.list({
+      reservation_ids: buys.map((b) => b.reservation_id),
+      limit: 500,
+    });
+    const idOf = (r: Creative) => r.buyer_creative_id ?? r.id;
+    return f.creative_ids ? rows.filter((r) => f.creative_ids!.includes(idOf(r))) : rows;
+  }
+
+  /** `list_creatives`: the creatives of the advertiser's media buys, one per buyer creative_id, with their moderation status. */
+  async listCreatives(
+    buyer: Buyer,
+    req: {
+      filters?: {
+        creative_ids?: string[] | null;
+        media_buy_ids?: string[] | null;
+        statuses?: string[] | null;
+      } | null;
+      pagination?: { max_results?: number | null; cursor?: string | null } | null;
+    },
+  ): Promise<Record<string, unknown>> {
+    const f = req.filters ?? {};
+    const rows = await this.creativesOf(buyer, {
+      creative_ids: f.creative_ids ?? undefined,
+      media_buy_ids: f.media_buy_ids ?? undefined,
+    });
+    const buys = new Map(
+      (await this.repo.buys(buyer.advertiserId, {}, 500)).map((b) => [b.reservation_id, b] as const),
+    );
+    const groups = new Map<string, Creative[]>();
+    for (const r of rows) {
+      const id = r.buyer_creative_id ?? r.id;
+      groups.set(id, [...(groups.get(id) ?? []), r]);
+    }
+    const all = [...groups.entries()].map(([id, list]) => {
+      const newest = list[0]!;
+      const packages = new Map<string, { package_id: string; buyer_ref: string; assigned_date: string }>();
+      for (const r of list) {
+        const pkg = buys
+          .get(r.reservation_id!)
+          ?.packages.find((p) => p.line_nos.includes(r.reservation_line_no!));
+        if (pkg && !packages.has(pkg.package_id))
+          packages.set(pkg.package_id, {
+            package_id: pkg.package_id,
+            buyer_ref: pkg.buyer_ref,
+            assigned_date: r.created_at,
+          });
+      }
+      return {
+        creative_id: id,
+        name: newest.name,
+        format_id: this.formatId(newest.width, newest.height),
+        status: creativeStatus(list),
+        created_date: list.at(-1)!.created_at,
+        updated_date: list
+          .map((r) => r.updated_at)
+          .sort()
+          .at(-1)!,
+        assets: {
+          image: { url: newest.url, width: newest.width, height: newest.height },
+          click_url: { url: newest.landing_url },
+        },
+        assignments: { assignment_count: packages.size, assigned_packages: [...packages.values()] },
+        ext: {
+          podium: {
+            lines: list.map((r) => ({
+              id: r.id,
+              media_buy_id: r.reservation_id,
+              line_no: r.reservation_line_no,
+              status: r.status,
+              reason: r.reason,
+            })),
+          },
+        },
+      };
+    });
+    const statuses = f.statuses;
+    const matching = statuses?.length ? all.filter((c) => statuses.includes(c.status)) : all;
+    const max = Math.min(Math.max(1, req.pagination?.max_results ?? 50), MAX_LIST_CREATIVES);
+    const offset = Math.max(0, Number.parseInt(req.pagination?.cursor ?? '0', 10) || 0);
+    const page = matching.slice(offset, offset + max);
+    const more = offset + max < matching.length;
+    return {
+      query_summary: { total_matching: matching.length, returned: page.length },
+      pagination: {
+        has_more: more,
+        total_count: matching.length,
+        ...(more ? { cursor: String(offset + max) } : {}),
+      },
+      creatives: page,
+    };
+  }
+
+  /**
+   * `update_media_buy`: before the publisher's approval, `paused: true` withdraws the buy (its
+   * held impressions are freed) and a package's budget or impressions may change (its hold grows
+   * or shrinks, never past availability). After approval every change is refused: the draft
+   * order is the publisher's now.
+   */
+  async updateMediaBuy(buyer: Buyer, req: UpdateRequest): Promise<Record<string, unknown>> {
+    const [buy] = req.media_buy_id
+      ? await this.repo.buys(buyer.advertiserId, { ids: [req.media_buy_id] })
+      : req.buyer_ref
+        ? await this.repo.buys(buyer.advertiserId, { buyer_refs: [req.buyer_ref] })
+        : [];
+    if (!buy)
+      throw new AdcpRefusal('INVALID_REQUEST', 'media_buy_id: no such media buy of yours', 'media_buy_id');
+    for (const f of ['start_time', 'end_time'] as const)
+      if (req[f] !== undefined && req[f] !== null)
+        throw new AdcpRefusal(
+          'UNSUPPORTED_FEATURE',
+          `${f}: the flight cannot change; make a new media buy`,
+          f,
+        );
+    const r = await this.market.getReservation(buy.reservation_id);
+    if (r.status !== 'held')
+      throw new AdcpRefusal(
+        'CONFLICT',
+        `media_buy_id: the buy is ${BUY_STATUS[r.status]} (reservation ${r.status}): only a buy awaiting approval can change; ask the publisher`,
+        'media_buy_id',
+        { reservation_status: r.status },
+      );
+    const actor = `advertiser-token:${buyer.tokenId}`;
+    if (req.paused === false)
+      throw new AdcpRefusal('UNSUPPORTED_FEATURE', 'paused: a buy awaiting approval is not paused', 'paused');
+    if (req.paused) {
+      const canceled = await this.market.reject(
+        buy.reservation_id,
+        'Withdrawn by the buyer (update_media_buy)',
+        actor,
+      );
+      return this.updateAnswer(buy, canceled, buy.packages);
+    }
+    const changes: { line_no: number; impressions: number }[] = [];
+    const packages = buy.packages.map((p) => ({ ...p }));
+    for (const [i, u] of (req.packages ?? []).entries()) {
+      const field = (f: string) => `packages[${i}].${f}`;
+      const pkg = packages.find(
+        (p) => p.package_id === u.package_id || (!u.package_id && p.buyer_ref === u.buyer_ref),
+      );
+      if (!pkg)
+        throw new AdcpRefusal(
+          'INVALID_REQUEST',
+          `${field('package_id')}: no such package in the buy`,
+          field('package_id'),
+        );
+      const other = Object.keys(u).find(
+        (k) => !['package_id', 'buyer_ref', 'budget', 'impressions'].includes(k),
+      );
+      if (other)
+        throw new AdcpRefusal(
+          'UNSUPPORTED_FEATURE',
+          `${field(other)}: only budget and impressions can change`,
+          field(other),
+        );
+      if (u.budget == null && u.impressions == null) continue;
+      const product = await this.market.getProduct(pkg.product_id);
+      const months = pkg.line_nos.length;
+      // Impressions alone keep the price and change the spend; a budget is checked as at creation.
+      const impressions =
+        u.budget == null
+          ? Number(u.impressions)
+          : this.impressionsOf(
+              product,
+              {
+                buyer_ref: pkg.buyer_ref,
+                product_id: pkg.product_id,
+                pricing_option_id: pkg.pricing_option_id,
+                budget: u.budget,
+                impressions: u.impressions ?? (product.pricing === 'flat' ? pkg.impressions : null),
+              },
+              months,
+              field,
+            );
+      if (!Number.isSafeInteger(impressions) || impressions <= 0)
+        throw new AdcpRefusal(
+          'INVALID_REQUEST',
+          `${field('impressions')}: a positive whole number`,
+          field('impressions'),
+        );
+      const each = Math.floor(impressions / months);
+      if (each <= 0)
+        throw new AdcpRefusal(
+          'INVALID_REQUEST',
+          `${field('impressions')}: each month needs at least one impression`,
+          field('impressions'),
+        );
+      for (const [m, lineNo] of pkg.line_nos.entries())
+        changes.push({ line_no: lineNo, impressions: each + (m === 0 ? impressions - each * months : 0) });
+      pkg.impressions = impressions;
+    }
+    if (!changes.length) return this.updateAnswer(buy, r, []);
+    let changed: Reservation;
+    try {
+      changed = await this.market.changeHeld(buy.reservation_id, changes, actor);
+    } catch (err) {
+      if (err instanceof AppError && err.code === 'conflict')
+        throw new AdcpRefusal(
+          'INSUFFICIENT_INVENTORY',
+          err.message,
+          (err.details as { field?: string })?.field,
+          err.details as Record<string, unknown>,
+        );
+      throw err;
+    }
+    await this.repo.setPackages(buy.reservation_id, packages);
+    const touched = new Set(changes.map((c) => c.line_no));
+    return this.updateAnswer(
+      buy,
+      changed,
+      packages.filter((p) => p.line_nos.some((n) => touched.has(n))),
+    );
+  }
+
+  private updateAnswer(buy: MediaBuyRow, r: Reservation, affected: BuyPackage[]): Record<string, unknown> {
+    return {
+      media_buy_id: buy.reservation_id,
+      buyer_ref: buy.buyer_ref,
+      implementation_date: r.updated_at,
+      affected_packages: affected.map((p) => ({
+        package_id: p.package_id,
+        buyer_ref: p.buyer_ref,
+        product_id: p.product_id,
+        pricing_option_id: p.pricing_option_id,
+        impressions: p.impressions,
+      })),
+      ext: { podium: { reservation_status: r.status, media_buy_status: this.statusOf(r) } },
+    };
+  }
+
+  /** AdCP's status of a buy: a reservation the buyer withdrew is `canceled`, not `rejected`. */
+  private statusOf(r: Reservation): string {
+    if (r.status === 'rejected' && r.events.at(-1)?.actor.startsWith('advertiser-token:')) return 'canceled';
+    return BUY_STATUS[r.status];
+  }
+
+  /** `list_authorized_properties` (AdCP 2; version 3 moved it into the capabilities' portfolio): the sites of the products. */
+  async authorizedProperties(buyer: Buyer): Promise<Record<string, unknown>> {
+    const products = await this.sellable(buyer);
+    const domains = await this.repo.siteDomains(
+      products.flatMap((p) => (p.site_id === null ? [] : [p.site_id])),
+    );
+    const publisherDomains = [
+      ...new Set(
+        products.map((p) => (p.site_id === null ? p.publisher : (domains.get(p.site_id) ?? p.publisher))),
+      ),
+    ].sort();
+    return { publisher_domains: publisherDomains };
   }
 
   /* Mapping */
@@ -484,7 +910,7 @@ export class SalesAgentService {
         : {}),
       media_buy_id: r.id,
       buyer_ref: b.buyer_ref,
-      media_buy_status: BUY_STATUS[r.status],
+      media_buy_status: this.statusOf(r),
       packages: b.packages.map((p) => ({
         package_id: p.package_id,
         buyer_ref: p.buyer_ref,
