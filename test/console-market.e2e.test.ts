@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_CAMPAIGNS, type MarketDemo, monthOf, seedMarketDemo } from '../src/modules/market/demo.ts';
 import { admin, bookable, type ReferenceServer, referenceServer } from './adserver-fixture.ts';
 import { type ConsoleBrowser, closeInTurn, consoleApp, openConsole, signIn } from './console-browser.ts';
+import { png } from './creative-images.ts';
 import type { TestApp } from './helpers.ts';
 
 // The reservations inbox against a real server and the reference ad server on loopback.
@@ -65,6 +66,33 @@ describe('console: reservations inbox in headless Chromium', { timeout: 300_000 
     await page.getByText('Its hold has run out: approving it would be refused.').waitFor();
   });
 
+  it("uploads a creative for a held reservation's line; the line shows it and its moderation state", async () => {
+    await page.getByRole('button', { name: 'Open reservation Winter push' }).click();
+    await page.getByRole('heading', { name: /Winter push/ }).waitFor();
+    const lines = page.getByTestId('reservation-lines');
+    await lines.getByText('none yet').waitFor();
+    await page.getByLabel('Landing page').fill('https://luckyspin.test/winter');
+    await page.getByLabel('Name (optional)').fill('winter-leaderboard');
+    // A size the line's product does not take is refused beside the file field.
+    await page
+      .getByLabel('Image (PNG, JPEG, GIF or WebP)')
+      .setInputFiles({ name: 'wrong.png', mimeType: 'image/png', buffer: png(300, 250) });
+    await page.getByRole('button', { name: 'Upload', exact: true }).click();
+    await page.locator('#creative-file ~ .error').filter({ hasText: '300x250' }).waitFor();
+    await page
+      .getByLabel('Image (PNG, JPEG, GIF or WebP)')
+      .setInputFiles({ name: 'winter.png', mimeType: 'image/png', buffer: png(728, 90) });
+    await page.getByRole('button', { name: 'Upload', exact: true }).click();
+    await page.getByRole('status').filter({ hasText: 'Uploaded winter-leaderboard' }).waitFor();
+    await lines.getByText('pending').waitFor();
+    await lines.getByRole('img', { name: 'winter-leaderboard' }).waitFor();
+    const [c] = (await admin(t, 'GET', `/creatives?reservation_id=${ids['Winter push']}`)).body.data;
+    expect(c).toMatchObject({ reservation_line_no: 1, width: 728, height: 90, status: 'pending' });
+    expect((await admin(t, 'POST', `/creatives/${c.id}/approve`)).status).toBe(200);
+    await page.getByRole('button', { name: 'Open reservation Summer teaser' }).click();
+    await page.getByRole('heading', { name: /Summer teaser/ }).waitFor();
+  });
+
   it('approves: the reference ad server holds the DRAFT order and the timeline shows every step', async () => {
     await page.getByRole('button', { name: 'Open reservation Winter push' }).click();
     await page.getByRole('heading', { name: /Winter push/ }).waitFor();
@@ -75,12 +103,20 @@ describe('console: reservations inbox in headless Chromium', { timeout: 300_000 
       [ids['Winter push']],
     );
     expect(orders).toEqual([{ status: 'DRAFT' }]);
+    // The line's creative approved before the reservation went out with the first push.
+    const [line] = await ref.store.query<{ creatives: { tag: string }[] }>(
+      'SELECT l.creatives FROM line_items l JOIN orders o ON o.id = l.order_id WHERE o.external_ref = $1',
+      [ids['Winter push']],
+    );
+    expect(line!.creatives).toHaveLength(1);
+    expect(line!.creatives[0]!.tag).toContain('/ad/');
     await page.getByLabel('Show').selectOption({ label: 'Booked' });
     await page.getByRole('heading', { name: /Winter push/ }).waitFor();
     const timeline = page.getByTestId('reservation-timeline');
     for (const kind of ['held', 'approval_started', 'booked'])
       await timeline.getByRole('cell', { name: kind, exact: true }).waitFor();
     expect(await page.getByTestId('reservation-lines').getByRole('code').count()).toBe(1);
+    await page.getByTestId('reservation-lines').getByText('approved', { exact: true }).waitFor();
     await shot('reservation-booked');
 
     // Its month is not over: issuing a statement is refused, and the screen says why.
@@ -178,11 +214,16 @@ describe('console: marketplace screens on the demo in headless Chromium', { time
   it('pulls a report and opens the statement: lines, CSV download and the printable view', async () => {
     await page.goto(`${base}/console/#/statements`);
     await page.getByRole('heading', { name: 'Statements' }).waitFor();
+    // A line ended last month is pulled again only for its trailing days: pull on this month's
+    // first day, whatever day the suite runs.
+    const realNow = t.clock.now;
+    t.clock.now = new Date(`${monthOf(realNow)}-01T12:00:00Z`);
     await page.getByRole('button', { name: 'Pull delivery now' }).click();
     await page
       .getByRole('status')
       .filter({ hasText: /Pulled \d+ delivery rows of/ })
       .waitFor();
+    t.clock.now = realNow;
     const pulls = (await admin(t, 'GET', `/adserver/connections/${demo.connectionId}/reports/pulls`)).body
       .data;
     expect(pulls.length).toBeGreaterThanOrEqual(2);

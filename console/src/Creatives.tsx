@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { type ReactNode, useState } from 'react';
 import { api, type BookingSummary, type Creative, upload } from './api.ts';
 import { useAction } from './form.tsx';
 import { ACTIONS, LoadedTable } from './table.tsx';
@@ -11,12 +11,13 @@ const STATUSES: [string, string][] = [
   ['replaced', 'Replaced'],
 ];
 
-const badge = (status: string) => (
+/** A creative's moderation state as a badge. */
+export const creativeBadge = (status: string) => (
   <span className={`badge ${status === 'approved' || status === 'pending' ? '' : 'off'}`}>{status}</span>
 );
 
 /** The image on this origin (the console's CSP loads images from itself; a CDN base may be elsewhere). */
-const preview = (c: Creative) => `/creatives/${c.url.slice(c.url.lastIndexOf('/') + 1)}`;
+export const preview = (c: Creative) => `/creatives/${c.url.slice(c.url.lastIndexOf('/') + 1)}`;
 
 const kb = (bytes: number) => `${(bytes / 1024).toFixed(1)} KB`;
 
@@ -48,7 +49,7 @@ export function CreativesScreen() {
   return (
     <section>
       <h1>Creatives</h1>
-      <UploadForm onUploaded={reload} />
+      <BookingUploadForm onUploaded={reload} />
       <h2>Library</h2>
       <div className="row">
         <SelectField
@@ -92,7 +93,7 @@ export function CreativesScreen() {
                 : `${c.reservation_id} · line ${c.reservation_line_no} (awaiting approval)`,
             sub: (c) => c.landing_url,
           },
-          { head: 'Status', cell: (c) => badge(c.status), sub: (c) => c.reason ?? undefined },
+          { head: 'Status', cell: (c) => creativeBadge(c.status), sub: (c) => c.reason ?? undefined },
           {
             head: ACTIONS,
             cell: (c) =>
@@ -124,24 +125,62 @@ export function CreativesScreen() {
   );
 }
 
-/** Uploads one image file for a line of a booking: the server checks its type, weight and size. */
-function UploadForm({ onUploaded }: { onUploaded: () => void }) {
+/** Uploads for a line of a booking picked from the bookings list (the library screen's form). */
+function BookingUploadForm({ onUploaded }: { onUploaded: () => void }) {
   const bookings = useLoad(() => api<{ data: BookingSummary[] }>('GET', '/adserver/bookings'), 'bookings');
   const [booking, setBooking] = useState('');
-  const [line, setLine] = useState('1');
-  const [landing, setLanding] = useState('');
-  const [name, setName] = useState('');
-  const [file, setFile] = useState<File | null>(null);
-  const action = useAction();
   const options: [string, string][] = (bookings.data?.data ?? []).map((b) => [
     b.id,
     `${b.campaign_name} · ${b.advertiser_name} (${b.id})`,
   ]);
   const chosen = booking || options[0]?.[0] || '';
+  return (
+    <UploadForm
+      title="Upload a creative"
+      onUploaded={onUploaded}
+      target={chosen ? { booking_id: chosen } : undefined}
+      picker={
+        <SelectField
+          id="creative-booking"
+          label="Booking"
+          value={chosen}
+          onChange={setBooking}
+          options={options}
+        />
+      }
+    />
+  );
+}
+
+/** Where an upload goes: a booking, or a reservation before its approval. */
+export type UploadTarget = { booking_id: string } | { reservation_id: string };
+
+/**
+ * Uploads one image file for a line of `target` (a line number typed, or picked from `lineNos`):
+ * the server checks its type, weight and size against the line's.
+ */
+export function UploadForm({
+  title,
+  onUploaded,
+  target,
+  picker,
+  lineNos,
+}: {
+  title: string;
+  onUploaded: () => void;
+  target: UploadTarget | undefined;
+  picker?: ReactNode;
+  lineNos?: readonly number[];
+}) {
+  const [line, setLine] = useState(String(lineNos?.[0] ?? 1));
+  const [landing, setLanding] = useState('');
+  const [name, setName] = useState('');
+  const [file, setFile] = useState<File | null>(null);
+  const action = useAction();
   const submit = () =>
     action.run(async () => {
       if (!file) throw new Error('Choose an image file first.');
-      const q = new URLSearchParams({ booking_id: chosen, line_no: line, landing_url: landing });
+      const q = new URLSearchParams({ ...target, line_no: line, landing_url: landing });
       if (name.trim()) q.set('name', name.trim());
       const res = await upload<{ data: Creative }>(`/creatives?${q}`, file);
       onUploaded();
@@ -162,17 +201,23 @@ function UploadForm({ onUploaded }: { onUploaded: () => void }) {
         void submit();
       }}
     >
-      <h2>Upload a creative</h2>
-      <SelectField
-        id="creative-booking"
-        label="Booking"
-        value={chosen}
-        onChange={setBooking}
-        options={options}
-      />
-      <InputField id="creative-line" label="Line" type="number" min={1} value={line} onChange={setLine}>
-        {beside('line_no')}
-      </InputField>
+      <h2>{title}</h2>
+      {picker}
+      {lineNos ? (
+        <SelectField
+          id="creative-line"
+          label="Line"
+          value={line}
+          onChange={setLine}
+          options={lineNos.map((n) => [String(n), `Line ${n}`])}
+          outcome={action.outcome}
+          field="line_no"
+        />
+      ) : (
+        <InputField id="creative-line" label="Line" type="number" min={1} value={line} onChange={setLine}>
+          {beside('line_no')}
+        </InputField>
+      )}
       <InputField
         id="creative-landing"
         label="Landing page"
@@ -202,7 +247,7 @@ function UploadForm({ onUploaded }: { onUploaded: () => void }) {
         />
         {beside('body')}
       </div>
-      <button type="submit" className="primary" disabled={action.busy || !chosen}>
+      <button type="submit" className="primary" disabled={action.busy || !target}>
         {action.busy ? 'Uploading…' : 'Upload'}
       </button>
       <OutcomeLine outcome={action.outcome} shown={['body', 'landing_url', 'line_no']} />

@@ -1,5 +1,6 @@
 import { useState } from 'react';
-import { api, type Reservation, type ReservationSummary, type Statement } from './api.ts';
+import { api, type Creative, type Reservation, type ReservationSummary, type Statement } from './api.ts';
+import { creativeBadge, preview, UploadForm } from './Creatives.tsx';
 import { useAction } from './form.tsx';
 import { ACTIONS, LoadedTable, Table } from './table.tsx';
 import { InputField, OutcomeLine, SelectField, Status, useLoad } from './ui.tsx';
@@ -95,9 +96,15 @@ function ReservationDetail({ id, onDecided }: { id: string; onDecided: () => voi
     () => api<{ data: Reservation }>('GET', `/market/reservations/${id}`),
     `${id}:${version}`,
   );
+  const creatives = useLoad(
+    () => api<{ data: Creative[] }>('GET', `/creatives?reservation_id=${encodeURIComponent(id)}`),
+    `${id}:${version}`,
+  );
   const action = useAction();
   const [reason, setReason] = useState('');
   const r = load.data?.data;
+  const creativesOf = (lineNo: number) =>
+    (creatives.data?.data ?? []).filter((c) => c.reservation_line_no === lineNo && c.status !== 'replaced');
   const decide = async (path: 'approve' | 'reject') => {
     action.setOutcome({});
     await action.run(async () => {
@@ -165,12 +172,24 @@ function ReservationDetail({ id, onDecided }: { id: string; onDecided: () => voi
                   cell: (l) => (l.at_risk ? <span className="badge off">at risk</span> : 'covered'),
                 },
                 {
+                  head: 'Creatives',
+                  cell: (l) => <LineCreatives creatives={creativesOf(l.line_no)} loaded={!!creatives.data} />,
+                },
+                {
                   head: 'line_item_id',
                   cell: (l) =>
                     l.line_item_id ? <code>{l.line_item_id}</code> : <span className="muted">—</span>,
                 },
               ]}
             />
+            {r.status === 'held' && (
+              <UploadForm
+                title="Upload a creative for a line"
+                onUploaded={() => setVersion((n) => n + 1)}
+                target={{ reservation_id: r.id }}
+                lineNos={r.lines.map((l) => l.line_no)}
+              />
+            )}
             <form
               className="row"
               onSubmit={(e) => {
@@ -217,6 +236,27 @@ function ReservationDetail({ id, onDecided }: { id: string; onDecided: () => voi
         )}
       </Status>
     </section>
+  );
+}
+
+/** A line's creatives (replaced ones left out): a thumbnail, the name and its moderation state, moderated on Creatives. */
+function LineCreatives({ creatives, loaded }: { creatives: Creative[]; loaded: boolean }) {
+  if (!loaded) return <span className="muted">…</span>;
+  if (!creatives.length) return <span className="muted">none yet</span>;
+  return (
+    <ul className="plain">
+      {creatives.map((c) => (
+        <li key={c.id}>
+          <img src={preview(c)} alt={c.name} height={24} /> {c.name} {creativeBadge(c.status)}
+          {c.status === 'pending' && (
+            <>
+              {' '}
+              <a href="#/creatives">moderate</a>
+            </>
+          )}
+        </li>
+      ))}
+    </ul>
   );
 }
 
