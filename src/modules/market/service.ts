@@ -573,15 +573,20 @@ export class MarketService {
     }
   }
 
+  /** The reservation's row, locked for the transaction; a 409 unless it is held. */
+  private async heldRow(repo: MarketRepository, id: string, verb: string) {
+    const r = await repo.getReservationRow(id, true);
+    if (!r) throw notFound('Reservation');
+    if (r.status !== 'held')
+      throw conflict(`Reservation ${id} is ${r.status}: only a held reservation can be ${verb}`);
+    return r;
+  }
+
   /** Rejects a held reservation with a reason; its impressions are freed. */
   async reject(id: string, reason: string, actor: string): Promise<Reservation> {
     const at = this.now();
     await this.db.tx(async (q) => {
-      const repo = this.repo.with(q);
-      const r = await repo.getReservationRow(id, true);
-      if (!r) throw notFound('Reservation');
-      if (r.status !== 'held')
-        throw conflict(`Reservation ${id} is ${r.status}: only a held reservation can be rejected`);
+      await this.heldRow(this.repo.with(q), id, 'rejected');
       await this.releaseAll(q, [id], 'rejected', at, actor, reason.trim());
     });
     this.events?.committed();
@@ -602,10 +607,7 @@ export class MarketService {
     const at = this.now();
     await this.db.tx(async (q) => {
       const repo = this.repo.with(q);
-      const r = await repo.getReservationRow(id, true);
-      if (!r) throw notFound('Reservation');
-      if (r.status !== 'held')
-        throw conflict(`Reservation ${id} is ${r.status}: only a held reservation can be changed`);
+      const r = await this.heldRow(repo, id, 'changed');
       if (r.booking_id)
         throw conflict(
           `Reservation ${id}: its draft order was already sent once; ask the publisher to change it`,

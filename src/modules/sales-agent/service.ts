@@ -71,6 +71,19 @@ function creativeStatus(rows: readonly Creative[]): string {
   return 'archived';
 }
 
+/**
+ * The AdCP answer of a marketplace refusal: a hold that does not fit (409) is
+ * `INSUFFICIENT_INVENTORY` with what remains, any other 4xx `INVALID_REQUEST`; a server error
+ * stays an error.
+ */
+function refusalOf(err: unknown): unknown {
+  if (!(err instanceof AppError) || err.status >= 500) return err;
+  const field = (err.details as { field?: string } | undefined)?.field;
+  return err.code === 'conflict'
+    ? new AdcpRefusal('INSUFFICIENT_INVENTORY', err.message, field, err.details as Record<string, unknown>)
+    : new AdcpRefusal('INVALID_REQUEST', err.message, field);
+}
+
 /** The buyer_ref of a media buy from one of its package ids (`<buyer_ref>:<n>`). */
 const buyRefOf = (packageId: string) => packageId.slice(0, Math.max(0, packageId.lastIndexOf(':')));
 
@@ -308,16 +321,7 @@ export class SalesAgentService {
         `advertiser-token:${buyer.tokenId}`,
       );
     } catch (err) {
-      if (err instanceof AppError && err.code === 'conflict')
-        throw new AdcpRefusal(
-          'INSUFFICIENT_INVENTORY',
-          err.message,
-          (err.details as { field?: string })?.field,
-          err.details as Record<string, unknown>,
-        );
-      if (err instanceof AppError && err.status < 500)
-        throw new AdcpRefusal('INVALID_REQUEST', err.message, (err.details as { field?: string })?.field);
-      throw err;
+      throw refusalOf(err);
     }
     const row = {
       reservation_id: reservation.id,
@@ -696,14 +700,7 @@ export class SalesAgentService {
     try {
       changed = await this.market.changeHeld(buy.reservation_id, changes, actor);
     } catch (err) {
-      if (err instanceof AppError && err.code === 'conflict')
-        throw new AdcpRefusal(
-          'INSUFFICIENT_INVENTORY',
-          err.message,
-          (err.details as { field?: string })?.field,
-          err.details as Record<string, unknown>,
-        );
-      throw err;
+      throw refusalOf(err);
     }
     await this.repo.setPackages(buy.reservation_id, packages);
     const touched = new Set(changes.map((c) => c.line_no));
