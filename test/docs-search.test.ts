@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { evaluate, HELD_OUT, QUESTIONS } from '../bench/docs-search.ts';
+import { evaluate, FRESH, HELD_OUT, QUESTIONS } from '../bench/docs-search.ts';
 import { loadPages } from '../src/modules/docs/pages.ts';
 import { plainText, tokenize } from '../src/modules/docs/search.ts';
 import { splitSections } from '../src/modules/docs/sections.ts';
@@ -18,8 +18,10 @@ describe('docs search: sections, identifiers, snippets', () => {
     for (const half of [QUESTIONS, HELD_OUT]) expect(new Set(half.map((q) => q.persona))).toEqual(personas);
     const asked = new Set(QUESTIONS.map((q) => q.q));
     for (const q of HELD_OUT) expect(asked, 'a held-out question is also a tuning one').not.toContain(q.q);
-    for (const q of [...QUESTIONS, ...HELD_OUT])
+    for (const q of [...QUESTIONS, ...HELD_OUT, ...FRESH])
       for (const path of q.expect) expect(sectionPaths, q.q).toContain(path);
+    expect(FRESH.length).toBeGreaterThanOrEqual(20);
+    for (const q of FRESH) expect(asked, 'a fresh question is also a tuning one').not.toContain(q.q);
   });
 
   // Floors just below the figures measured when the ranking or the docs last changed (CHANGELOG).
