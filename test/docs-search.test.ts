@@ -4,6 +4,7 @@ import { loadPages } from '../src/modules/docs/pages.ts';
 import { plainText, tokenize } from '../src/modules/docs/search.ts';
 import { splitSections } from '../src/modules/docs/sections.ts';
 import { DocsService } from '../src/modules/docs/service.ts';
+import { spellSignals } from '../src/modules/docs/vocabulary.ts';
 
 describe('docs search: sections, identifiers, snippets', () => {
   const docs = new DocsService(loadPages(), '/docs', 'https://podium.test');
@@ -148,6 +149,15 @@ describe('docs search: wording users write', () => {
     );
     expect(top('kill -TERM the process')).toContain('/docs/operations#shutdown');
     expect(top('revoking a site token')).toContain('/docs/admin-api#site-tokens');
+  });
+
+  it('reads logging in as the docs sign-in, and leaves logs alone', () => {
+    for (const q of ['log in to the console', 'login to the console', 'logged in to the console'])
+      expect(top(q, 5), q).toEqual(top('sign-in to the console', 5));
+    expect(top('log out everywhere', 1)).toEqual(['/docs/people#sessions-and-suspension']);
+    expect(spellSignals('log in, logged on, login, Log-in; log files, logging, logs; log out')).toBe(
+      'sign-in, sign-in, sign-in, sign-in; log files, logging, logs; logout',
+    );
   });
 
   it('keeps product names and token prefixes whole, in terms and in snippets', () => {

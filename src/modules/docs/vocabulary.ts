@@ -133,6 +133,18 @@ const ALIASES: Record<string, string[]> = {
   history: ['audit', 'edition'],
   changelog: ['audit'],
   setup: ['install'],
+  logout: ['session'],
+  '2fa': ['two-factor', 'totp'],
+  mfa: ['two-factor', 'totp'],
+  invoice: ['statement', 'billing'],
+  anonymise: ['erase', 'erasure', 'pseudonymised'],
+  anonymize: ['erase', 'erasure', 'pseudonymised'],
+  downgrade: ['rollback'],
+  kubernetes: ['probe', 'healthz', 'readyz'],
+  k8s: ['probe', 'healthz', 'readyz'],
+  uptime: ['probe', 'healthz', 'metrics'],
+  cron: ['schedule'],
+  deeplink: ['landing'],
   sigterm: ['shutdown'],
   sigint: ['shutdown'],
   fetch: ['pull'],
@@ -157,6 +169,14 @@ const ALIAS_STEMS = new Map<string, string[]>(
 export const aliasesOf = (term: string): readonly string[] =>
   (ALIAS_STEMS.get(term) ?? []).filter((t) => t !== term);
 
-/** `kill -TERM`, `kill -s INT`: the signal a `kill` command sends, as the docs name it (`SIGTERM`). */
+/**
+ * Wordings of a query spelt as the docs spell them: the signal a `kill` command sends
+ * (`kill -TERM`, `kill -s INT` → `SIGTERM`), and logging in (`login`, `log in`, `logged on`), which
+ * the docs call `sign-in`; logging out is `logout` (`log` alone is about logs, `sign` also about
+ * signatures).
+ */
 export const spellSignals = (query: string): string =>
-  query.replace(/\bkill\s+-(?:s\s+)?(TERM|INT|HUP|QUIT|KILL)\b/gi, (_m, sig: string) => `kill SIG${sig}`);
+  query
+    .replace(/\bkill\s+-(?:s\s+)?(TERM|INT|HUP|QUIT|KILL)\b/gi, (_m, sig: string) => `kill SIG${sig}`)
+    .replace(/\blog(?:s|ged|ging)?[\s-]*(?:in|on)\b/gi, 'sign-in')
+    .replace(/\blog(?:s|ged|ging)?[\s-]*out\b/gi, 'logout');
