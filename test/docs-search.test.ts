@@ -43,11 +43,11 @@ describe('docs search: sections, identifiers, snippets', () => {
     expect(whole.recall_at_1).toBeGreaterThanOrEqual(0.75);
   });
 
-  // Never tuned on, like the held-out half: floors just below its figures.
+  // Floors just below its figures (CHANGELOG has the figures from before its misses were read).
   it('ranks an expected section in the top 3 and first on the fresh questions', () => {
     const fresh = evaluate(docs, FRESH);
     expect(fresh.recall_at_3, JSON.stringify(fresh.misses_at_3, null, 2)).toBeGreaterThanOrEqual(0.8);
-    expect(fresh.recall_at_1).toBeGreaterThanOrEqual(0.5);
+    expect(fresh.recall_at_1).toBeGreaterThanOrEqual(0.56);
   });
 
   it('each result is a section: path#anchor, "Page › heading" title, its page, a snippet with the matched term', () => {
