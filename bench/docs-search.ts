@@ -2,7 +2,7 @@
  * Search quality of the documentation server: every question of `docs-search-eval.json` goes
  * through `search_docs`' own code, and the rank of the first expected section is scored.
  * Prints recall@1, recall@3 and MRR (mean reciprocal rank over the top 10), overall and per
- * persona, for the held-out half and the tuning half apart.
+ * persona, for the held-out half, the fresh questions and the tuning half apart.
  * Run: npm run bench docs-search
  */
 import { readFileSync } from 'node:fs';
@@ -19,12 +19,20 @@ export interface EvalQuestion {
 const SET = JSON.parse(readFileSync(new URL('./docs-search-eval.json', import.meta.url), 'utf8')) as {
   questions: EvalQuestion[];
   held_out: EvalQuestion[];
+  fresh: EvalQuestion[];
 };
 
 /** The tuning half of the evaluation set: ranking choices may be tried against it. */
 export const QUESTIONS: EvalQuestion[] = SET.questions;
 /** The held-out half, written before any tuning and never tuned on: the figures to quote. */
 export const HELD_OUT: EvalQuestion[] = SET.held_out;
+/**
+ * Questions written after the held-out half, before the ranking changes of their session, and
+ * reported beside it. Their misses were read once their first figures were taken (the aliases
+ * postgres → postgresql, folder → directory, … came from them): a check on wording, no longer
+ * an untouched one.
+ */
+export const FRESH: EvalQuestion[] = SET.fresh;
 /** What the held-out half must reach (test/docs-search.test.ts enforces it). */
 export const GOALS = { recall_at_1: 0.8, recall_at_3: 0.95 } as const;
 
@@ -62,8 +70,13 @@ export function evaluate(docs: DocsService, questions: EvalQuestion[] = QUESTION
   };
 }
 
-/** Runs the evaluation on both halves and returns its JSON report. */
+/** Runs the evaluation on each list and returns its JSON report. */
 export async function run(): Promise<Record<string, unknown>> {
   const docs = new DocsService(loadPages(), '/docs', 'http://localhost');
-  return { held_out: evaluate(docs, HELD_OUT), tuning: evaluate(docs, QUESTIONS), goals_held_out: GOALS };
+  return {
+    held_out: evaluate(docs, HELD_OUT),
+    fresh: evaluate(docs, FRESH),
+    tuning: evaluate(docs, QUESTIONS),
+    goals_held_out: GOALS,
+  };
 }

@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { evaluate, HELD_OUT, QUESTIONS } from '../bench/docs-search.ts';
+import { evaluate, FRESH, HELD_OUT, QUESTIONS } from '../bench/docs-search.ts';
 import { loadPages } from '../src/modules/docs/pages.ts';
 import { plainText, tokenize } from '../src/modules/docs/search.ts';
 import { splitSections } from '../src/modules/docs/sections.ts';
 import { DocsService } from '../src/modules/docs/service.ts';
+import { spellSignals } from '../src/modules/docs/vocabulary.ts';
 
 describe('docs search: sections, identifiers, snippets', () => {
   const docs = new DocsService(loadPages(), '/docs', 'https://podium.test');
@@ -18,8 +19,10 @@ describe('docs search: sections, identifiers, snippets', () => {
     for (const half of [QUESTIONS, HELD_OUT]) expect(new Set(half.map((q) => q.persona))).toEqual(personas);
     const asked = new Set(QUESTIONS.map((q) => q.q));
     for (const q of HELD_OUT) expect(asked, 'a held-out question is also a tuning one').not.toContain(q.q);
-    for (const q of [...QUESTIONS, ...HELD_OUT])
+    for (const q of [...QUESTIONS, ...HELD_OUT, ...FRESH])
       for (const path of q.expect) expect(sectionPaths, q.q).toContain(path);
+    expect(FRESH.length).toBeGreaterThanOrEqual(20);
+    for (const q of FRESH) expect(asked, 'a fresh question is also a tuning one').not.toContain(q.q);
   });
 
   // Floors just below the figures measured when the ranking or the docs last changed (CHANGELOG).
@@ -30,9 +33,21 @@ describe('docs search: sections, identifiers, snippets', () => {
     const held = evaluate(docs, HELD_OUT);
     expect(held.recall_at_3, JSON.stringify(held.misses_at_3, null, 2)).toBeGreaterThanOrEqual(0.94);
     expect(held.recall_at_1).toBeGreaterThanOrEqual(0.78);
-    const tuning = evaluate(docs, QUESTIONS);
+    // The 75 tuning questions these floors were set on; the 20 after them came later, about the
+    // people, creatives and marketplace pages, and are harder (the whole half has floors of its own).
+    const tuning = evaluate(docs, QUESTIONS.slice(0, 75));
     expect(tuning.recall_at_3, JSON.stringify(tuning.misses_at_3, null, 2)).toBeGreaterThanOrEqual(0.94);
     expect(tuning.recall_at_1).toBeGreaterThanOrEqual(0.8);
+    const whole = evaluate(docs, QUESTIONS);
+    expect(whole.recall_at_3, JSON.stringify(whole.misses_at_3, null, 2)).toBeGreaterThanOrEqual(0.93);
+    expect(whole.recall_at_1).toBeGreaterThanOrEqual(0.75);
+  });
+
+  // Floors just below its figures (CHANGELOG has the figures from before its misses were read).
+  it('ranks an expected section in the top 3 and first on the fresh questions', () => {
+    const fresh = evaluate(docs, FRESH);
+    expect(fresh.recall_at_3, JSON.stringify(fresh.misses_at_3, null, 2)).toBeGreaterThanOrEqual(0.8);
+    expect(fresh.recall_at_1).toBeGreaterThanOrEqual(0.56);
   });
 
   it('each result is a section: path#anchor, "Page › heading" title, its page, a snippet with the matched term', () => {
@@ -134,6 +149,15 @@ describe('docs search: wording users write', () => {
     );
     expect(top('kill -TERM the process')).toContain('/docs/operations#shutdown');
     expect(top('revoking a site token')).toContain('/docs/admin-api#site-tokens');
+  });
+
+  it('reads logging in as the docs sign-in, and leaves logs alone', () => {
+    for (const q of ['log in to the console', 'login to the console', 'logged in to the console'])
+      expect(top(q, 5), q).toEqual(top('sign-in to the console', 5));
+    expect(top('log out everywhere', 1)).toEqual(['/docs/people#sessions-and-suspension']);
+    expect(spellSignals('log in, logged on, login, Log-in; log files, logging, logs; log out')).toBe(
+      'sign-in, sign-in, sign-in, sign-in; log files, logging, logs; logout',
+    );
   });
 
   it('keeps product names and token prefixes whole, in terms and in snippets', () => {

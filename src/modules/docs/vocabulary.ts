@@ -68,6 +68,7 @@ const ALIASES: Record<string, string[]> = {
   callback: ['webhook'],
   replace: ['rotate', 'rotation'],
   quota: ['rate', 'limit', '429'],
+  throttle: ['rate', 'limit', '429'],
   budget: ['rate', 'limit'],
   compress: ['gzip', 'compression'],
   compressed: ['gzip', 'compression'],
@@ -87,6 +88,7 @@ const ALIASES: Record<string, string[]> = {
   spider: ['bot'],
   money: ['revenue', 'commission'],
   spreadsheet: ['csv', 'export'],
+  bill: ['statement'],
   excel: ['csv', 'export'],
   timezone: ['time', 'zone', 'tz'],
   nginx: ['proxy', 'podium_trust_proxy'],
@@ -125,12 +127,33 @@ const ALIASES: Record<string, string[]> = {
   twice: ['duplicate'],
   dedupe: ['duplicate'],
   idempotent: ['idempotency', 'duplicate'],
+  colleague: ['person', 'people', 'user'],
+  coworker: ['person', 'people', 'user'],
+  teammate: ['person', 'people', 'user'],
+  device: ['session', 'browser'],
+  website: ['site'],
+  receiver: ['endpoint'],
+  postgres: ['postgresql'],
+  folder: ['directory'],
+  laptop: ['local', 'demo'],
   permission: ['scope'],
   permissions: ['scope'],
   role: ['scope'],
   history: ['audit', 'edition'],
   changelog: ['audit'],
   setup: ['install'],
+  logout: ['session'],
+  '2fa': ['two-factor', 'totp'],
+  mfa: ['two-factor', 'totp'],
+  invoice: ['statement', 'billing'],
+  anonymise: ['erase', 'erasure', 'pseudonymised'],
+  anonymize: ['erase', 'erasure', 'pseudonymised'],
+  downgrade: ['rollback'],
+  kubernetes: ['probe', 'healthz', 'readyz'],
+  k8s: ['probe', 'healthz', 'readyz'],
+  uptime: ['probe', 'healthz', 'metrics'],
+  cron: ['schedule'],
+  deeplink: ['landing'],
   sigterm: ['shutdown'],
   sigint: ['shutdown'],
   fetch: ['pull'],
@@ -155,6 +178,14 @@ const ALIAS_STEMS = new Map<string, string[]>(
 export const aliasesOf = (term: string): readonly string[] =>
   (ALIAS_STEMS.get(term) ?? []).filter((t) => t !== term);
 
-/** `kill -TERM`, `kill -s INT`: the signal a `kill` command sends, as the docs name it (`SIGTERM`). */
+/**
+ * Wordings of a query spelt as the docs spell them: the signal a `kill` command sends
+ * (`kill -TERM`, `kill -s INT` → `SIGTERM`), and logging in (`login`, `log in`, `logged on`), which
+ * the docs call `sign-in`; logging out is `logout` (`log` alone is about logs, `sign` also about
+ * signatures).
+ */
 export const spellSignals = (query: string): string =>
-  query.replace(/\bkill\s+-(?:s\s+)?(TERM|INT|HUP|QUIT|KILL)\b/gi, (_m, sig: string) => `kill SIG${sig}`);
+  query
+    .replace(/\bkill\s+-(?:s\s+)?(TERM|INT|HUP|QUIT|KILL)\b/gi, (_m, sig: string) => `kill SIG${sig}`)
+    .replace(/\blog(?:s|ged|ging)?[\s-]*(?:in|on)\b/gi, 'sign-in')
+    .replace(/\blog(?:s|ged|ging)?[\s-]*out\b/gi, 'logout');
