@@ -262,6 +262,7 @@ export async function createServices(deps: ServiceDeps): Promise<Services> {
     creatives,
     outbound,
     maxAssetBytes: Math.max(...Object.values(config.creativeMaxBytes)),
+    bookingDelivery: (id) => adserver.delivery(id),
   });
   scheduler.register({
     name: 'market-hold-expiry',

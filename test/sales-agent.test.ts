@@ -23,7 +23,7 @@ import {
   reportingAdServer,
 } from './adserver-fixture.ts';
 import { png } from './creative-images.ts';
-import { type TestApp, testApp } from './helpers.ts';
+import { eventually, type TestApp, testApp } from './helpers.ts';
 import { type LoopbackServer, loopbackServer } from './hostile-server.ts';
 
 // The AdCP sales agent, driven by the official client (@adcp/client) over MCP on loopback, in
@@ -268,6 +268,22 @@ describe('the sales agent through @adcp/client', () => {
     expect(booking.lines[0].creatives[0].tag).toContain(`/ad/${booking.lines[0].click_codes[0]}`);
     const approved = ListCreativesResponseSchema.parse((await agent.listCreatives({})).data);
     expect(approved.creatives[0]!.status).toBe('approved');
+    // Podium's own tracking of the first line's banner: five impressions and a click on 1 December.
+    t.clock.now = new Date('2026-12-01T12:00:00Z');
+    const code = booking.lines[0].click_codes[0] as string;
+    const browser = {
+      'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 Chrome/120.0 Safari/537.36',
+    };
+    for (let i = 0; i < 5; i++) await t.app.inject({ method: 'GET', url: `/imp/${code}`, headers: browser });
+    expect((await t.app.inject({ method: 'GET', url: `/go/${code}`, headers: browser })).statusCode).toBe(
+      302,
+    );
+    expect(
+      await eventually(async () => {
+        const rows = await t.app.services.tracking.countsByCode([code], '2026-12-01', '2026-12-31', 'UTC');
+        return rows.some((r) => r.impressions === 5 && r.clicks === 1);
+      }),
+    ).toBe(true);
     const [l1, , l3] = booked.lines.map((l: { line_item_id: string }) => l.line_item_id);
     report = [
       { line_item_id: l1, date: '2026-12-01', impressions: 40_000, clicks: 31 },
@@ -295,6 +311,16 @@ describe('the sales agent through @adcp/client', () => {
         impressions: 42_345,
         clicks: 35,
         spend: 529.31,
+        // Beside the ad server's figures, Podium's own: (42 345 − 5) / 42 345 and (35 − 1) / 35.
+        ext: {
+          podium: {
+            podium_impressions: 5,
+            podium_clicks: 1,
+            impression_discrepancy_pct: '99.99',
+            click_discrepancy_pct: '97.14',
+            timezone: 'UTC',
+          },
+        },
       }),
       expect.objectContaining({
         package_id: 'winter-2026:2',

@@ -3,6 +3,8 @@ import { AppError, conflict, notFound } from '../../lib/errors.ts';
 import type { OutboundClient } from '../../lib/outbound.ts';
 import { hashToken, newToken } from '../../lib/tokens.ts';
 import { monthFlight } from '../adserver/orders.ts';
+import { discrepancyPct } from '../adserver/service.ts';
+import type { BookingDelivery } from '../adserver/types.ts';
 import type { Creative, CreativeService } from '../creatives/service.ts';
 import { MAX_PRODUCT_MONTHS, type MarketService, monthsBetween } from '../market/service.ts';
 import { sumText } from '../market/statement-repository.ts';
@@ -23,12 +25,16 @@ export const MAX_BUYS = 50;
 export const MAX_SYNC_CREATIVES = 20;
 export const MAX_LIST_CREATIVES = 100;
 
-/** What the agent needs to take a buyer's creatives: the creatives module and the SSRF-guarded client. */
-export interface AgentCreatives {
+/**
+ * What the agent needs beyond the marketplace: the creatives module and the SSRF-guarded client to
+ * take a buyer's creatives, and a booking's delivery with Podium's own counts beside the ad server's.
+ */
+export interface AgentDeps {
   creatives: CreativeService;
   outbound: OutboundClient;
   /** The largest file fetched from a buyer's asset URL: the heaviest format's weight limit. */
   maxAssetBytes: number;
+  bookingDelivery: (bookingId: string) => Promise<BookingDelivery>;
 }
 
 export interface SyncCreative {
@@ -82,6 +88,27 @@ function refusalOf(err: unknown): unknown {
   return err.code === 'conflict'
     ? new AdcpRefusal('INSUFFICIENT_INVENTORY', err.message, field, err.details as Record<string, unknown>)
     : new AdcpRefusal('INVALID_REQUEST', err.message, field);
+}
+
+/**
+ * Podium's own `/imp` and `/go` counts of a package's lines over the period, beside the ad
+ * server's, with the discrepancy as on the publisher's delivery report: (ad server − Podium) / ad
+ * server × 100, a two-decimal string, null while the ad server counted nothing.
+ */
+function ownCounts(d: BookingDelivery, lineNos: readonly number[], start: string, end: string) {
+  const days = d.lines
+    .filter((l) => lineNos.includes(l.line_no))
+    .flatMap((l) => l.days)
+    .filter((day) => day.date >= start && day.date <= end);
+  const sum = (k: 'impressions' | 'clicks' | 'podium_impressions' | 'podium_clicks') =>
+    days.reduce((n, day) => n + day[k], 0);
+  return {
+    podium_impressions: sum('podium_impressions'),
+    podium_clicks: sum('podium_clicks'),
+    impression_discrepancy_pct: discrepancyPct(sum('impressions'), sum('podium_impressions')),
+    click_discrepancy_pct: discrepancyPct(sum('clicks'), sum('podium_clicks')),
+    timezone: d.timezone,
+  };
 }
 
 /** The buyer_ref of a media buy from one of its package ids (`<buyer_ref>:<n>`). */
@@ -157,7 +184,7 @@ export class SalesAgentService {
     private readonly market: MarketService,
     private readonly formatAgentUrl: string,
     private readonly now: () => Date,
-    private readonly assets: AgentCreatives,
+    private readonly assets: AgentDeps,
   ) {
     this.repo = new SalesAgentRepository(db);
   }
@@ -352,10 +379,12 @@ export class SalesAgentService {
     for (const b of buys) {
       const r = await this.market.getReservation(b.reservation_id);
       const lines = await this.repo.delivery(b.reservation_id, start, end);
+      const own = r.booking_id ? await this.assets.bookingDelivery(r.booking_id) : undefined;
       const byPackage = b.packages.map((p) => {
         const mine = lines.filter((l) => p.line_nos.includes(l.line_no));
         const line = r.lines.find((l) => l.line_no === p.line_nos[0]);
         return {
+          ...(own ? { ext: { podium: ownCounts(own, p.line_nos, start, end) } } : {}),
           package_id: p.package_id,
           buyer_ref: p.buyer_ref,
           impressions: mine.reduce((n, l) => n + l.impressions, 0),
