@@ -19,6 +19,7 @@ import { registerMarketAdmin } from './modules/market/routes.ts';
 import { registerOps } from './modules/ops/routes.ts';
 import { registerPeople } from './modules/people/routes.ts';
 import { registerPlayerData } from './modules/player-data/routes.ts';
+import { PORTAL_PREFIX, registerPortal } from './modules/portal/routes.ts';
 import { registerAggregateAdmin } from './modules/reporting/aggregate-routes.ts';
 import { registerTrackingOps } from './modules/reporting/ops-routes.ts';
 import { registerReportingAdmin } from './modules/reporting/routes.ts';
@@ -174,6 +175,23 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(async (scope) => registerTrackingPublic(scope, { tracking, config }));
   await app.register(async (scope) => registerCreativeFiles(scope, services.creatives));
   await app.register(async (scope) => registerPostback(scope, tracking, access.throttle));
+  await app.register(
+    async (scope) => {
+      requireAuthFirst(scope);
+      await registerPortal(scope, {
+        portal: services.portal,
+        verify: (token) => services.salesAgent.authenticate(token),
+        throttle: access.throttle,
+      });
+      registerOpenApi(scope, {
+        title: 'Podium advertiser portal API',
+        description:
+          "An advertiser's own products, availability, reservations, delivery and statements, with its advertiser token. Errors carry {code, message, details?} at the root.",
+        publicUrl: config.publicUrl,
+      });
+    },
+    { prefix: PORTAL_PREFIX },
+  );
   await app.register(async (scope) =>
     registerSalesAgent(scope, {
       agent: services.salesAgent,

@@ -28,6 +28,7 @@ import { PeopleService } from './modules/people/service.ts';
 import { ResetThrottle, SignInThrottle } from './modules/people/sign-in-throttle.ts';
 import { SingleSignOn, ssoSettingsFrom } from './modules/people/sso.ts';
 import { PlayerData } from './modules/player-data/service.ts';
+import { PortalService } from './modules/portal/service.ts';
 import { registerAggregateJob } from './modules/reporting/aggregate-job.ts';
 import { AggregateRepository } from './modules/reporting/aggregate-repository.ts';
 import { OperatorAggregates } from './modules/reporting/aggregates.ts';
@@ -96,6 +97,8 @@ export interface Services {
   marketNotices: MarketNotices;
   /** The AdCP sales agent: advertisers' buying agents discover products, book and read delivery. */
   salesAgent: SalesAgentService;
+  /** The advertiser portal: an advertiser's own products, reservations, delivery and statements. */
+  portal: PortalService;
   /** Creatives hosted by the marketplace: uploads, storage, moderation, follow-up pushes. */
   creatives: CreativeService;
   aggregates: OperatorAggregates;
@@ -397,6 +400,7 @@ export async function createServices(deps: ServiceDeps): Promise<Services> {
     market,
     marketNotices,
     salesAgent,
+    portal: new PortalService(market, (id) => adserver.delivery(id)),
     creatives,
     aggregates,
     backfills,

@@ -52,15 +52,27 @@ export interface Authenticator<S extends string = string> {
   readonly throttle: AuthThrottle;
 }
 
+/** An advertiser acting on its own campaigns through the portal API: the advertiser token's owner. */
+export interface AdvertiserPrincipal {
+  kind: 'advertiser';
+  advertiserId: string;
+  tokenId: number;
+}
+
 declare module 'fastify' {
   interface FastifyRequest {
     site?: SitePrincipal;
     admin?: AdminPrincipal;
+    advertiser?: AdvertiserPrincipal;
   }
 }
 
 /** What a route's onRequest hook demands: a site read token, or an admin token with a scope. */
-export type AuthRequirement = { kind: 'site' } | { kind: 'admin'; scope: string } | { kind: 'user' };
+export type AuthRequirement =
+  | { kind: 'site' }
+  | { kind: 'admin'; scope: string }
+  | { kind: 'user' }
+  | { kind: 'advertiser' };
 
 const AUTH = Symbol('podium.auth');
 type Tagged = onRequestAsyncHookHandler & { [AUTH]?: AuthRequirement };
@@ -210,5 +222,28 @@ export function requireUser(verifier: Authenticator): onRequestAsyncHookHandler 
       request.admin = admin;
     },
     { kind: 'user' },
+  );
+}
+
+/**
+ * onRequest hook of the advertiser portal API: a live advertiser token (`pdb_…`), verified by
+ * `verify` (the sales-agent module owns those tokens); sets `request.advertiser`.
+ */
+export function requireAdvertiser(
+  verify: (token: string) => Promise<{ advertiserId: string; tokenId: number } | undefined>,
+  throttle: AuthThrottle,
+): onRequestAsyncHookHandler {
+  return tag(
+    async (request, reply) => {
+      const found = await verify(bearerOf(request, reply));
+      if (!found)
+        throw await throttle.refusal(
+          'advertiser_token',
+          request.ip,
+          unauthorized(reply, 'Invalid or revoked advertiser token'),
+        );
+      request.advertiser = { kind: 'advertiser', ...found };
+    },
+    { kind: 'advertiser' },
   );
 }

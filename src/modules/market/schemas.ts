@@ -4,8 +4,9 @@ import { strict } from '../../lib/schema-parts.ts';
 /** Request schemas of the marketplace admin API (snake_case, like the ad-server API). */
 
 const Publisher = T.String({ pattern: '^[a-z0-9][a-z0-9-]{0,62}$', description: 'publisher slug' });
-const Name = T.String({ minLength: 1, maxLength: 200, pattern: '\\S' });
-const Month = T.String({ pattern: '^\\d{4}-(0[1-9]|1[0-2])$', description: 'YYYY-MM' });
+/** A display name: 1–200 characters, not only blanks. */
+export const Name = T.String({ minLength: 1, maxLength: 200, pattern: '\\S' });
+export const Month = T.String({ pattern: '^\\d{4}-(0[1-9]|1[0-2])$', description: 'YYYY-MM' });
 const Country = T.String({ pattern: '^[A-Z]{2}$', description: 'ISO 3166-1 alpha-2 country code' });
 /** Exact decimal as a string: never a JSON number, so no float rounding on either side. */
 const Price = T.String({
@@ -79,17 +80,16 @@ export const ListedInput = T.Object(
 );
 export const RefreshInput = T.Object({ geo: Country, month: Month }, strict);
 
+/** The lines a reservation asks for: a product, a country and a month each, 1 to 50. */
+export const ReservationLines = T.Array(
+  T.Object({ product_id: ProductId, geo: Country, month: Month, impressions: Impressions }, strict),
+  { minItems: 1, maxItems: 50 },
+);
 export const ReservationInput = T.Object(
   {
     advertiser_id: AdvertiserId,
     campaign_name: Name,
-    lines: T.Array(
-      T.Object({ product_id: ProductId, geo: Country, month: Month, impressions: Impressions }, strict),
-      {
-        minItems: 1,
-        maxItems: 50,
-      },
-    ),
+    lines: ReservationLines,
   },
   strict,
 );
