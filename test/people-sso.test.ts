@@ -36,7 +36,12 @@ describe('single sign-on with OpenID Connect against a real provider', () => {
    */
   const ssoSignIn = async (
     account: string,
-    opts: { returnTo?: string; tamper?: (q: URLSearchParams) => void; dropCookie?: boolean } = {},
+    opts: {
+      returnTo?: string;
+      tamper?: (q: URLSearchParams) => void;
+      dropCookie?: boolean;
+      accept?: string;
+    } = {},
   ): Promise<Answer> => {
     const ret = opts.returnTo ? `?return=${encodeURIComponent(opts.returnTo)}` : '';
     const start = await t.app.inject({
@@ -92,7 +97,10 @@ describe('single sign-on with OpenID Connect against a real provider', () => {
     const res = await t.app.inject({
       method: 'GET',
       url: `${back.pathname}?${back.searchParams}`,
-      headers: opts.dropCookie ? {} : { cookie: `podium_sso=${flow.value}` },
+      headers: {
+        ...(opts.dropCookie ? {} : { cookie: `podium_sso=${flow.value}` }),
+        ...(opts.accept ? { accept: opts.accept } : {}),
+      },
       remoteAddress: '10.9.0.1',
     });
     const sid = res.cookies.find((c) => c.name === 'podium_session')?.value;
@@ -217,6 +225,51 @@ describe('single sign-on with OpenID Connect against a real provider', () => {
       headers: { cookie: 'podium_sso=forged' },
     });
     expect(forged.statusCode).toBe(401);
+  });
+
+  it('sends a refused browser back to the sign-in page with a fixed reason, and keeps JSON for API clients', async () => {
+    const BROWSER = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
+    const outside = await ssoSignIn('olga', { accept: BROWSER });
+    expect(outside.statusCode).toBe(302);
+    expect(outside.headers.location).toBe('/console/#/sign-in?sso_error=domain_not_allowed');
+    expect(outside.cookies.find((c) => c.name === 'podium_session')).toBeUndefined();
+    expect(outside.cookies.find((c) => c.name === 'podium_sso')?.value).toBe('');
+    const unmapped = await ssoSignIn('nog', { accept: BROWSER });
+    expect(unmapped.headers.location).toBe('/console/#/sign-in?sso_error=no_role');
+    // The provider's own error text never reaches the URL: only the fixed reason does.
+    const cancelled = await ssoSignIn('ann', {
+      accept: BROWSER,
+      tamper: (q) => {
+        q.delete('code');
+        q.set('error', 'access_denied');
+        q.set('error_description', '<script>alert(1)</script> https://evil.example');
+      },
+    });
+    expect(cancelled.statusCode).toBe(302);
+    expect(cancelled.headers.location).toBe('/console/#/sign-in?sso_error=provider_refused');
+    const wrong = await ssoSignIn('ann', { accept: BROWSER, tamper: (q) => q.set('state', 'nope') });
+    expect(wrong.headers.location).toBe('/console/#/sign-in?sso_error=state_mismatch');
+    const malformed = await t.app.inject({
+      method: 'GET',
+      url: `${P}/session/sso/callback?state=s&error_description=${'x'.repeat(1200)}`,
+      headers: { accept: BROWSER },
+    });
+    expect(malformed.headers.location).toBe('/console/#/sign-in?sso_error=refused');
+    const lost = await t.app.inject({
+      method: 'GET',
+      url: `${P}/session/sso/callback?code=x&state=y`,
+      headers: { accept: BROWSER },
+    });
+    expect(lost.headers.location).toBe('/console/#/sign-in?sso_error=flow_lost');
+    // A client asking for JSON first gets the error itself, its reason in details.
+    const api = await ssoSignIn('olga', { accept: 'application/json, text/html;q=0.5' });
+    expect(api.statusCode).toBe(403);
+    expect(api.json()).toMatchObject({ code: 'forbidden', details: { reason: 'domain_not_allowed' } });
+    const log = await suiteLogText();
+    expect(log).toMatch(
+      /single sign-on refused \(domain_not_allowed\): No account has the email olga@elsewhere\.example/,
+    );
+    expect(log).toMatch(/single sign-on refused \(provider_refused\)/);
   });
 
   it('links an existing user by email (case-insensitive), and refuses them once suspended', async () => {

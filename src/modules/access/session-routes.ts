@@ -8,7 +8,8 @@ import { CSRF_HEADER, SESSION_COOKIE } from '../../plugins/auth.ts';
 import { createdWithSecret } from '../../plugins/replies.ts';
 import type { User } from '../people/repository.ts';
 import type { PeopleService } from '../people/service.ts';
-import { type SingleSignOn, SSO_FLOW_TTL_MS } from '../people/sso.ts';
+import { type SingleSignOn, SSO_FLOW_TTL_MS, ssoRefused } from '../people/sso.ts';
+import { type SsoRefusal, ssoRefusalOf } from '../people/sso-refusals.ts';
 import type { NewSession, SessionService } from './sessions.ts';
 
 /** Readable (not HttpOnly) cookie holding the CSRF token the console echoes in a header. */
@@ -37,6 +38,26 @@ const SsoCallbackQuery = T.Object(
   },
   { description: 'What the provider appends to the redirect URL' },
 );
+
+/**
+ * Whether the client is a browser navigating (its `Accept` names HTML before JSON), which gets a
+ * page to read rather than the JSON of an error.
+ */
+export function wantsPage(accept: string | undefined): boolean {
+  if (!accept) return false;
+  const html = accept.indexOf('text/html');
+  const json = accept.indexOf('application/json');
+  return html >= 0 && (json < 0 || html < json);
+}
+
+/** The fixed code a refusal shows as: its own, else one by its kind (no free text reaches the URL). */
+function refusalReason(err: unknown): SsoRefusal {
+  if (!(err instanceof AppError)) return 'unavailable';
+  const own = ssoRefusalOf(typeof err.details?.reason === 'string' ? err.details.reason : undefined);
+  if (own) return own;
+  if (err.code === 'rate_limited') return 'rate_limited';
+  return err.status >= 500 ? 'unavailable' : 'refused';
+}
 
 /**
  * Where a sign-in may send the browser back to: a relative path of the console only (its hash
@@ -275,9 +296,15 @@ export async function registerSessionRoutes(
     '/session/sso/callback',
     {
       config: { auth: 'self' },
+      // A malformed return from the provider is one more refusal: a browser sees it on the sign-in page.
+      attachValidation: true,
       schema: {
         summary:
           "Single sign-on's return from the provider: signs in (session cookie) and redirects (302) to the console",
+        description:
+          'A refusal redirects (302) a browser (`Accept` naming `text/html` before `application/json`) to ' +
+          '`/console/#/sign-in?sso_error=<reason>`, one of a fixed list of reasons; any other client gets ' +
+          'the error as JSON, its reason in `details.reason`.',
         querystring: SsoCallbackQuery,
       },
     },
@@ -288,15 +315,24 @@ export async function registerSessionRoutes(
       reply.header('cache-control', 'no-store');
       const query = req.url.slice(req.url.indexOf('?') + 1 || req.url.length);
       try {
+        if (req.validationError)
+          throw ssoRefused('bad_request', 'refused', "The provider's redirect carries malformed parameters");
         const { identity, returnTo } = await sso.finish(query, req.cookies[SSO_COOKIE]);
         const client = { address: req.ip, userAgent: req.headers['user-agent'] };
         const done = await people.signInWithSso(identity, sso.settings.allowedDomains, client);
         setSessionCookies(req, reply, done.session);
         return reply.redirect(returnTo, 302);
       } catch (err) {
-        if (err instanceof AppError && err.status < 500)
-          throw await throttle.refusal('console_sign_in', req.ip, err);
-        throw err;
+        const refusal =
+          err instanceof AppError && err.status < 500
+            ? await throttle.refusal('console_sign_in', req.ip, err)
+            : err;
+        if (!wantsPage(req.headers.accept)) throw refusal;
+        const reason = refusalReason(refusal);
+        if (refusal instanceof AppError && refusal.status < 500)
+          req.log.info(`single sign-on refused (${reason}): ${refusal.message}`);
+        else req.log.error({ err: refusal }, `single sign-on refused (${reason})`);
+        return reply.redirect(`/console/#/sign-in?sso_error=${reason}`, 302);
       }
     },
   );
