@@ -15,6 +15,7 @@ import { CalendarScreen, PrintableStatementScreen, ProductsScreen, StatementsScr
 import { ForgotPassword, OneTimeLinkPage, ProfileScreen, UsersScreen } from './People.tsx';
 import { ProgramsScreen } from './Programs.tsx';
 import { ReservationsScreen } from './Reservations.tsx';
+import { RolesScreen } from './Roles.tsx';
 import { SitesScreen } from './Sites.tsx';
 import { TemplatesScreen } from './Templates.tsx';
 import { ToplistsScreen } from './Toplists.tsx';
@@ -59,6 +60,7 @@ const SCREENS: readonly { hash: string; label?: string; Screen: ComponentType }[
   { hash: '#/webhooks', label: 'Webhooks', Screen: WebhooksScreen },
   { hash: '#/admin-tokens', label: 'Admin tokens', Screen: AdminTokensScreen },
   { hash: '#/users', label: 'Users', Screen: UsersScreen },
+  { hash: '#/roles', label: 'Roles', Screen: RolesScreen },
   { hash: '#/profile', label: 'Profile', Screen: ProfileScreen },
   { hash: '#/audit', label: 'Audit log', Screen: AuditScreen },
 ];
