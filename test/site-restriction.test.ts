@@ -85,6 +85,22 @@ beforeAll(async () => {
     expect(res.status, JSON.stringify(res.body)).toBe(201);
     ids[key] = res.body.data.id;
   }
+  // Conversions of site A, of site B, and one attributed to no site (which spans them).
+  const program = await adminCall(t.app, service, 'POST', '/tracking/programs', {
+    slug: 'probe',
+    name: 'Probe',
+  });
+  expect(program.status, JSON.stringify(program.body)).toBe(201);
+  for (const [key, site] of [
+    ['A', ids.siteA],
+    ['B', ids.siteB],
+    ['none', null],
+  ] as const)
+    await t.db.query(
+      `INSERT INTO conversions (id, program_id, transaction_id, event, attributed, site_id, log_id, received_at)
+       VALUES ($1, $2, $3, 'ftd', $4, $5, 1, now())`,
+      [`cnv_probe${key}`, program.body.data.id, `tx-${key}`, site !== null, site],
+    );
   const roles = (await adminCall(t.app, service, 'GET', '/roles')).body.data as {
     name: string;
     scopes: string[];
@@ -148,12 +164,14 @@ const FAKE: Record<string, string> = {
 const fill = (path: string, id: string) =>
   path.replace(/:([A-Za-z]+)/g, (_m, name: string) => (name === 'id' ? id : (FAKE[name] ?? '999999')));
 const idOf = (target: string, side: 'A' | 'B'): string => String(ids[`${target}${side}` as keyof typeof ids]);
+const TODAY = new Date().toISOString().slice(0, 10);
 const LIST_QUERY: Record<string, string> = {
   '/sites': '?per_page=100',
   '/toplists': '?per_page=100',
   '/webhooks': '?per_page=100',
   '/tracking/stats': '?from=2026-01-01&to=2026-01-31&format=json',
   '/compliance/report': '?format=json',
+  '/tracking/conversions': `?from=${TODAY}&to=${TODAY}&format=json`,
 };
 /** The site of a list row, whatever the list calls it. */
 const siteOfRow = (path: string, row: Record<string, unknown>) =>
@@ -251,6 +269,25 @@ describe('site restriction over the route table', () => {
       }
     }
     expect(checked).toBeGreaterThan(500);
+  });
+});
+
+describe('lists of rows that carry a site', () => {
+  it("the conversions CSV of a limited person holds their sites' rows only", async () => {
+    const p = probes.find((x) => x.role === 'affiliate-manager')!;
+    const csv = async (token: string) => {
+      const res = await t.app.inject({
+        method: 'GET',
+        url: `${P}/tracking/conversions?from=${TODAY}&to=${TODAY}&format=csv`,
+        headers: { authorization: `Bearer ${token}` },
+      });
+      expect(res.statusCode, res.body).toBe(200);
+      const [head, ...rows] = res.body.trim().split('\n');
+      const at = head!.split(',').indexOf('site_id');
+      return rows.map((r) => r.split(',')[at]);
+    };
+    expect(await csv(p.limited)).toEqual([String(ids.siteA)]);
+    expect((await csv(p.free)).sort()).toEqual(['', String(ids.siteA), String(ids.siteB)].sort());
   });
 });
 

@@ -46,6 +46,7 @@ const BY_ROUTE: Record<string, SitePolicy> = {
   'GET /compliance/report': list,
 
   'GET /tracking/stats': list,
+  'GET /tracking/conversions': list,
 
   'GET /webhooks': list,
   'POST /webhooks': into('siteId'),
@@ -65,8 +66,9 @@ const BY_ROUTE: Record<string, SitePolicy> = {
 
 /**
  * Areas by path prefix, for routes not listed above: site-less catalogue data and one's own
- * profile follow the role; areas spanning sites (people, tokens, audit, conversions, bookings,
- * the marketplace, player data) are refused to people limited to some sites.
+ * profile follow the role; areas spanning sites (people, tokens, audit, the raw postback log,
+ * whose payloads name no site, bookings, the marketplace, player data) are refused to people
+ * limited to some sites.
  */
 const BY_AREA: [RegExp, SitePolicy][] = [
   [
