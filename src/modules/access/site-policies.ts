@@ -62,6 +62,7 @@ const BY_ROUTE: Record<string, SitePolicy> = {
   'GET /adserver/placements/:id': placement,
   'PUT /adserver/placements/:id/slots': placement,
   'DELETE /adserver/placements/:id/slots/:connectionId': placement,
+  'GET /adserver/bookings': list,
 };
 
 /**
