@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ConfigError, loadConfig } from '../src/config.ts';
 import { OutboundClient } from '../src/lib/outbound.ts';
@@ -359,6 +361,35 @@ describe('single sign-on settings', () => {
         PODIUM_OUTBOUND_LOOPBACK_ALLOW: '127.0.0.1:9',
       }),
     ).toBe('');
+  });
+
+  it('sends a browser back to the sign-in page when the provider cannot be reached at the start', async () => {
+    const closed = createServer();
+    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
+    const { port } = closed.address() as AddressInfo;
+    await new Promise((r) => closed.close(r));
+    const t = await testApp({
+      publicUrl: PUBLIC,
+      secretKeys: KEYS,
+      ssoIssuer: `http://127.0.0.1:${port}`,
+      ssoClientId: 'podium',
+      outboundLoopbackAllow: [`127.0.0.1:${port}`],
+    });
+    try {
+      const browser = await t.app.inject({
+        method: 'GET',
+        url: `${P}/session/sso?return=/console/`,
+        headers: { accept: 'text/html,*/*;q=0.8' },
+      });
+      expect(browser.statusCode).toBe(302);
+      expect(browser.headers.location).toBe('/console/#/sign-in?sso_error=provider_failed');
+      expect(browser.cookies.find((c) => c.name === 'podium_sso')).toBeUndefined();
+      const api = await t.app.inject({ method: 'GET', url: `${P}/session/sso` });
+      expect(api.statusCode).toBe(502);
+      expect(api.json()).toMatchObject({ code: 'bad_gateway', details: { reason: 'provider_failed' } });
+    } finally {
+      await t.close();
+    }
   });
 
   it('answers 404 for SSO routes and sso null when SSO is not configured', async () => {

@@ -273,22 +273,42 @@ export async function registerSessionRoutes(
     sameSite: 'lax',
   });
 
+  /**
+   * A refused single sign-on: a browser goes back to the sign-in page with the reason's fixed
+   * code (logged with the message); any other client gets the error itself.
+   */
+  const backToSignIn = (req: FastifyRequest, reply: FastifyReply, refusal: unknown) => {
+    if (!wantsPage(req.headers.accept)) throw refusal;
+    const reason = refusalReason(refusal);
+    if (refusal instanceof AppError && refusal.status < 500)
+      req.log.info(`single sign-on refused (${reason}): ${refusal.message}`);
+    else req.log.error({ err: refusal }, `single sign-on refused (${reason})`);
+    return reply.redirect(`/console/#/sign-in?sso_error=${reason}`, 302);
+  };
+
   app.get(
     '/session/sso',
     {
       config: { auth: 'self' },
       schema: {
         summary: 'Start single sign-on: redirects (302) to the OpenID Connect provider',
+        description:
+          'When the provider cannot be reached, a browser is redirected (302) to ' +
+          '`/console/#/sign-in?sso_error=provider_failed`; any other client gets the `502`.',
         querystring: SsoStartQuery,
       },
     },
     async (req, reply) => {
       if (!sso) throw ssoOff();
       const returnTo = consoleReturnPath(req.query.return);
-      const started = await sso.start(returnTo);
-      reply.setCookie(SSO_COOKIE, started.cookie, { ...ssoCookie(req), maxAge: SSO_FLOW_TTL_MS / 1000 });
       reply.header('cache-control', 'no-store');
-      return reply.redirect(started.url, 302);
+      try {
+        const started = await sso.start(returnTo);
+        reply.setCookie(SSO_COOKIE, started.cookie, { ...ssoCookie(req), maxAge: SSO_FLOW_TTL_MS / 1000 });
+        return reply.redirect(started.url, 302);
+      } catch (err) {
+        return backToSignIn(req, reply, err);
+      }
     },
   );
 
@@ -327,12 +347,7 @@ export async function registerSessionRoutes(
           err instanceof AppError && err.status < 500
             ? await throttle.refusal('console_sign_in', req.ip, err)
             : err;
-        if (!wantsPage(req.headers.accept)) throw refusal;
-        const reason = refusalReason(refusal);
-        if (refusal instanceof AppError && refusal.status < 500)
-          req.log.info(`single sign-on refused (${reason}): ${refusal.message}`);
-        else req.log.error({ err: refusal }, `single sign-on refused (${reason})`);
-        return reply.redirect(`/console/#/sign-in?sso_error=${reason}`, 302);
+        return backToSignIn(req, reply, refusal);
       }
     },
   );
