@@ -25,6 +25,8 @@ const ids = {
   webhookB: '',
   placementA: 0,
   placementB: 0,
+  bookingA: '',
+  bookingB: '',
 };
 
 const call = async (token: string, method: string, url: string, payload?: object): Promise<Answer> => {
@@ -98,6 +100,7 @@ beforeAll(async () => {
     ['AB', [ids.placementA, ids.placementB]],
   ] as const) {
     const booking = `bkg_PROBE${key.padEnd(21, '0')}`;
+    if (key !== 'AB') ids[`booking${key}`] = booking;
     await t.db.query(
       `INSERT INTO adserver_bookings (id, connection_id, external_ref, advertiser_name, campaign_name, currency)
        VALUES ($1, $2, $3, 'Probe', $3, 'EUR')`,
@@ -319,6 +322,12 @@ describe('lists of rows that carry a site', () => {
         .map((b) => `${b.external_ref}:${b.site_ids.join('+')}`)
         .sort();
     expect(await refs(p.limited)).toEqual([`cmp-A:${ids.siteA}`]);
+    // One spanning their site and another is not theirs to open either.
+    const spanning = await call(p.limited, 'GET', '/adserver/bookings/bkg_PROBEAB0000000000000000000');
+    expect(spanning.status).toBe(404);
+    expect(spanning.body.message).toBe('Booking not found');
+    expect((await call(p.free, 'GET', '/adserver/bookings/bkg_PROBEAB0000000000000000000')).status).toBe(200);
+    expect((await call(p.limited, 'GET', `/adserver/bookings/${ids.bookingA}`)).status).toBe(200);
     expect(await refs(p.free)).toEqual(
       [`cmp-A:${ids.siteA}`, `cmp-AB:${ids.siteA}+${ids.siteB}`, `cmp-B:${ids.siteB}`].sort(),
     );
