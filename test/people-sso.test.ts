@@ -257,6 +257,15 @@ describe('single sign-on with OpenID Connect against a real provider', () => {
       headers: { accept: BROWSER },
     });
     expect(malformed.headers.location).toBe('/console/#/sign-in?sso_error=refused');
+    const malformedApi = await t.app.inject({
+      method: 'GET',
+      url: `${P}/session/sso/callback?state=s&error_description=${'x'.repeat(1200)}`,
+    });
+    expect(malformedApi.statusCode).toBe(422);
+    expect(malformedApi.json()).toMatchObject({
+      code: 'validation_failed',
+      details: { field: 'error_description' },
+    });
     const lost = await t.app.inject({
       method: 'GET',
       url: `${P}/session/sso/callback?code=x&state=y`,

@@ -334,9 +334,13 @@ export async function registerSessionRoutes(
       reply.clearCookie(SSO_COOKIE, ssoCookie(req));
       reply.header('cache-control', 'no-store');
       const query = req.url.slice(req.url.indexOf('?') + 1 || req.url.length);
+      if (req.validationError) {
+        // An API client gets the usual 422 naming the parameter.
+        if (!wantsPage(req.headers.accept)) throw req.validationError;
+        const malformed = "The provider's redirect carries malformed parameters";
+        return backToSignIn(req, reply, ssoRefused('bad_request', 'refused', malformed));
+      }
       try {
-        if (req.validationError)
-          throw ssoRefused('bad_request', 'refused', "The provider's redirect carries malformed parameters");
         const { identity, returnTo } = await sso.finish(query, req.cookies[SSO_COOKIE]);
         const client = { address: req.ip, userAgent: req.headers['user-agent'] };
         const done = await people.signInWithSso(identity, sso.settings.allowedDomains, client);
