@@ -14,6 +14,12 @@ const accounts: Record<string, SsoAccount> = {
     name: 'Pia Publisher',
     groups: ['podium-publishers'],
   },
+  olga: {
+    email: 'olga@elsewhere.example',
+    email_verified: true,
+    name: 'Olga Outside',
+    groups: ['podium-publishers'],
+  },
 };
 
 /** A TCP port free on loopback now: the app's public URL (and the provider's redirect URL) name it before it listens. */
@@ -76,5 +82,30 @@ describe('console: single sign-on in headless Chromium', { timeout: 300_000 }, (
     };
     expect(who.data.user).toMatchObject({ email: 'pia@corp.example', role: 'publisher' });
     await shot('sso-02-signed-in');
+  });
+
+  it('brings a refused sign-in back to the sign-in page with the reason in a sentence', async () => {
+    // A fresh browser: neither Podium's session nor the provider's.
+    await page.context().clearCookies();
+    await page.goto('about:blank');
+    await page.goto(`${base}/console/#/toplists`);
+    await page.getByRole('link', { name: 'Sign in with SSO' }).click();
+    await page.locator('input[name="login"]').fill('olga');
+    await page.locator('input[name="password"]').fill('any password');
+    await page.getByRole('button', { name: 'Sign-in' }).click();
+    await page.getByRole('button', { name: 'Continue' }).click();
+    await page.getByRole('heading', { name: 'Sign in to Podium' }).waitFor();
+    expect(new URL(page.url()).hash).toBe('#/sign-in?sso_error=domain_not_allowed');
+    await expect
+      .poll(() => page.getByRole('alert').textContent())
+      .toMatch(/No Podium account has your email.*Ask an administrator for an invitation/);
+    await shot('sso-03-refused');
+    // No session came of it.
+    const who = await page.evaluate(async () => (await fetch('/api/admin/v1/session')).status);
+    expect(who).toBe(401);
+    // A reason the console does not know (anyone can write a URL) shows the general sentence, as text.
+    await page.goto(`${base}/console/#/sign-in?sso_error=%3Cb%3Eyou%20were%20hacked%3C%2Fb%3E`);
+    await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/^Single sign-on was refused\./);
+    expect(await page.locator('b', { hasText: 'hacked' }).count()).toBe(0);
   });
 });

@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ConfigError, loadConfig } from '../src/config.ts';
 import { OutboundClient } from '../src/lib/outbound.ts';
@@ -36,7 +38,12 @@ describe('single sign-on with OpenID Connect against a real provider', () => {
    */
   const ssoSignIn = async (
     account: string,
-    opts: { returnTo?: string; tamper?: (q: URLSearchParams) => void; dropCookie?: boolean } = {},
+    opts: {
+      returnTo?: string;
+      tamper?: (q: URLSearchParams) => void;
+      dropCookie?: boolean;
+      accept?: string;
+    } = {},
   ): Promise<Answer> => {
     const ret = opts.returnTo ? `?return=${encodeURIComponent(opts.returnTo)}` : '';
     const start = await t.app.inject({
@@ -92,7 +99,10 @@ describe('single sign-on with OpenID Connect against a real provider', () => {
     const res = await t.app.inject({
       method: 'GET',
       url: `${back.pathname}?${back.searchParams}`,
-      headers: opts.dropCookie ? {} : { cookie: `podium_sso=${flow.value}` },
+      headers: {
+        ...(opts.dropCookie ? {} : { cookie: `podium_sso=${flow.value}` }),
+        ...(opts.accept ? { accept: opts.accept } : {}),
+      },
       remoteAddress: '10.9.0.1',
     });
     const sid = res.cookies.find((c) => c.name === 'podium_session')?.value;
@@ -219,6 +229,60 @@ describe('single sign-on with OpenID Connect against a real provider', () => {
     expect(forged.statusCode).toBe(401);
   });
 
+  it('sends a refused browser back to the sign-in page with a fixed reason, and keeps JSON for API clients', async () => {
+    const BROWSER = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
+    const outside = await ssoSignIn('olga', { accept: BROWSER });
+    expect(outside.statusCode).toBe(302);
+    expect(outside.headers.location).toBe('/console/#/sign-in?sso_error=domain_not_allowed');
+    expect(outside.cookies.find((c) => c.name === 'podium_session')).toBeUndefined();
+    expect(outside.cookies.find((c) => c.name === 'podium_sso')?.value).toBe('');
+    const unmapped = await ssoSignIn('nog', { accept: BROWSER });
+    expect(unmapped.headers.location).toBe('/console/#/sign-in?sso_error=no_role');
+    // The provider's own error text never reaches the URL: only the fixed reason does.
+    const cancelled = await ssoSignIn('ann', {
+      accept: BROWSER,
+      tamper: (q) => {
+        q.delete('code');
+        q.set('error', 'access_denied');
+        q.set('error_description', '<script>alert(1)</script> https://evil.example');
+      },
+    });
+    expect(cancelled.statusCode).toBe(302);
+    expect(cancelled.headers.location).toBe('/console/#/sign-in?sso_error=provider_refused');
+    const wrong = await ssoSignIn('ann', { accept: BROWSER, tamper: (q) => q.set('state', 'nope') });
+    expect(wrong.headers.location).toBe('/console/#/sign-in?sso_error=state_mismatch');
+    const malformed = await t.app.inject({
+      method: 'GET',
+      url: `${P}/session/sso/callback?state=s&error_description=${'x'.repeat(1200)}`,
+      headers: { accept: BROWSER },
+    });
+    expect(malformed.headers.location).toBe('/console/#/sign-in?sso_error=refused');
+    const malformedApi = await t.app.inject({
+      method: 'GET',
+      url: `${P}/session/sso/callback?state=s&error_description=${'x'.repeat(1200)}`,
+    });
+    expect(malformedApi.statusCode).toBe(422);
+    expect(malformedApi.json()).toMatchObject({
+      code: 'validation_failed',
+      details: { field: 'error_description' },
+    });
+    const lost = await t.app.inject({
+      method: 'GET',
+      url: `${P}/session/sso/callback?code=x&state=y`,
+      headers: { accept: BROWSER },
+    });
+    expect(lost.headers.location).toBe('/console/#/sign-in?sso_error=flow_lost');
+    // A client asking for JSON first gets the error itself, its reason in details.
+    const api = await ssoSignIn('olga', { accept: 'application/json, text/html;q=0.5' });
+    expect(api.statusCode).toBe(403);
+    expect(api.json()).toMatchObject({ code: 'forbidden', details: { reason: 'domain_not_allowed' } });
+    const log = await suiteLogText();
+    expect(log).toMatch(
+      /single sign-on refused \(domain_not_allowed\): No account has the email olga@elsewhere\.example/,
+    );
+    expect(log).toMatch(/single sign-on refused \(provider_refused\)/);
+  });
+
   it('links an existing user by email (case-insensitive), and refuses them once suspended', async () => {
     await t.app.services.people.addDemoUser('Sam@Partner.example', 'Sam P.', 'viewer');
     // partner.example is not an allowed domain: linking an existing account does not need it.
@@ -306,6 +370,35 @@ describe('single sign-on settings', () => {
         PODIUM_OUTBOUND_LOOPBACK_ALLOW: '127.0.0.1:9',
       }),
     ).toBe('');
+  });
+
+  it('sends a browser back to the sign-in page when the provider cannot be reached at the start', async () => {
+    const closed = createServer();
+    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
+    const { port } = closed.address() as AddressInfo;
+    await new Promise((r) => closed.close(r));
+    const t = await testApp({
+      publicUrl: PUBLIC,
+      secretKeys: KEYS,
+      ssoIssuer: `http://127.0.0.1:${port}`,
+      ssoClientId: 'podium',
+      outboundLoopbackAllow: [`127.0.0.1:${port}`],
+    });
+    try {
+      const browser = await t.app.inject({
+        method: 'GET',
+        url: `${P}/session/sso?return=/console/`,
+        headers: { accept: 'text/html,*/*;q=0.8' },
+      });
+      expect(browser.statusCode).toBe(302);
+      expect(browser.headers.location).toBe('/console/#/sign-in?sso_error=provider_failed');
+      expect(browser.cookies.find((c) => c.name === 'podium_sso')).toBeUndefined();
+      const api = await t.app.inject({ method: 'GET', url: `${P}/session/sso` });
+      expect(api.statusCode).toBe(502);
+      expect(api.json()).toMatchObject({ code: 'bad_gateway', details: { reason: 'provider_failed' } });
+    } finally {
+      await t.close();
+    }
   });
 
   it('answers 404 for SSO routes and sso null when SSO is not configured', async () => {

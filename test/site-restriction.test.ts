@@ -25,6 +25,8 @@ const ids = {
   webhookB: '',
   placementA: 0,
   placementB: 0,
+  bookingA: '',
+  bookingB: '',
 };
 
 const call = async (token: string, method: string, url: string, payload?: object): Promise<Answer> => {
@@ -85,6 +87,49 @@ beforeAll(async () => {
     expect(res.status, JSON.stringify(res.body)).toBe(201);
     ids[key] = res.body.data.id;
   }
+  // Bookings on site A's placement, on site B's, and on both (which spans sites).
+  const conn = 'asc_PROBE000000000000000000000';
+  await t.db.query(
+    `INSERT INTO adserver_connections (id, publisher, environment, base_url, api_key_sealed)
+     VALUES ($1, 'probe', 'sandbox', 'https://ads.example.com', 'unused')`,
+    [conn],
+  );
+  for (const [key, placements] of [
+    ['A', [ids.placementA]],
+    ['B', [ids.placementB]],
+    ['AB', [ids.placementA, ids.placementB]],
+  ] as const) {
+    const booking = `bkg_PROBE${key.padEnd(21, '0')}`;
+    if (key !== 'AB') ids[`booking${key}`] = booking;
+    await t.db.query(
+      `INSERT INTO adserver_bookings (id, connection_id, external_ref, advertiser_name, campaign_name, currency)
+       VALUES ($1, $2, $3, 'Probe', $3, 'EUR')`,
+      [booking, conn, `cmp-${key}`],
+    );
+    for (const [i, placement] of placements.entries())
+      await t.db.query(
+        `INSERT INTO adserver_booking_lines (booking_id, line_no, connection_id, external_ref, placement_id,
+           inventory_id, month, start_date, end_date, goal_impressions, sizes)
+         VALUES ($1, $2, $3, $4, $5, 'inv-1', '2026-12', '2026-12-01', '2026-12-31', 1000, '{300x250}')`,
+        [booking, i + 1, conn, `line-${key}-${i}`, placement],
+      );
+  }
+  // Conversions of site A, of site B, and one attributed to no site (which spans them).
+  const program = await adminCall(t.app, service, 'POST', '/tracking/programs', {
+    slug: 'probe',
+    name: 'Probe',
+  });
+  expect(program.status, JSON.stringify(program.body)).toBe(201);
+  for (const [key, site] of [
+    ['A', ids.siteA],
+    ['B', ids.siteB],
+    ['none', null],
+  ] as const)
+    await t.db.query(
+      `INSERT INTO conversions (id, program_id, transaction_id, event, attributed, site_id, log_id, received_at)
+       VALUES ($1, $2, $3, 'ftd', $4, $5, 1, now())`,
+      [`cnv_probe${key}`, program.body.data.id, `tx-${key}`, site !== null, site],
+    );
   const roles = (await adminCall(t.app, service, 'GET', '/roles')).body.data as {
     name: string;
     scopes: string[];
@@ -148,16 +193,25 @@ const FAKE: Record<string, string> = {
 const fill = (path: string, id: string) =>
   path.replace(/:([A-Za-z]+)/g, (_m, name: string) => (name === 'id' ? id : (FAKE[name] ?? '999999')));
 const idOf = (target: string, side: 'A' | 'B'): string => String(ids[`${target}${side}` as keyof typeof ids]);
+const TODAY = new Date().toISOString().slice(0, 10);
 const LIST_QUERY: Record<string, string> = {
   '/sites': '?per_page=100',
   '/toplists': '?per_page=100',
   '/webhooks': '?per_page=100',
   '/tracking/stats': '?from=2026-01-01&to=2026-01-31&format=json',
   '/compliance/report': '?format=json',
+  '/tracking/conversions': `?from=${TODAY}&to=${TODAY}&format=json`,
 };
 /** The site of a list row, whatever the list calls it. */
-const siteOfRow = (path: string, row: Record<string, unknown>) =>
-  path === '/sites' ? row.id : (row.siteId ?? row.site_id);
+const siteOfRow = (path: string, row: Record<string, unknown>) => {
+  if (path === '/sites') return row.id;
+  // A booking's sites are its lines': one site, or the list of them when it spans several.
+  if (path === '/adserver/bookings') {
+    const sites = row.site_ids as number[];
+    return sites.length === 1 ? sites[0] : sites;
+  }
+  return row.siteId ?? row.site_id;
+};
 
 describe('site restriction over the route table', () => {
   it('every admin route declares how it touches sites; site data is never left to the role alone', () => {
@@ -251,6 +305,49 @@ describe('site restriction over the route table', () => {
       }
     }
     expect(checked).toBeGreaterThan(500);
+  });
+});
+
+describe('lists of rows that carry a site', () => {
+  it("a limited person's bookings are those whose every line is on their sites", async () => {
+    const p = probes.find((x) => x.role === 'ad-ops')!;
+    const refs = async (token: string) =>
+      (
+        (await call(token, 'GET', '/adserver/bookings')).body.data as {
+          external_ref: string;
+          site_ids: number[];
+        }[]
+      )
+        .filter((b) => b.external_ref.startsWith('cmp-'))
+        .map((b) => `${b.external_ref}:${b.site_ids.join('+')}`)
+        .sort();
+    expect(await refs(p.limited)).toEqual([`cmp-A:${ids.siteA}`]);
+    // One spanning their site and another is not theirs to open either.
+    const spanning = await call(p.limited, 'GET', '/adserver/bookings/bkg_PROBEAB0000000000000000000');
+    expect(spanning.status).toBe(404);
+    expect(spanning.body.message).toBe('Booking not found');
+    expect((await call(p.free, 'GET', '/adserver/bookings/bkg_PROBEAB0000000000000000000')).status).toBe(200);
+    expect((await call(p.limited, 'GET', `/adserver/bookings/${ids.bookingA}`)).status).toBe(200);
+    expect(await refs(p.free)).toEqual(
+      [`cmp-A:${ids.siteA}`, `cmp-AB:${ids.siteA}+${ids.siteB}`, `cmp-B:${ids.siteB}`].sort(),
+    );
+  });
+
+  it("the conversions CSV of a limited person holds their sites' rows only", async () => {
+    const p = probes.find((x) => x.role === 'affiliate-manager')!;
+    const csv = async (token: string) => {
+      const res = await t.app.inject({
+        method: 'GET',
+        url: `${P}/tracking/conversions?from=${TODAY}&to=${TODAY}&format=csv`,
+        headers: { authorization: `Bearer ${token}` },
+      });
+      expect(res.statusCode, res.body).toBe(200);
+      const [head, ...rows] = res.body.trim().split('\n');
+      const at = head!.split(',').indexOf('site_id');
+      return rows.map((r) => r.split(',')[at]);
+    };
+    expect(await csv(p.limited)).toEqual([String(ids.siteA)]);
+    expect((await csv(p.free)).sort()).toEqual(['', String(ids.siteA), String(ids.siteB)].sort());
   });
 });
 

@@ -1,4 +1,5 @@
 import { type ComponentType, type FormEvent, lazy, Suspense, useEffect, useRef, useState } from 'react';
+import { SSO_REFUSALS, ssoRefusalOf } from '../../src/modules/people/sso-refusals.ts';
 import type { PendingSignIn } from '../../src/modules/people/types.ts';
 import { AdminTokensScreen } from './AdminTokens.tsx';
 import { AdServersScreen } from './AdServers.tsx';
@@ -14,6 +15,7 @@ import { CalendarScreen, PrintableStatementScreen, ProductsScreen, StatementsScr
 import { ForgotPassword, OneTimeLinkPage, ProfileScreen, UsersScreen } from './People.tsx';
 import { ProgramsScreen } from './Programs.tsx';
 import { ReservationsScreen } from './Reservations.tsx';
+import { RolesScreen } from './Roles.tsx';
 import { SitesScreen } from './Sites.tsx';
 import { TemplatesScreen } from './Templates.tsx';
 import { ToplistsScreen } from './Toplists.tsx';
@@ -58,6 +60,7 @@ const SCREENS: readonly { hash: string; label?: string; Screen: ComponentType }[
   { hash: '#/webhooks', label: 'Webhooks', Screen: WebhooksScreen },
   { hash: '#/admin-tokens', label: 'Admin tokens', Screen: AdminTokensScreen },
   { hash: '#/users', label: 'Users', Screen: UsersScreen },
+  { hash: '#/roles', label: 'Roles', Screen: RolesScreen },
   { hash: '#/profile', label: 'Profile', Screen: ProfileScreen },
   { hash: '#/audit', label: 'Audit log', Screen: AuditScreen },
 ];
@@ -115,6 +118,7 @@ export function App() {
         notice={notice}
         onSignedIn={(s) => {
           setNotice('');
+          if (hash.startsWith(SIGN_IN)) window.location.hash = HOME.hash;
           setSession(s);
         }}
       />
@@ -153,6 +157,16 @@ export function App() {
 }
 
 const ACCEPT = '#/accept/';
+/** Where a refused single sign-on lands: `#/sign-in?sso_error=<reason>`. */
+const SIGN_IN = '#/sign-in';
+
+/** The sentence for the `sso_error` of the hash; the hash is anyone's to write, so only known reasons show as such. */
+function ssoRefusalSentence(hash: string): string {
+  if (!hash.startsWith(`${SIGN_IN}?`)) return '';
+  const params = new URLSearchParams(hash.slice(SIGN_IN.length + 1));
+  if (!params.has('sso_error')) return '';
+  return SSO_REFUSALS[ssoRefusalOf(params.get('sso_error')) ?? 'refused'];
+}
 const RESET = '#/reset/';
 
 const EXPIRED = 'Your session has ended (it expired or was signed out elsewhere). Sign in again to continue.';
@@ -170,6 +184,7 @@ function SignIn({ notice, onSignedIn }: { notice: string; onSignedIn: (s: Sessio
   const [error, setError] = useState('');
   const [busy, setBusy] = useState(false);
   const [ssoUrl, setSsoUrl] = useState<string | null>(null);
+  const ssoError = ssoRefusalSentence(location.hash);
   useEffect(() => {
     api<{ data: { sso: { url: string } | null } }>('GET', '/session/methods').then(
       (r) => setSsoUrl(r.data.sso?.url ?? null),
@@ -212,6 +227,11 @@ function SignIn({ notice, onSignedIn }: { notice: string; onSignedIn: (s: Sessio
       {notice && (
         <p className="notice" role="status">
           {notice}
+        </p>
+      )}
+      {ssoError && (
+        <p className="error" role="alert">
+          {ssoError}
         </p>
       )}
       <form onSubmit={submit}>

@@ -8,12 +8,16 @@ import type {
 import { AppError, notFound } from '../lib/errors.ts';
 import { authOf } from './auth.ts';
 
-/** Kinds of object whose site a restriction checks: a site itself or something that belongs to one. */
-export type SiteTarget = 'site' | 'toplist' | 'webhook' | 'placement';
+/** Kinds of object whose site a restriction checks: a site itself or something that belongs to one or more. */
+export type SiteTarget = 'site' | 'toplist' | 'webhook' | 'placement' | 'booking';
 
-/** Finds the site an object belongs to: undefined when the object does not exist, null when it spans every site. */
+/**
+ * Finds the site an object belongs to: undefined when the object does not exist, null when it
+ * spans every site, a list when it belongs to several (a booking's lines), each of which the
+ * person must hold.
+ */
 export interface SiteResolver {
-  siteOf(target: SiteTarget, id: number | string): Promise<number | null | undefined>;
+  siteOf(target: SiteTarget, id: number | string): Promise<number | readonly number[] | null | undefined>;
 }
 
 /**
@@ -75,8 +79,10 @@ function objectCheck(
     const raw = String((request.params as Record<string, unknown>)[param] ?? '');
     if (!ID.test(raw) || (/^[0-9]+$/.test(raw) && Number(raw) > 2147483647)) return;
     const site = await resolver.siteOf(target, /^[0-9]+$/.test(raw) ? Number(raw) : raw);
-    // A missing object is left to the handler's own 404; one of another site looks the same.
-    if (site !== undefined && (site === null || !sites.includes(site))) throw notFound(entity);
+    if (site === undefined) return; // A missing object is left to the handler's own 404.
+    const held = site !== null && [site].flat().every((s) => sites.includes(s));
+    // One of another site looks the same as a missing one.
+    if (!held) throw notFound(entity);
   };
 }
 

@@ -8,7 +8,8 @@ import { CSRF_HEADER, SESSION_COOKIE } from '../../plugins/auth.ts';
 import { createdWithSecret } from '../../plugins/replies.ts';
 import type { User } from '../people/repository.ts';
 import type { PeopleService } from '../people/service.ts';
-import { type SingleSignOn, SSO_FLOW_TTL_MS } from '../people/sso.ts';
+import { type SingleSignOn, SSO_FLOW_TTL_MS, ssoRefused } from '../people/sso.ts';
+import { type SsoRefusal, ssoRefusalOf } from '../people/sso-refusals.ts';
 import type { NewSession, SessionService } from './sessions.ts';
 
 /** Readable (not HttpOnly) cookie holding the CSRF token the console echoes in a header. */
@@ -37,6 +38,26 @@ const SsoCallbackQuery = T.Object(
   },
   { description: 'What the provider appends to the redirect URL' },
 );
+
+/**
+ * Whether the client is a browser navigating (its `Accept` names HTML before JSON), which gets a
+ * page to read rather than the JSON of an error.
+ */
+export function wantsPage(accept: string | undefined): boolean {
+  if (!accept) return false;
+  const html = accept.indexOf('text/html');
+  const json = accept.indexOf('application/json');
+  return html >= 0 && (json < 0 || html < json);
+}
+
+/** The fixed code a refusal shows as: its own, else one by its kind (no free text reaches the URL). */
+function refusalReason(err: unknown): SsoRefusal {
+  if (!(err instanceof AppError)) return 'unavailable';
+  const own = ssoRefusalOf(typeof err.details?.reason === 'string' ? err.details.reason : undefined);
+  if (own) return own;
+  if (err.code === 'rate_limited') return 'rate_limited';
+  return err.status >= 500 ? 'unavailable' : 'refused';
+}
 
 /**
  * Where a sign-in may send the browser back to: a relative path of the console only (its hash
@@ -252,22 +273,42 @@ export async function registerSessionRoutes(
     sameSite: 'lax',
   });
 
+  /**
+   * A refused single sign-on: a browser goes back to the sign-in page with the reason's fixed
+   * code (logged with the message); any other client gets the error itself.
+   */
+  const backToSignIn = (req: FastifyRequest, reply: FastifyReply, refusal: unknown) => {
+    if (!wantsPage(req.headers.accept)) throw refusal;
+    const reason = refusalReason(refusal);
+    if (refusal instanceof AppError && refusal.status < 500)
+      req.log.info(`single sign-on refused (${reason}): ${refusal.message}`);
+    else req.log.error({ err: refusal }, `single sign-on refused (${reason})`);
+    return reply.redirect(`/console/#/sign-in?sso_error=${reason}`, 302);
+  };
+
   app.get(
     '/session/sso',
     {
       config: { auth: 'self' },
       schema: {
         summary: 'Start single sign-on: redirects (302) to the OpenID Connect provider',
+        description:
+          'When the provider cannot be reached, a browser is redirected (302) to ' +
+          '`/console/#/sign-in?sso_error=provider_failed`; any other client gets the `502`.',
         querystring: SsoStartQuery,
       },
     },
     async (req, reply) => {
       if (!sso) throw ssoOff();
       const returnTo = consoleReturnPath(req.query.return);
-      const started = await sso.start(returnTo);
-      reply.setCookie(SSO_COOKIE, started.cookie, { ...ssoCookie(req), maxAge: SSO_FLOW_TTL_MS / 1000 });
       reply.header('cache-control', 'no-store');
-      return reply.redirect(started.url, 302);
+      try {
+        const started = await sso.start(returnTo);
+        reply.setCookie(SSO_COOKIE, started.cookie, { ...ssoCookie(req), maxAge: SSO_FLOW_TTL_MS / 1000 });
+        return reply.redirect(started.url, 302);
+      } catch (err) {
+        return backToSignIn(req, reply, err);
+      }
     },
   );
 
@@ -275,9 +316,15 @@ export async function registerSessionRoutes(
     '/session/sso/callback',
     {
       config: { auth: 'self' },
+      // A malformed return from the provider is one more refusal: a browser sees it on the sign-in page.
+      attachValidation: true,
       schema: {
         summary:
           "Single sign-on's return from the provider: signs in (session cookie) and redirects (302) to the console",
+        description:
+          'A refusal redirects (302) a browser (`Accept` naming `text/html` before `application/json`) to ' +
+          '`/console/#/sign-in?sso_error=<reason>`, one of a fixed list of reasons; any other client gets ' +
+          'the error as JSON, its reason in `details.reason`.',
         querystring: SsoCallbackQuery,
       },
     },
@@ -287,6 +334,12 @@ export async function registerSessionRoutes(
       reply.clearCookie(SSO_COOKIE, ssoCookie(req));
       reply.header('cache-control', 'no-store');
       const query = req.url.slice(req.url.indexOf('?') + 1 || req.url.length);
+      if (req.validationError) {
+        // An API client gets the usual 422 naming the parameter.
+        if (!wantsPage(req.headers.accept)) throw req.validationError;
+        const malformed = "The provider's redirect carries malformed parameters";
+        return backToSignIn(req, reply, ssoRefused('bad_request', 'refused', malformed));
+      }
       try {
         const { identity, returnTo } = await sso.finish(query, req.cookies[SSO_COOKIE]);
         const client = { address: req.ip, userAgent: req.headers['user-agent'] };
@@ -294,9 +347,11 @@ export async function registerSessionRoutes(
         setSessionCookies(req, reply, done.session);
         return reply.redirect(returnTo, 302);
       } catch (err) {
-        if (err instanceof AppError && err.status < 500)
-          throw await throttle.refusal('console_sign_in', req.ip, err);
-        throw err;
+        const refusal =
+          err instanceof AppError && err.status < 500
+            ? await throttle.refusal('console_sign_in', req.ip, err)
+            : err;
+        return backToSignIn(req, reply, refusal);
       }
     },
   );

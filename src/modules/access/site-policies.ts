@@ -14,6 +14,7 @@ const site = of('site', 'Site');
 const toplist = of('toplist', 'Toplist');
 const webhook = of('webhook', 'Webhook endpoint');
 const placement = of('placement', 'Placement');
+const booking = of('booking', 'Booking');
 
 /**
  * How each admin route touches sites (see SitePolicy), by method and path below the admin
@@ -46,6 +47,7 @@ const BY_ROUTE: Record<string, SitePolicy> = {
   'GET /compliance/report': list,
 
   'GET /tracking/stats': list,
+  'GET /tracking/conversions': list,
 
   'GET /webhooks': list,
   'POST /webhooks': into('siteId'),
@@ -61,12 +63,18 @@ const BY_ROUTE: Record<string, SitePolicy> = {
   'GET /adserver/placements/:id': placement,
   'PUT /adserver/placements/:id/slots': placement,
   'DELETE /adserver/placements/:id/slots/:connectionId': placement,
+  'GET /adserver/bookings': list,
+  'GET /adserver/bookings/:id': booking,
+  'GET /adserver/bookings/:id/pushes': booking,
+  'GET /adserver/bookings/:id/delivery': booking,
+  'POST /adserver/bookings/:id/push': booking,
 };
 
 /**
  * Areas by path prefix, for routes not listed above: site-less catalogue data and one's own
- * profile follow the role; areas spanning sites (people, tokens, audit, conversions, bookings,
- * the marketplace, player data) are refused to people limited to some sites.
+ * profile follow the role; areas spanning sites (people, tokens, audit, the raw postback log,
+ * whose payloads name no site, bookings, the marketplace, player data) are refused to people
+ * limited to some sites.
  */
 const BY_AREA: [RegExp, SitePolicy][] = [
   [
@@ -93,14 +101,22 @@ const SITE_OF: Record<SiteTarget, string> = {
   toplist: 'SELECT site_id FROM toplists WHERE id = $1',
   webhook: 'SELECT site_id FROM webhook_endpoints WHERE id = $1',
   placement: 'SELECT site_id FROM adserver_placements WHERE id = $1',
+  // The sites of its lines' placements; null (every site) when it has no line or a site-less one.
+  booking: `SELECT CASE WHEN count(l.line_no) > 0 AND bool_and(p.site_id IS NOT NULL)
+                   THEN array_agg(DISTINCT p.site_id) END AS site_id
+              FROM adserver_bookings b
+              LEFT JOIN adserver_booking_lines l ON l.booking_id = b.id
+              LEFT JOIN adserver_placements p ON p.id = l.placement_id
+             WHERE b.id = $1 GROUP BY b.id`,
 };
 
 /** Finds the site of an object by SQL, for the site restriction's checks. */
 export class SqlSiteResolver implements SiteResolver {
   constructor(private readonly db: Queryable) {}
 
-  async siteOf(target: SiteTarget, id: number | string): Promise<number | null | undefined> {
-    const [row] = await this.db.query<{ site_id: number | null }>(SITE_OF[target], [id]);
-    return row ? row.site_id : undefined;
+  async siteOf(target: SiteTarget, id: number | string): Promise<number | number[] | null | undefined> {
+    const [row] = await this.db.query<{ site_id: number | number[] | null }>(SITE_OF[target], [id]);
+    if (!row) return undefined;
+    return Array.isArray(row.site_id) ? row.site_id.map(Number) : row.site_id;
   }
 }

@@ -83,20 +83,37 @@ export class BookingRepository {
     );
   }
 
-  /** Every booking, newest first, without its lines (the console's list); one connection's when given. */
-  async listBookings(connectionId?: string): Promise<BookingSummary[]> {
+  /**
+   * Every booking, newest first, without its lines (the console's list); one connection's when
+   * given. With `siteIds`, only bookings whose every line is on a placement of those sites: one
+   * that also books another site's (or a site-less) placement spans sites, and so does one
+   * without lines.
+   */
+  async listBookings(connectionId?: string, siteIds?: readonly number[]): Promise<BookingSummary[]> {
     const rows = await this.db.query<
       Omit<BookingSummary, 'created_at'> & { created_at: Date; lines: number }
     >(
       `SELECT b.id, b.connection_id, c.publisher, b.external_ref, b.advertiser_name, b.campaign_name, b.currency,
-              b.revision, b.pushed_revision, b.order_id, b.last_push_error, b.created_at,
-              (SELECT count(*)::int FROM adserver_booking_lines l WHERE l.booking_id = b.id) AS lines
+              b.revision, b.pushed_revision, b.order_id, b.last_push_error, b.created_at, s.lines, s.site_ids
          FROM adserver_bookings b JOIN adserver_connections c ON c.id = b.connection_id
-        WHERE $1::text IS NULL OR b.connection_id = $1
+        CROSS JOIN LATERAL (
+          SELECT count(*)::int AS lines,
+                 coalesce(array_agg(DISTINCT p.site_id ORDER BY p.site_id) FILTER (WHERE p.site_id IS NOT NULL),
+                          '{}') AS site_ids,
+                 bool_and(p.site_id IS NOT NULL AND p.site_id = ANY($2::int[])) AS within
+            FROM adserver_booking_lines l JOIN adserver_placements p ON p.id = l.placement_id
+           WHERE l.booking_id = b.id
+        ) s
+        WHERE ($1::text IS NULL OR b.connection_id = $1) AND ($2::int[] IS NULL OR s.within)
         ORDER BY b.created_at DESC, b.id DESC`,
-      [connectionId ?? null],
+      [connectionId ?? null, siteIds ? [...siteIds] : null],
     );
-    return rows.map((r) => ({ ...r, lines: Number(r.lines), created_at: iso(r.created_at)! }));
+    return rows.map((r) => ({
+      ...r,
+      lines: Number(r.lines),
+      site_ids: r.site_ids.map(Number),
+      created_at: iso(r.created_at)!,
+    }));
   }
 
   /** Whether the connection already has a booking with this campaign external_ref. */

@@ -119,9 +119,9 @@ export class Bookings {
     return this.get(id);
   }
 
-  /** Bookings newest first, optionally of one connection. */
-  list(connectionId?: string): Promise<BookingSummary[]> {
-    return this.repo.listBookings(connectionId);
+  /** Bookings newest first, optionally of one connection, only of `siteIds` when given. */
+  list(connectionId?: string, siteIds?: readonly number[]): Promise<BookingSummary[]> {
+    return this.repo.listBookings(connectionId, siteIds);
   }
 
   async get(id: string): Promise<Booking> {

@@ -46,6 +46,8 @@ export interface Booking {
 export type BookingSummary = Omit<Booking, 'lines' | 'advertiser_ref' | 'updated_at'> & {
   publisher: string;
   lines: number;
+  /** The sites of its lines' placements, ascending (site-less placements add none). */
+  site_ids: number[];
 };
 
 /** First and last calendar day of a `YYYY-MM` month (the flight, read in the account's zone by the ad server). */

@@ -93,7 +93,7 @@ export async function registerAdserverAdmin(
   );
 
   app.get('/adserver/bookings', { ...read, schema: { querystring: BookingQuery } }, async (req) => ({
-    data: await adserver.bookings.list(req.query.connection_id),
+    data: await adserver.bookings.list(req.query.connection_id, siteScopeOf(req)),
   }));
   app.post('/adserver/bookings', { ...write, schema: { body: BookingInput } }, async (req, reply) =>
     reply.status(201).send({ data: await adserver.bookings.create(req.body) }),

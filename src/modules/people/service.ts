@@ -27,7 +27,7 @@ import {
   type UserStatus,
 } from './repository.ts';
 import type { ResetThrottle, SignInThrottle } from './sign-in-throttle.ts';
-import type { SsoIdentity } from './sso.ts';
+import { type SsoIdentity, ssoRefused } from './sso.ts';
 import {
   CHALLENGE_ATTEMPTS,
   CHALLENGE_TTL_MS,
@@ -468,21 +468,24 @@ export class PeopleService {
       let how = 'signed in';
       if (!u) {
         if (!id.emailVerified)
-          throw new AppError(
+          throw ssoRefused(
             'forbidden',
+            'email_unverified',
             `The provider has not verified the email ${id.email}: single sign-on takes verified emails only`,
           );
         u = await repo.findUserByEmail(id.email);
         if (u?.ssoSubject)
-          throw new AppError(
+          throw ssoRefused(
             'forbidden',
+            'identity_taken',
             `The account of ${id.email} is linked to another identity at the provider: ask an administrator`,
           );
         if (!u) {
           const domain = id.email.slice(id.email.lastIndexOf('@') + 1).toLowerCase();
           if (!allowedDomains.includes(domain))
-            throw new AppError(
+            throw ssoRefused(
               'forbidden',
+              'domain_not_allowed',
               `No account has the email ${id.email}, and single sign-on makes accounts for ${allowedDomains.length ? allowedDomains.join(', ') : 'no domain'} only: ask an administrator for an invitation`,
             );
           const role = await this.ssoRole(repo, id.roleName);
@@ -496,7 +499,7 @@ export class PeopleService {
         } else how = 'linked by email';
         await repo.linkSso(u.id, id.issuer, id.subject);
       }
-      if (u.status === 'suspended') throw new AppError('forbidden', 'This account is suspended');
+      if (u.status === 'suspended') throw ssoRefused('forbidden', 'suspended', 'This account is suspended');
       let roleChanged = false;
       if (!PeopleService.isOwnerRole(u.role)) {
         const role = await this.ssoRole(repo, id.roleName);
@@ -520,14 +523,16 @@ export class PeopleService {
   /** The role the mapping names; refused when none applies, an error of the settings when it does not exist. */
   private async ssoRole(repo: PeopleRepository, name: string | null): Promise<Role> {
     if (name === null)
-      throw new AppError(
+      throw ssoRefused(
         'forbidden',
+        'no_role',
         'None of your groups at the provider gives a role in Podium: ask an administrator',
       );
     const role = await repo.findRoleByName(name);
     if (!role || PeopleService.isOwnerRole(role))
-      throw new AppError(
+      throw ssoRefused(
         'internal_error',
+        'misconfigured',
         `PODIUM_SSO_ROLE_MAP or PODIUM_SSO_DEFAULT_ROLE names the role ${name}, which Podium does not have`,
       );
     return role;
@@ -828,7 +833,7 @@ export class PeopleService {
       if (link.expiresAt <= this.now())
         throw new AppError('conflict', 'This link expired: ask for a new one');
       const u = (await repo.findUser(link.userId))!;
-      if (u.status === 'suspended') throw new AppError('forbidden', 'This account is suspended');
+      if (u.status === 'suspended') throw ssoRefused('forbidden', 'suspended', 'This account is suspended');
       checkPasswordStrength(password, u.email);
       await repo.markLinkUsed(link.id, this.now());
       const after = await repo.updateUser(u.id, {

@@ -1,10 +1,11 @@
 import type * as Oidc from 'openid-client';
 import type { Config, SsoRoleRule } from '../../config.ts';
-import { AppError } from '../../lib/errors.ts';
+import { AppError, type ErrorCode } from '../../lib/errors.ts';
 import type { OutboundClient } from '../../lib/outbound.ts';
 import { protectSecret, redact } from '../../lib/redact.ts';
 import type { Sealer } from '../../lib/seal.ts';
 import { sameBytes } from '../../lib/tokens.ts';
+import type { SsoRefusal } from './sso-refusals.ts';
 
 /** How long a started SSO sign-in may take at the provider before its state cookie is refused. */
 export const SSO_FLOW_TTL_MS = 10 * 60 * 1000;
@@ -88,7 +89,9 @@ function groupsOf(value: unknown): string[] {
   return value.filter((g): g is string => typeof g === 'string').slice(0, MAX_GROUPS);
 }
 
-const refused = (message: string) => new AppError('unauthorized', message);
+/** A refusal of the callback, with its fixed code in `details.reason` (what the console is told). */
+export const ssoRefused = (code: ErrorCode, reason: SsoRefusal, message: string) =>
+  new AppError(code, message, { reason });
 
 /**
  * OpenID Connect sign-in (authorization code with PKCE, state and nonce) through `openid-client`,
@@ -135,8 +138,9 @@ export class SingleSignOn {
       this.discovered = undefined;
     });
     return this.discovered.catch((err: unknown) => {
-      throw new AppError(
+      throw ssoRefused(
         'bad_gateway',
+        'provider_failed',
         `The single sign-on provider could not be reached: ${this.say(String((err as Error)?.message ?? err))}`,
       );
     });
@@ -180,7 +184,11 @@ export class SingleSignOn {
     callback.search = query;
     const state = callback.searchParams.get('state') ?? '';
     if (!sameBytes(Buffer.from(state), Buffer.from(flow.state)))
-      throw refused('This sign-in does not match the one this browser started: sign in with SSO again');
+      throw ssoRefused(
+        'unauthorized',
+        'state_mismatch',
+        'This sign-in does not match the one this browser started: sign in with SSO again',
+      );
     const { lib, config } = await this.discover();
     const code = callback.searchParams.get('code') ?? '';
     let tokens: Awaited<ReturnType<typeof lib.authorizationCodeGrant>>;
@@ -193,9 +201,14 @@ export class SingleSignOn {
       });
     } catch (err) {
       if (err instanceof lib.AuthorizationResponseError)
-        throw refused(`The provider refused the sign-in: ${this.say(err.error, [code])}`);
-      throw new AppError(
+        throw ssoRefused(
+          'unauthorized',
+          'provider_refused',
+          `The provider refused the sign-in: ${this.say(err.error, [code])}`,
+        );
+      throw ssoRefused(
         'bad_gateway',
+        'provider_failed',
         `The single sign-on provider's answer was refused: ${this.say(String((err as Error).message), [code])}`,
       );
     }
@@ -207,14 +220,19 @@ export class SingleSignOn {
         const info = await lib.fetchUserInfo(config, tokens.access_token, idClaims.sub);
         claims = { ...info, ...idClaims };
       } catch (err) {
-        throw new AppError(
+        throw ssoRefused(
           'bad_gateway',
+          'provider_failed',
           `The single sign-on provider's userinfo failed: ${this.say(String((err as Error).message), [tokens.access_token])}`,
         );
       }
     }
     if (typeof claims.email !== 'string' || !claims.email.includes('@'))
-      throw new AppError('forbidden', 'The provider sent no email address: ask for the `email` scope');
+      throw ssoRefused(
+        'forbidden',
+        'no_email',
+        'The provider sent no email address: ask for the `email` scope',
+      );
     const name = typeof claims.name === 'string' ? claims.name : '';
     return {
       identity: {
@@ -231,7 +249,9 @@ export class SingleSignOn {
 
   /** The state of the sign-in this browser started; refused when missing, forged or expired. */
   private openFlow(cookie: string | undefined): Flow {
-    const lost = refused(
+    const lost = ssoRefused(
+      'unauthorized',
+      'flow_lost',
       'No single sign-on was started in this browser, or it expired: sign in with SSO again',
     );
     if (!cookie || cookie.length > 2000) throw lost;

@@ -3,6 +3,7 @@ import { wantsCsv } from '../../lib/accept.ts';
 import { camelKeys } from '../../lib/camel.ts';
 import { IdParams } from '../../lib/schema-parts.ts';
 import { type Authenticator, adminArea } from '../../plugins/auth.ts';
+import { siteScopeOf } from '../../plugins/site-scope.ts';
 import type { Scope } from '../access/scopes.ts';
 import type { OperatorAggregates } from './aggregates.ts';
 import type { AggregateBackfills } from './backfills.ts';
@@ -53,7 +54,7 @@ export async function registerTrackingOps(
     },
     async (req, reply) => {
       const q = req.query;
-      const query = camelKeys(q);
+      const query = { ...camelKeys(q), siteIds: siteScopeOf(req) };
       if (q.format === 'json' || (q.format !== 'csv' && !wantsCsv(req))) return records.conversions(query);
       const { csv, from, to } = await records.conversionsCsv(query);
       return (

@@ -30,6 +30,8 @@ export interface ConversionFilter extends ReceivedFilter {
   attributed?: boolean | undefined;
   clickId?: string | undefined;
   subId?: string | undefined;
+  /** Only conversions of these sites (a person limited to some sites); unattributed ones have none. */
+  siteIds?: readonly number[] | undefined;
 }
 
 /** One decision on a logged postback: the original one, or a replay's. */
@@ -110,6 +112,7 @@ export class RecordsRepository {
          AND ($3::int IS NULL OR v.program_id = $3) AND ($4::text IS NULL OR v.event = $4)
          AND ($5::bool IS NULL OR v.attributed = $5) AND ($6::text IS NULL OR v.click_id = $6)
          AND ($7::text IS NULL OR v.transaction_id = $7) AND ($8::text IS NULL OR c.sub_id = $8)
+         AND ($11::int[] IS NULL OR v.site_id = ANY($11::int[]))
        ORDER BY v.received_at DESC, v.id DESC
        LIMIT $9 OFFSET $10`,
         [
@@ -121,6 +124,7 @@ export class RecordsRepository {
           f.subId ?? null,
           w.limit,
           w.offset,
+          f.siteIds ? [...f.siteIds] : null,
         ],
       ),
     );

@@ -147,6 +147,7 @@ export class TrackingRecords {
       clickId: q.clickId,
       transactionId: q.transactionId,
       subId: q.subId,
+      siteIds: q.siteIds,
     };
   }
 
