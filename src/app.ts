@@ -182,6 +182,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         portal: services.portal,
         verify: (token) => services.salesAgent.authenticate(token),
         throttle: access.throttle,
+        maxBytes: config.creativeMaxBytes,
       });
       registerOpenApi(scope, {
         title: 'Podium advertiser portal API',

@@ -400,7 +400,7 @@ export async function createServices(deps: ServiceDeps): Promise<Services> {
     market,
     marketNotices,
     salesAgent,
-    portal: new PortalService(market, (id) => adserver.delivery(id)),
+    portal: new PortalService(market, creatives, (id) => adserver.delivery(id)),
     creatives,
     aggregates,
     backfills,

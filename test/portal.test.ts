@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_CAMPAIGNS, type MarketDemo, monthOf, seedMarketDemo } from '../src/modules/market/demo.ts';
 import { admin, type ReferenceServer, referenceServer } from './adserver-fixture.ts';
+import { png } from './creative-images.ts';
 import { type TestApp, testApp } from './helpers.ts';
 
 // The advertiser portal API on the demo's marketplace, against the reference ad server on loopback.
@@ -58,7 +59,7 @@ describe('advertiser portal API', { timeout: 120_000 }, () => {
     const routes = t.app.routeTable
       .filter((r) => r.url.startsWith('/api/portal/v1/') && !r.url.endsWith('/openapi.json'))
       .map((r) => r.url.replace('/api/portal/v1', '').replace(/:(\w+)/g, '{$1}'));
-    expect(routes.length).toBe(11);
+    expect(routes.length).toBe(13);
     for (const r of routes) expect(paths, r).toContain(r);
   });
 
@@ -136,6 +137,35 @@ describe('advertiser portal API', { timeout: 120_000 }, () => {
     expect(forOther.status).toBe(422);
     expect(forOther.body.code).toBe('validation_failed');
     expect((await portal('GET', '/reservations', token)).body.data).toHaveLength(before);
+  });
+
+  it('uploads a creative for a line of its own reservation, moderated by the publisher', async () => {
+    const id = demo.reservations.awaiting;
+    const upload = (as: string, bytes: Buffer, line = 1) =>
+      t.app.inject({
+        method: 'POST',
+        url: `/api/portal/v1/reservations/${id}/lines/${line}/creatives?landing_url=${encodeURIComponent('https://luckyspin.example/spring')}&name=spring`,
+        headers: { authorization: `Bearer ${as}`, 'content-type': 'image/png' },
+        payload: bytes,
+      });
+    const wrong = await upload(token, png(300, 250));
+    expect(wrong.statusCode).toBe(422);
+    expect(wrong.json().details).toMatchObject({ rule: 'size', field: 'body' });
+    expect((await upload(other, png(728, 90))).statusCode).toBe(404);
+    const ok = await upload(token, png(728, 90));
+    expect(ok.statusCode, ok.body).toBe(201);
+    expect(ok.json().data).toMatchObject({
+      reservation_id: id,
+      reservation_line_no: 1,
+      status: 'pending',
+      name: 'spring',
+    });
+    expect((await upload(token, png(728, 90))).statusCode).toBe(200);
+    const mine = (await portal('GET', '/creatives', token)).body.data;
+    expect(mine.map((c: { id: string }) => c.id)).toEqual([ok.json().data.id]);
+    expect((await portal('GET', '/creatives', other)).body.data).toEqual([]);
+    const queue = (await admin(t, 'GET', `/creatives?reservation_id=${id}&status=pending`)).body.data;
+    expect(queue.map((c: { id: string }) => c.id)).toEqual([ok.json().data.id]);
   });
 
   it('shows delivery beside Podium’s own counts once booked, and the statements with their CSV', async () => {

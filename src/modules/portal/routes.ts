@@ -1,9 +1,19 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
+import type { CreativeFormat } from '../../config.ts';
 import type { AuthThrottle } from '../../lib/auth-throttle.ts';
 import { type AdvertiserPrincipal, requireAdvertiser } from '../../plugins/auth.ts';
+import { refused } from '../creatives/inspect.ts';
+import { uploadBodyLimit } from '../creatives/routes.ts';
+import { IMAGE_BODY } from '../creatives/schemas.ts';
 import { AvailabilityQuery, ProductParams, ReservationParams, StatementParams } from '../market/schemas.ts';
-import { PortalReservationInput, PortalReservationQuery, PortalStatementQuery } from './schemas.ts';
+import {
+  LineParams,
+  PortalReservationInput,
+  PortalReservationQuery,
+  PortalStatementQuery,
+  PortalUploadQuery,
+} from './schemas.ts';
 import type { PortalService } from './service.ts';
 
 /** Where the advertiser portal's API answers. */
@@ -20,6 +30,7 @@ export async function registerPortal(
     portal: PortalService;
     verify: (token: string) => Promise<{ advertiserId: string; tokenId: number } | undefined>;
     throttle: AuthThrottle;
+    maxBytes: Readonly<Record<CreativeFormat, number>>;
   },
 ): Promise<void> {
   const { portal } = deps;
@@ -89,6 +100,46 @@ export async function registerPortal(
     },
     async (req) => ({ data: await portal.delivery(who(req), req.params.id) }),
   );
+  app.get(
+    '/creatives',
+    { ...auth, schema: { summary: 'Creatives of your reservations with their moderation state' } },
+    async (req) => ({ data: await portal.creativesOf(who(req)) }),
+  );
+  // The upload takes the raw image as its body, whatever its Content-Type (the type is read from
+  // the bytes), in a scope of its own so no other route parses bodies this way.
+  await app.register(async (upload) => {
+    upload.removeAllContentTypeParsers();
+    upload.addContentTypeParser(
+      '*',
+      { parseAs: 'buffer', bodyLimit: uploadBodyLimit(deps.maxBytes) },
+      (_req, body, done) => done(null, body),
+    );
+    upload.withTypeProvider<TypeBoxTypeProvider>().post(
+      '/reservations/:id/lines/:line/creatives',
+      {
+        ...auth,
+        schema: {
+          summary: 'Upload a creative (the image bytes as the body) for a line of your reservation',
+          params: LineParams,
+          querystring: PortalUploadQuery,
+          bodyContent: IMAGE_BODY,
+        },
+      },
+      async (req, reply) => {
+        const body = req.body;
+        if (!Buffer.isBuffer(body) || body.length === 0)
+          throw refused('type', 'must be the image file itself (PNG, JPEG, GIF or WebP), not empty');
+        const { creative, created } = await portal.upload(
+          who(req),
+          req.params.id,
+          req.params.line,
+          req.query,
+          body,
+        );
+        return reply.status(created ? 201 : 200).send({ data: creative });
+      },
+    );
+  });
   app.get(
     '/statements',
     {

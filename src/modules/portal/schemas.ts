@@ -1,5 +1,5 @@
 import { Type as T } from '@sinclair/typebox';
-import { Month, Name, ReservationLines } from '../market/schemas.ts';
+import { Month, Name, ReservationLines, ReservationParams } from '../market/schemas.ts';
 
 const strict = { additionalProperties: false } as const;
 
@@ -24,5 +24,24 @@ export const PortalReservationQuery = T.Object(
 
 export const PortalStatementQuery = T.Object(
   { month: T.Optional(Month), limit: T.Optional(T.Integer({ minimum: 1, maximum: 200 })) },
+  strict,
+);
+
+/** A line of one of the advertiser's reservations. */
+export const LineParams = T.Object({
+  id: ReservationParams.properties.id,
+  line: T.Integer({ minimum: 1, maximum: 200 }),
+});
+
+/** What an upload says beside the image: where a click lands, and a name for the library. */
+export const PortalUploadQuery = T.Object(
+  {
+    landing_url: T.String({
+      minLength: 1,
+      maxLength: 2048,
+      description: 'where a click lands (after /go/{code})',
+    }),
+    name: T.Optional(T.String({ minLength: 1, maxLength: 200, pattern: '\\S' })),
+  },
   strict,
 );

@@ -1,5 +1,6 @@
 import { invalidField, notFound } from '../../lib/errors.ts';
 import type { BookingDelivery } from '../adserver/types.ts';
+import type { Creative, CreativeService } from '../creatives/service.ts';
 import type { MarketService } from '../market/service.ts';
 import type { Statement, StatementListed } from '../market/statement-repository.ts';
 import type {
@@ -27,6 +28,7 @@ const actorOf = (a: PortalActor) => `advertiser-token:${a.tokenId}`;
 export class PortalService {
   constructor(
     private readonly market: MarketService,
+    private readonly creatives: CreativeService,
     private readonly bookingDelivery: (bookingId: string) => Promise<BookingDelivery>,
   ) {}
 
@@ -99,6 +101,32 @@ export class PortalService {
   async delivery(a: PortalActor, id: string): Promise<BookingDelivery | null> {
     const r = await this.reservation(a, id);
     return r.booking_id ? this.bookingDelivery(r.booking_id) : null;
+  }
+
+  /** The creatives of the advertiser's reservations, newest first, with their moderation state. */
+  async creativesOf(a: PortalActor): Promise<Creative[]> {
+    const own = await this.reservations(a, { limit: 200 });
+    if (!own.length) return [];
+    return this.creatives.list({ reservation_ids: own.map((r) => r.id), limit: 500 });
+  }
+
+  /**
+   * Uploads a creative for a line of one of the advertiser's reservations: the same checks,
+   * storage and moderation as the publisher's upload; it runs once the publisher approves it.
+   */
+  async upload(
+    a: PortalActor,
+    reservationId: string,
+    lineNo: number,
+    meta: { landing_url: string; name?: string | undefined },
+    bytes: Buffer,
+  ): Promise<{ creative: Creative; created: boolean }> {
+    await this.reservation(a, reservationId);
+    return this.creatives.upload(
+      { reservation_id: reservationId, line_no: lineNo, landing_url: meta.landing_url, name: meta.name },
+      bytes,
+      actorOf(a),
+    );
   }
 
   statements(a: PortalActor, q: { month?: string; limit?: number }): Promise<StatementListed[]> {
