@@ -180,6 +180,30 @@ describe(`audit log of admin writes (${DB_KIND})`, () => {
       expect(data[1].targetName).toBeNull();
     });
 
+    it('reads an action it has no phrase for by its method and path, and an id no table can hold by the id', async () => {
+      const audit = t.app.services.audit;
+      const row = { adminTokenId: null, status: 200, requestId: null, fields: [], before: null, after: null };
+      const entries = [
+        { action: 'PATCH /api/admin/v1/gizmos/:id', targetType: 'gizmos', targetId: '7' },
+        { action: 'something odd', targetType: 'odd', targetId: null },
+        { action: 'POST /api/admin/v1/webhooks', targetType: 'webhooks', targetId: 'no-such-webhook' },
+        { action: 'PATCH /api/admin/v1/brands/:id', targetType: 'brands', targetId: '99999999999' },
+        { action: 'PATCH /api/admin/v1/sites/:id', targetType: 'sites', targetId: 'abc' },
+        { action: 'POST /api/admin/v1/tracking/postbacks/:id/replay', targetType: 'tracking', targetId: '3' },
+      ];
+      for (const e of entries) await audit.record({ ...row, ...e, actor: 'someone:else' });
+      const { data } = await auditOf(`limit=${entries.length}`);
+      expect(data.map((r: { summary: string }) => r.summary).reverse()).toEqual([
+        'someone:else changed /gizmos/:id',
+        'someone:else something odd',
+        'someone:else created webhook #no-such-webhook',
+        'someone:else changed brand #99999999999',
+        'someone:else changed site #abc',
+        'someone:else replayed postback #3',
+      ]);
+      expect(auditActions('nowhere')).toEqual([]);
+    });
+
     it('keeps sign-ins apart from writes, and filters by action and by date range', async () => {
       await signIn();
       const writes = (await auditOf('kind=writes&limit=200')).data as { targetType: string }[];
