@@ -6,7 +6,7 @@ import type { TestApp } from './helpers.ts';
 
 // An editor makes a toplist in the console only: New toplist (the slug follows the name, a
 // taken slug is refused beside its field), the editor opens at the toplist's own address, and
-// the toplist is renamed there; the audit log says both.
+// the toplist is renamed there; the audit log says both, the rename's name before and after.
 describe('console: a new toplist and its rename in headless Chromium', { timeout: 300_000 }, () => {
   let t: TestApp;
   let browser: Browser;
@@ -84,5 +84,14 @@ describe('console: a new toplist and its rename in headless Chromium', { timeout
     const audit = page.getByTestId('audit');
     await audit.getByText('Admin token “demo” changed toplist “Casino bonuses Baltics”').waitFor();
     await audit.getByText('Admin token “demo” created toplist “Casino bonuses Baltics”').waitFor();
+    await page
+      .getByRole('button', { name: 'Details of Admin token “demo” changed toplist “Casino bonuses Baltics”' })
+      .click();
+    const name = page.getByRole('table', { name: 'What changed' }).getByRole('row', { name: /^Name/ });
+    expect(await name.locator('td').allTextContents()).toEqual([
+      'Casino bonuses (draft)',
+      'Casino bonuses Baltics',
+    ]);
+    await shot('toplist-create-04-audit-rename');
   });
 });
