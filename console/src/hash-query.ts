@@ -33,7 +33,8 @@ export function useHashFilters<K extends string>(
       const merged = { ...filters, ...next };
       const q = new URLSearchParams();
       for (const k of keys) if (merged[k]) q.set(k, merged[k]);
-      const qs = q.toString();
+      // Spaces as %20, not +: a sign-in's return path (single sign-on) takes no +.
+      const qs = q.toString().replaceAll('+', '%20');
       window.history.replaceState(null, '', `${route}${qs ? `?${qs}` : ''}`);
       setFilters(merged);
     },
