@@ -36,7 +36,8 @@ const AuditRowView = T.Object(
     requestId: NullableString,
     fields: T.Array(T.String(), { description: 'Names of the fields sent, never their values' }),
     before: T.Unknown({
-      description: 'The record before, where the route keeps it (publishes, tokens, people)',
+      description:
+        'The record before, where the route keeps it (catalogue changes: the fields sent; publishes, tokens, people)',
     }),
     after: T.Unknown({ description: 'The record after, likewise' }),
   },
