@@ -225,12 +225,15 @@ describe('console: programmes, tokens, audit, templates and a 5 000-brand catalo
     await page.getByRole('link', { name: 'Audit log' }).click();
     await page.getByRole('heading', { name: 'Audit log' }).waitFor();
     const audit = page.getByTestId('audit');
-    await audit.getByText('DELETE /api/admin/v1/admin-tokens/:id').waitFor();
-    await audit.getByText('POST /api/admin/v1/tracking/programs/:id/token').waitFor();
-    await audit.getByText('POST /api/admin/v1/tracking/postbacks/:id/replay').waitFor();
-    await page.getByLabel('Target').selectOption('admin-tokens');
-    await expect.poll(() => audit.getByText('/tracking/programs').count()).toBe(0);
-    await audit.getByText('POST /api/admin/v1/admin-tokens').first().waitFor();
+    await audit.getByText('Admin token “demo” revoked admin token “e2e-reader”').waitFor();
+    await audit.getByText('issued a new postback token for programme “E2E Operator”').waitFor();
+    await audit
+      .getByText(/replayed postback #\d+/)
+      .first()
+      .waitFor();
+    await page.getByLabel('Area').selectOption('admin-tokens');
+    await expect.poll(() => audit.getByText('programme').count()).toBe(0);
+    await audit.getByText('created admin token “e2e-reader”').waitFor();
     await shot('23-audit');
   });
 

@@ -135,7 +135,7 @@ describe('console: people in headless Chromium', { timeout: 300_000 }, () => {
     const [owner] = await t.db.query<{ id: number }>('SELECT id FROM users WHERE email = $1', [OWNER.email]);
     await page.getByLabel('Person').selectOption(String(owner!.id));
     const audit = page.getByTestId('audit');
-    await audit.getByText('POST /api/admin/v1/users/:id/suspend').waitFor();
+    await audit.getByText('suspended user “Eve”').waitFor();
     const who = new Set(await audit.locator('tbody tr td:nth-child(2)').allTextContents());
     expect([...who]).toHaveLength(1);
     expect([...who][0]).toContain('(owner@example.com)');

@@ -171,8 +171,11 @@ const RESET = '#/reset/';
 
 const EXPIRED = 'Your session has ended (it expired or was signed out elsewhere). Sign in again to continue.';
 
-/** Where single sign-on brings the browser back: this screen of the console (the server takes console paths only). */
-const ssoReturnPath = () => `/console/${/^#\/[\w/-]{0,200}$/.test(location.hash) ? location.hash : ''}`;
+/**
+ * Where single sign-on brings the browser back: this screen of the console with its filters (the
+ * server takes console paths of these characters only).
+ */
+const ssoReturnPath = () => `/console/${/^#\/[\w/.~%?=&-]{0,400}$/.test(location.hash) ? location.hash : ''}`;
 
 function SignIn({ notice, onSignedIn }: { notice: string; onSignedIn: (s: Session) => void }) {
   const [email, setEmail] = useState('');

@@ -13,6 +13,7 @@ import { siteFilter, useSites } from './choices.ts';
 import { EditionHistory } from './Editions.tsx';
 import { Fields, useAction } from './form.tsx';
 import { SearchBox, SearchPicker, useDebounced, useNames, usePagedList } from './lists.tsx';
+import { NewToplist, RenameToplist } from './NewToplist.tsx';
 import { applyOrder, SuggestedOrder } from './SuggestedOrder.tsx';
 import { ToplistSchedule, windowState } from './ToplistSchedule.tsx';
 import { ACTIONS, Pager, Table } from './table.tsx';
@@ -24,7 +25,7 @@ const GEO_TYPES: [string, string][] = [
   ['global', 'Global'],
 ];
 
-/** Toplists filtered by site, template and geo; picking one (or opening `#/toplists/{id}`) opens its draft editor. */
+/** Toplists filtered by site, template and geo, and a new one; picking or creating one (or opening `#/toplists/{id}`) opens its draft editor. */
 export function ToplistsScreen() {
   const [filter, setFilter] = useState({ site: '', template: '', geoType: '', geoCode: '' });
   const setOf = (k: keyof typeof filter) => (v: string) => setFilter({ ...filter, [k]: v });
@@ -32,6 +33,7 @@ export function ToplistsScreen() {
     const linked = /^#\/toplists\/([1-9][0-9]{0,9})$/.exec(window.location.hash);
     return linked ? Number(linked[1]) : null;
   });
+  const [creating, setCreating] = useState(false);
   const sites = useSites();
   const templates = useLoad(() => api<Page<Template>>('GET', '/templates?per_page=100'), '');
   const params: Record<string, string> = {};
@@ -116,6 +118,21 @@ export function ToplistsScreen() {
         />
         <Pager list={list} label="Toplist pages" />
       </Status>
+      {creating ? (
+        <NewToplist
+          onCancel={() => setCreating(false)}
+          onCreated={(t) => {
+            // The new toplist opens in the editor at its own address.
+            window.history.replaceState(null, '', `#/toplists/${t.id}`);
+            setCreating(false);
+            setOpenId(t.id);
+          }}
+        />
+      ) : (
+        <button type="button" className="primary" onClick={() => setCreating(true)}>
+          New toplist
+        </button>
+      )}
     </section>
   );
 }
@@ -474,6 +491,7 @@ function ToplistEditor({
                   }}
                 />
                 <ToplistSchedule toplist={t} onSaved={toplist.reload} />
+                <RenameToplist key={`${t.name}|${t.slug}`} toplist={t} onSaved={toplist.reload} />
                 <EditionHistory
                   toplistId={id}
                   editions={editions.data?.data}

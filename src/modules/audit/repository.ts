@@ -1,5 +1,6 @@
 import type { Queryable } from '../../db/index.ts';
 import { wireTimestamp } from '../../lib/time.ts';
+import { SIGN_IN_TARGET_TYPE, type TargetKind } from './phrases.ts';
 
 export interface AuditEntry {
   adminTokenId: number | null;
@@ -22,6 +23,9 @@ export interface AuditEntry {
 export interface AuditRow extends AuditEntry {
   id: number;
   at: string;
+  userId: number | null;
+  address: string | null;
+  userAgent: string | null;
 }
 
 export interface AuditFilter {
@@ -29,10 +33,69 @@ export interface AuditFilter {
   targetId?: string | undefined;
   adminTokenId?: number | undefined;
   userId?: number | undefined;
+  action?: string | undefined;
+  /** Rows at or after this instant. */
+  from?: Date | undefined;
+  /** Rows before this instant. */
+  to?: Date | undefined;
+  /** Writes only (no console sign-ins or sign-outs), or those only; both when absent. */
+  kind?: 'writes' | 'sign-ins' | undefined;
   /** Rows with an id below this (keyset paging, newest first). */
   beforeId?: number | undefined;
   limit: number;
 }
+
+/**
+ * How to name each kind of record: its table (aliased `x`), the SQL of its name, and whether its
+ * id is an integer (looked up as one, so the primary key's index serves it).
+ */
+const NAMED: Record<TargetKind, { from: string; name: string; integer: boolean } | null> = {
+  site: { from: 'sites x', name: 'x.name', integer: true },
+  brand: { from: 'brands x', name: 'x.name', integer: true },
+  offer: {
+    from: 'offers x JOIN brands b ON b.id = x.brand_id',
+    name: "b.name || ': ' || left(x.offer_text, 60)",
+    integer: true,
+  },
+  toplist: { from: 'toplists x', name: 'x.name', integer: true },
+  template: { from: 'list_templates x', name: 'x.name', integer: true },
+  owner: { from: 'owners x', name: 'x.name', integer: true },
+  'product-type': { from: 'product_types x', name: 'x.name', integer: true },
+  'offer-type': { from: 'offer_types x', name: 'x.name', integer: true },
+  'classification-type': { from: 'classification_types x', name: 'x.name', integer: true },
+  user: { from: 'users x', name: "coalesce(nullif(x.display_name, ''), x.email)", integer: true },
+  role: { from: 'roles x', name: 'x.name', integer: true },
+  'admin-token': { from: 'admin_tokens x', name: 'x.name', integer: true },
+  program: { from: 'affiliate_programs x', name: 'x.name', integer: true },
+  rule: { from: 'licence_rules x', name: 'x.code', integer: true },
+  placement: { from: 'adserver_placements x', name: 'x.name', integer: true },
+  connection: {
+    from: 'adserver_connections x',
+    name: "x.publisher || coalesce(' · ' || x.account_name, '')",
+    integer: false,
+  },
+  booking: { from: 'adserver_bookings x', name: 'x.campaign_name', integer: false },
+  advertiser: { from: 'market_advertisers x', name: 'x.name', integer: false },
+  product: { from: 'market_products x', name: 'x.name', integer: false },
+  reservation: { from: 'market_reservations x', name: 'x.campaign_name', integer: false },
+  statement: { from: 'market_statements x', name: 'x.month', integer: false },
+  creative: { from: 'creatives x', name: 'x.name', integer: false },
+  webhook: {
+    from: 'webhook_endpoints x',
+    name: "coalesce(nullif(x.description, ''), x.url)",
+    integer: false,
+  },
+  // A postback has no name: its id is what the log shows.
+  postback: null,
+};
+
+/** Records to name, by kind. */
+export type NameRefs = Partial<Record<TargetKind, Set<string>>>;
+/** Names found, keyed `kind:id`. */
+export type Names = Map<string, string>;
+
+const INT_ID = /^[1-9][0-9]{0,9}$/;
+const INT4_MAX = 2147483647;
 
 const row = (r: Record<string, unknown>): AuditRow => ({
   id: r.id as number,
@@ -89,6 +152,11 @@ export class AuditRepository {
     if (f.targetId !== undefined) add('target_id = ?', f.targetId);
     if (f.adminTokenId !== undefined) add('admin_token_id = ?', f.adminTokenId);
     if (f.userId !== undefined) add('user_id = ?', f.userId);
+    if (f.action !== undefined) add('action = ?', f.action);
+    if (f.from !== undefined) add('at >= ?', f.from);
+    if (f.to !== undefined) add('at < ?', f.to);
+    if (f.kind === 'writes') add('target_type <> ?', SIGN_IN_TARGET_TYPE);
+    if (f.kind === 'sign-ins') add('target_type = ?', SIGN_IN_TARGET_TYPE);
     if (f.beforeId !== undefined) add('id < ?', f.beforeId);
     params.push(f.limit);
     const rows = await this.db.query(
@@ -96,5 +164,30 @@ export class AuditRepository {
       params,
     );
     return rows.map(row);
+  }
+
+  /** The names of `refs`, in one query for every kind; records since deleted are left out. */
+  async names(refs: NameRefs): Promise<Names> {
+    const parts: string[] = [];
+    const params: unknown[] = [];
+    for (const [kind, ids] of Object.entries(refs) as [TargetKind, Set<string>][]) {
+      const named = NAMED[kind];
+      if (!named) continue;
+      // An id that cannot be one of the table's (not an int4) names nothing.
+      const wanted = named.integer
+        ? [...ids].filter((id) => INT_ID.test(id) && Number(id) <= INT4_MAX)
+        : [...ids];
+      if (wanted.length === 0) continue;
+      params.push(named.integer ? wanted.map(Number) : wanted);
+      parts.push(
+        `SELECT '${kind}' AS kind, x.id::text AS id, ${named.name} AS name FROM ${named.from} WHERE x.id = ANY($${params.length}::${named.integer ? 'int' : 'text'}[])`,
+      );
+    }
+    if (parts.length === 0) return new Map();
+    const rows = await this.db.query<{ kind: string; id: string; name: string }>(
+      parts.join(' UNION ALL '),
+      params,
+    );
+    return new Map(rows.map((r) => [`${r.kind}:${r.id}`, r.name]));
   }
 }

@@ -1,8 +1,11 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type as T } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
+import { invalidField } from '../../lib/errors.ts';
+import { isDay, isInstant } from '../../lib/time.ts';
 import { type Authenticator, requireAdmin } from '../../plugins/auth.ts';
 import type { Scope } from '../access/scopes.ts';
+import { AuditList } from './schemas.ts';
 import type { AuditLog } from './service.ts';
 
 /** What a handler adds to its audit row: the target when the URL does not name it, before/after. */
@@ -19,6 +22,11 @@ declare module 'fastify' {
 }
 
 const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+/**
+ * POSTs that change nothing and call no one, left out of the log: the draft editor asks for its
+ * compliance at every edit, and a row each time would bury the writes.
+ */
+const NOT_WRITES = new Set(['POST /toplists/:id/compliance']);
 
 /** The id a create returned (`{data: {id}}`), read from the serialized payload. */
 function createdId(payload: unknown): string | undefined {
@@ -43,6 +51,7 @@ export function auditAdminWrites(scope: FastifyInstance, audit: AuditLog, prefix
   scope.addHook('onSend', async (request, reply, payload) => {
     if (!WRITES.has(request.method) || !request.admin || reply.statusCode >= 400) return payload;
     const route = request.routeOptions.url ?? '';
+    if (NOT_WRITES.has(`${request.method} ${route.slice(prefix.length)}`)) return payload;
     const params = (request.params ?? {}) as Record<string, unknown>;
     const body = request.body;
     const detail = request.audit ?? {};
@@ -73,7 +82,20 @@ export function auditAdminWrites(scope: FastifyInstance, audit: AuditLog, prefix
   });
 }
 
-/** `GET /audit`: newest first, keyset-paged with `before_id`. */
+const BOUND = 'an RFC 3339 timestamp with an offset (2026-12-04T09:00:00+01:00) or a UTC day (2026-12-04)';
+
+/**
+ * A bound of the date-range filter as an instant: a timestamp as written, a day at its UTC
+ * midnight — the next day's for `to`, so a day given as `to` is included whole.
+ */
+function instantOf(field: 'from' | 'to', raw: string | undefined): Date | undefined {
+  if (raw === undefined) return undefined;
+  if (isDay(raw)) return new Date(Date.parse(`${raw}T00:00:00Z`) + (field === 'to' ? 86_400_000 : 0));
+  if (isInstant(raw)) return new Date(raw.replace(' ', 'T'));
+  throw invalidField(field, `must be ${BOUND}`);
+}
+
+/** `GET /audit`: newest first, keyset-paged with `before_id`, each row named and as a sentence. */
 export async function registerAuditRoutes(
   scope: FastifyInstance,
   audit: AuditLog,
@@ -85,11 +107,34 @@ export async function registerAuditRoutes(
     {
       onRequest: requireAdmin(tokens, 'admin'),
       schema: {
+        summary: 'The audit log: newest first, each row named and as a sentence',
+        response: { 200: AuditList },
         querystring: T.Object({
           target_type: T.Optional(T.String({ minLength: 1, maxLength: 50 })),
           target_id: T.Optional(T.String({ minLength: 1, maxLength: 100 })),
           admin_token_id: T.Optional(T.Integer({ minimum: 1, maximum: 2147483647 })),
           user_id: T.Optional(T.Integer({ minimum: 1, maximum: 2147483647 })),
+          action: T.Optional(
+            T.String({
+              minLength: 1,
+              maxLength: 200,
+              description: 'An action as stored, e.g. `POST /api/admin/v1/toplists/:id/publish`',
+            }),
+          ),
+          from: T.Optional(T.String({ minLength: 1, maxLength: 40, description: `First instant: ${BOUND}` })),
+          to: T.Optional(
+            T.String({
+              minLength: 1,
+              maxLength: 40,
+              description: `End (exclusive for a timestamp, inclusive for a day): ${BOUND}`,
+            }),
+          ),
+          kind: T.Optional(
+            T.Union([T.Literal('writes'), T.Literal('sign-ins')], {
+              description:
+                '`writes`: everything but console sign-ins and sign-outs; `sign-ins`: those only (default both)',
+            }),
+          ),
           before_id: T.Optional(T.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER })),
           limit: T.Optional(T.Integer({ minimum: 1, maximum: 200 })),
         }),
@@ -98,11 +143,18 @@ export async function registerAuditRoutes(
     async (req) => {
       const q = req.query;
       const limit = q.limit ?? 50;
+      const from = instantOf('from', q.from);
+      const to = instantOf('to', q.to);
+      if (from && to && to <= from) throw invalidField('to', 'must be later than from');
       const data = await audit.list({
         targetType: q.target_type,
         targetId: q.target_id,
         adminTokenId: q.admin_token_id,
         userId: q.user_id,
+        action: q.action,
+        from,
+        to,
+        kind: q.kind,
         beforeId: q.before_id,
         limit,
       });

@@ -20,7 +20,8 @@ export interface CrudRouteSpec<F, Q extends TObject> {
 
 /**
  * The four routes every editorial entity shares: `GET path` (a page, searchable with `q`), `POST path` (201),
- * `GET path/:id` and `PATCH path/:id`, each answering `{ data }`.
+ * `GET path/:id` and `PATCH path/:id`, each answering `{ data }`; a PATCH's audit row keeps the
+ * fields it sent as they were before and after.
  */
 export function registerCrud<T, I, P, F, Q extends TObject>(
   app: FastifyInstance,
@@ -42,8 +43,21 @@ export function registerCrud<T, I, P, F, Q extends TObject>(
   app.patch(
     `${path}/:id`,
     { onRequest: write, schema: { params: IdParams, body: spec.patch } },
-    async (req) => ({
-      data: await crud.update((req.params as Static<typeof IdParams>).id, req.body as P),
-    }),
+    async (req) => {
+      const { id } = req.params as Static<typeof IdParams>;
+      const keys = Object.keys(req.body as object);
+      // Read just before the change, outside its statement: a write landing in between shows as
+      // part of this one's before, which the audit row's request id still tells apart.
+      const before = await crud.get(id);
+      const data = await crud.update(id, req.body as P);
+      req.audit = { before: fieldsOf(before, keys), after: fieldsOf(data, keys) };
+      return { data };
+    },
   );
+}
+
+/** The fields of a record a change sent, as the record holds them (for the audit row's before/after). */
+function fieldsOf(record: unknown, keys: readonly string[]): Record<string, unknown> {
+  const r = record as Record<string, unknown>;
+  return Object.fromEntries(keys.filter((k) => k in r).map((k) => [k, r[k]]));
 }
