@@ -6,7 +6,7 @@ import { registerAccess } from './modules/access/routes.ts';
 import { registerSessionRoutes } from './modules/access/session-routes.ts';
 import { sitePolicyOf } from './modules/access/site-policies.ts';
 import { registerAdserverAdmin } from './modules/adserver/routes.ts';
-import { auditAdminWrites, registerAuditRoutes } from './modules/audit/routes.ts';
+import { auditAdminWrites, auditAdvertiserWrites, registerAuditRoutes } from './modules/audit/routes.ts';
 import { registerCatalog } from './modules/catalog/routes.ts';
 import { registerComplianceAdmin } from './modules/compliance/routes.ts';
 import { registerConsole } from './modules/console/static.ts';
@@ -178,6 +178,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(
     async (scope) => {
       requireAuthFirst(scope);
+      auditAdvertiserWrites(scope, audit, PORTAL_PREFIX);
       await registerPortal(scope, {
         portal: services.portal,
         verify: (token) => services.salesAgent.authenticate(token),

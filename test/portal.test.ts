@@ -112,6 +112,14 @@ describe('advertiser portal API', { timeout: 120_000 }, () => {
 
     const withdrawn = await portal('POST', `/reservations/${id}/withdraw`, token);
     expect(withdrawn.body.data).toMatchObject({ status: 'rejected', reason: 'Withdrawn by the advertiser' });
+    // Both writes are in the audit log, naming the advertiser token.
+    const audit = (await admin(t, 'GET', '/audit?limit=10')).body.data.filter(
+      (r: { targetId: string }) => r.targetId === id,
+    );
+    expect(audit.map((r: { summary: string }) => r.summary)).toEqual([
+      expect.stringMatching(/^Advertiser token #\d+ withdrew reservation “Portal spring”$/),
+      expect.stringMatching(/^Advertiser token #\d+ made reservation “Portal spring”$/),
+    ]);
     const again = await portal('POST', `/reservations/${id}/withdraw`, token);
     expect(again.status).toBe(409);
     expect(again.body.code).toBe('conflict');

@@ -176,6 +176,13 @@ export const PHRASES: Record<string, Phrase> = {
   'POST /market/products/:id/availability/refresh': p('refreshed the availability of product', 'product'),
   'POST /market/reservations': p('created reservation', 'reservation'),
   'POST /market/reservations/:id/approve': p('approved reservation', 'reservation'),
+  // The advertiser portal's writes: `portal METHOD /path` below the portal prefix.
+  'portal POST /reservations': p('made reservation', 'reservation'),
+  'portal POST /reservations/:id/withdraw': p('withdrew reservation', 'reservation'),
+  'portal POST /reservations/:id/lines/:line/creatives': p(
+    'uploaded a creative for reservation',
+    'reservation',
+  ),
   'POST /market/reservations/:id/reject': p('rejected reservation', 'reservation'),
   'POST /market/reservations/:id/statements': p('issued statement', 'statement'),
   'POST /market/statements/:id/reconcile': p('reconciled statement', 'statement'),
@@ -198,11 +205,17 @@ export const SIGN_IN_TARGET_TYPE = 'session';
 
 // Stored actions of admin routes carry the admin prefix: `POST /api/admin/v1/toplists/:id/publish`.
 const ROUTE_ACTION = /^([A-Z]+) \/api\/admin\/v1(\/\S*)$/;
+const PORTAL_ACTION = /^([A-Z]+) \/api\/portal\/v1(\/\S*)$/;
 
-/** The key of `action` in {@link PHRASES}: the route below the admin prefix, or the action itself. */
+/**
+ * The key of `action` in {@link PHRASES}: the route below the admin prefix, `portal` and the
+ * route below the portal's, or the action itself.
+ */
 export const phraseKey = (action: string): string => {
   const m = ROUTE_ACTION.exec(action);
-  return m ? `${m[1]} ${m[2]}` : action;
+  if (m) return `${m[1]} ${m[2]}`;
+  const portal = PORTAL_ACTION.exec(action);
+  return portal ? `portal ${portal[1]} ${portal[2]}` : action;
 };
 
 const METHOD_VERB: Record<string, string> = {
@@ -231,6 +244,8 @@ const SYSTEM_ACTORS: Record<string, string> = {
 export function actorText(actor: string, actorName: string | null): string {
   if (actor.startsWith('user:') && actorName) return actorName;
   if (actor.startsWith('admin-token:') && actorName) return `Admin token “${actorName}”`;
+  if (actor.startsWith('advertiser-token:'))
+    return `Advertiser token #${actor.slice('advertiser-token:'.length)}`;
   return SYSTEM_ACTORS[actor] ?? actor;
 }
 
@@ -283,6 +298,7 @@ const NON_ROUTE_TARGET_TYPES: Record<string, string> = {
 
 /** The target type stored with `action`: a route's first path segment, or where a job files it. */
 export function targetTypeOf(action: string): string | null {
+  if (PORTAL_ACTION.test(action)) return 'market';
   const m = ROUTE_ACTION.exec(action);
   if (m) return m[2]!.split('/')[1] ?? null;
   return NON_ROUTE_TARGET_TYPES[action] ?? null;
@@ -292,8 +308,9 @@ export function targetTypeOf(action: string): string | null {
 export function auditActions(targetType?: string): [string, string][] {
   return Object.entries(PHRASES)
     .map(([key, p]): [string, string] => {
-      const m = /^([A-Z]+) (\/\S*)$/.exec(key);
-      return [m ? `${m[1]} /api/admin/v1${m[2]}` : key, p.phrase];
+      const m = /^(portal )?([A-Z]+) (\/\S*)$/.exec(key);
+      const prefix = m?.[1] ? '/api/portal/v1' : '/api/admin/v1';
+      return [m ? `${m[2]} ${prefix}${m[3]}` : key, p.phrase];
     })
     .filter(([action]) => !targetType || targetTypeOf(action) === targetType);
 }

@@ -1,6 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type as T } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { invalidField } from '../../lib/errors.ts';
 import { isDay, isInstant } from '../../lib/time.ts';
 import { type Authenticator, requireAdmin } from '../../plugins/auth.ts';
@@ -39,17 +39,30 @@ function createdId(payload: unknown): string | undefined {
   }
 }
 
+/** Who wrote: the ids the audit row keeps and the actor it names. */
+interface Writer {
+  adminTokenId: number | null;
+  userId: number | null;
+  actor: string;
+}
+
 /**
- * Records every successful admin write of this scope: who (the user, the admin token or both;
- * the client address and user agent), what (method and
- * route pattern, target, names of the fields sent — never their values), and before/after
- * where the handler supplied them (publishes, token changes).
+ * An onSend hook recording each successful write of the scope whose writer `writerOf` names:
+ * who (ids, client address and user agent), what (method and route pattern, target, names of
+ * the fields sent — never their values), and before/after where the handler supplied them.
+ * onSend, not onResponse: the row is written before the client hears back, so whoever reads the
+ * log after a write finds it there.
  */
-export function auditAdminWrites(scope: FastifyInstance, audit: AuditLog, prefix: string): void {
-  // onSend, not onResponse: the row is written before the client hears back, so whoever reads
-  // the log after a write finds it there.
+function auditWrites(
+  scope: FastifyInstance,
+  audit: AuditLog,
+  prefix: string,
+  writerOf: (request: FastifyRequest) => Writer | undefined,
+  area?: string,
+): void {
   scope.addHook('onSend', async (request, reply, payload) => {
-    if (!WRITES.has(request.method) || !request.admin || reply.statusCode >= 400) return payload;
+    const writer = writerOf(request);
+    if (!WRITES.has(request.method) || !writer || reply.statusCode >= 400) return payload;
     const route = request.routeOptions.url ?? '';
     if (NOT_WRITES.has(`${request.method} ${route.slice(prefix.length)}`)) return payload;
     const params = (request.params ?? {}) as Record<string, unknown>;
@@ -57,16 +70,13 @@ export function auditAdminWrites(scope: FastifyInstance, audit: AuditLog, prefix
     const detail = request.audit ?? {};
     const targetId =
       detail.targetId ?? params.id ?? (reply.statusCode === 201 ? createdId(payload) : undefined);
-    const { tokenId, userId } = request.admin;
     const ua = request.headers['user-agent'];
     await audit.record({
-      adminTokenId: tokenId,
-      userId,
+      ...writer,
       address: request.ip,
       userAgent: typeof ua === 'string' ? ua.slice(0, 300) : null,
-      actor: userId !== null ? `user:${userId}` : `admin-token:${tokenId}`,
       action: `${request.method} ${route}`,
-      targetType: route.slice(prefix.length).split('/')[1] ?? 'unknown',
+      targetType: area ?? route.slice(prefix.length).split('/')[1] ?? 'unknown',
       targetId: targetId === undefined ? null : String(targetId),
       status: reply.statusCode,
       requestId: request.id,
@@ -80,6 +90,36 @@ export function auditAdminWrites(scope: FastifyInstance, audit: AuditLog, prefix
     });
     return payload;
   });
+}
+
+/** Records every successful admin write of this scope: the user, the admin token or both. */
+export function auditAdminWrites(scope: FastifyInstance, audit: AuditLog, prefix: string): void {
+  auditWrites(scope, audit, prefix, (request) => {
+    if (!request.admin) return undefined;
+    const { tokenId, userId } = request.admin;
+    return {
+      adminTokenId: tokenId,
+      userId,
+      actor: userId !== null ? `user:${userId}` : `admin-token:${tokenId}`,
+    };
+  });
+}
+
+/**
+ * Records every successful write of the advertiser portal, naming the advertiser token behind it,
+ * in the marketplace's area of the log (beside the publisher's own reservation writes).
+ */
+export function auditAdvertiserWrites(scope: FastifyInstance, audit: AuditLog, prefix: string): void {
+  auditWrites(
+    scope,
+    audit,
+    prefix,
+    (request) =>
+      request.advertiser
+        ? { adminTokenId: null, userId: null, actor: `advertiser-token:${request.advertiser.tokenId}` }
+        : undefined,
+    'market',
+  );
 }
 
 const BOUND = 'an RFC 3339 timestamp with an offset (2026-12-04T09:00:00+01:00) or a UTC day (2026-12-04)';
