@@ -7,6 +7,7 @@ import { linkIn, type SmtpSink, startSmtpSink } from './smtp-sink.ts';
 
 const OWNER = { email: 'owner@example.com', password: 'correct horse battery staple' };
 const EVE = { email: 'eve@example.com', password: 'eve chooses a passphrase' };
+const FINN = 'finn@example.com';
 
 /** Fills the email sign-in form and waits for the first screen. */
 async function passwordSignIn(page: Page, who: { email: string; password: string }) {
@@ -150,6 +151,55 @@ describe('console: people in headless Chromium', { timeout: 300_000 }, () => {
     await eve.getByRole('alert').filter({ hasText: 'Wrong email or password' }).waitFor();
     await shot('people-04-suspended');
     await eve.context().close();
+  });
+
+  it('lists pending invitations: a new link replaces the mailed one, and a withdrawn invitation cannot be accepted', async () => {
+    await page.goto(`${base}/console/#/users`);
+    const invite = page.getByRole('form', { name: 'Invite a person' });
+    await invite.getByLabel('Email').fill(FINN);
+    await invite.getByLabel('Role').selectOption({ label: 'viewer' });
+    await invite.getByRole('button', { name: 'Invite' }).click();
+    await page
+      .getByRole('status')
+      .filter({ hasText: `Mailed the invitation link to ${FINN}` })
+      .waitFor();
+    const first = linkIn(await smtp.next(FINN));
+
+    await page.getByRole('link', { name: 'Invitations' }).click();
+    await page.getByRole('heading', { name: 'Invitations' }).waitFor();
+    const table = page.getByTestId('invitations');
+    await table.getByRole('rowheader', { name: FINN }).waitFor();
+    await table.getByRole('cell', { name: 'viewer', exact: true }).waitFor();
+    // Eve accepted hers: only Finn is pending.
+    expect(await table.getByRole('rowheader').count()).toBe(1);
+    await page.getByRole('button', { name: `New link for ${FINN}` }).click();
+    await page
+      .getByRole('status')
+      .filter({ hasText: `Mailed the invitation link to ${FINN}` })
+      .waitFor();
+    const second = linkIn(await smtp.next(FINN));
+    expect(second).not.toBe(first);
+    await shot('people-04-invitations');
+
+    const finn = await (await browser.newContext()).newPage();
+    finn.setDefaultTimeout(120_000);
+    const accept = async (link: string, refusal: string) => {
+      await finn.goto(link.replace('https://podium.test', base));
+      await finn.getByLabel('New password (12 characters or more)').fill('finn picks a long one');
+      await finn.getByRole('button', { name: 'Set password' }).click();
+      await finn.getByRole('alert').filter({ hasText: refusal }).waitFor();
+    };
+    await accept(first, 'replaced by a newer one');
+
+    page.once('dialog', (d) => void d.accept());
+    await page.getByRole('button', { name: `Withdraw invitation to ${FINN}` }).click();
+    await page
+      .getByRole('status')
+      .filter({ hasText: `Withdrew the invitation to ${FINN}` })
+      .waitFor();
+    await page.getByText('No pending invitations.').waitFor();
+    await accept(second, 'This account is suspended');
+    await finn.context().close();
   });
 
   it('forgot password: the mailed reset link sets a new password and ends the old sessions', async () => {

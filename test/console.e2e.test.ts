@@ -219,6 +219,56 @@ describe('operator console in headless Chromium', { timeout: 300_000 }, () => {
       .waitFor();
     await page.getByRole('form', { name: /^Offer \d+$/ }).waitFor();
     await shot('04b-brand-created');
+
+    // Its tracking links lead nowhere until a tracker says where: one added, edited, removed.
+    const offerId = Number(
+      (await page.getByRole('form', { name: /^Offer \d+$/ }).getAttribute('aria-label'))!.slice(
+        'Offer '.length,
+      ),
+    );
+    const trackers = page.getByRole('region', { name: `Trackers of offer ${offerId}` });
+    await trackers.getByText('No tracker yet').waitFor();
+    const add = trackers.getByRole('form', { name: `New tracker for offer ${offerId}` });
+    await add.getByLabel('Campaign name (required)').fill('E2E launch');
+    await add.getByLabel('Landing URL (where /go redirects) (required)').fill('not a url');
+    await add.getByRole('button', { name: `Add tracker to offer ${offerId}` }).click();
+    await add.locator(`#new-tracker-${offerId}-landing-error`).waitFor();
+    await add
+      .getByLabel('Landing URL (where /go redirects) (required)')
+      .fill('https://e2e-casino.example/welcome');
+    await add.getByLabel('Countries (comma-separated names; empty: every country)').fill('Sweden, Malta');
+    await add.getByRole('button', { name: `Add tracker to offer ${offerId}` }).click();
+    await add.getByRole('status').filter({ hasText: 'Tracker E2E launch added' }).waitFor();
+    await trackers.getByRole('rowheader', { name: 'E2E launch' }).waitFor();
+    await trackers.getByRole('cell', { name: 'Sweden, Malta' }).waitFor();
+    type Stored = { data: { trackers: { landingUrl: string; geos: { countries: string[] } }[] } };
+    const stored = async () => {
+      const res = await fetch(`${base}/api/admin/v1/offers/${offerId}`, {
+        headers: { authorization: `Bearer ${demo.adminToken}` },
+      });
+      return ((await res.json()) as Stored).data.trackers;
+    };
+    expect(await stored()).toEqual([
+      expect.objectContaining({
+        landingUrl: 'https://e2e-casino.example/welcome',
+        geos: expect.objectContaining({ countries: ['Sweden', 'Malta'] }),
+      }),
+    ]);
+
+    await trackers.getByRole('button', { name: 'Edit tracker E2E launch' }).click();
+    const edit = trackers.getByRole('form', { name: 'Tracker: E2E launch' });
+    await edit
+      .getByLabel('Landing URL (where /go redirects) (required)')
+      .fill('https://e2e-casino.example/v2');
+    await edit.getByRole('button', { name: 'Save tracker E2E launch' }).click();
+    await trackers.getByText('https://e2e-casino.example/v2').waitFor();
+    expect((await stored())[0]!.landingUrl).toBe('https://e2e-casino.example/v2');
+
+    page.once('dialog', (d) => void d.accept());
+    await trackers.getByRole('button', { name: 'Remove tracker E2E launch' }).click();
+    await trackers.getByRole('status').filter({ hasText: 'Tracker E2E launch removed.' }).waitFor();
+    await trackers.getByText('No tracker yet').waitFor();
+    expect(await stored()).toEqual([]);
   });
 
   it('creates a site token shown once with a copy button, which works, then revokes it', async () => {

@@ -12,7 +12,7 @@ import { ConversionsScreen, PostbacksScreen } from './Conversions.tsx';
 import { CreativesScreen } from './Creatives.tsx';
 import { DashboardScreen } from './Dashboard.tsx';
 import { CalendarScreen, PrintableStatementScreen, ProductsScreen, StatementsScreen } from './Market.tsx';
-import { ForgotPassword, OneTimeLinkPage, ProfileScreen, UsersScreen } from './People.tsx';
+import { ForgotPassword, InvitationsScreen, OneTimeLinkPage, ProfileScreen, UsersScreen } from './People.tsx';
 import { ProgramsScreen } from './Programs.tsx';
 import { ReservationsScreen } from './Reservations.tsx';
 import { RolesScreen } from './Roles.tsx';
@@ -60,6 +60,7 @@ const SCREENS: readonly { hash: string; label?: string; Screen: ComponentType }[
   { hash: '#/webhooks', label: 'Webhooks', Screen: WebhooksScreen },
   { hash: '#/admin-tokens', label: 'Admin tokens', Screen: AdminTokensScreen },
   { hash: '#/users', label: 'Users', Screen: UsersScreen },
+  { hash: '#/invitations', label: 'Invitations', Screen: InvitationsScreen },
   { hash: '#/roles', label: 'Roles', Screen: RolesScreen },
   { hash: '#/profile', label: 'Profile', Screen: ProfileScreen },
   { hash: '#/audit', label: 'Audit log', Screen: AuditScreen },

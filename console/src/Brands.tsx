@@ -1,6 +1,7 @@
 import { api, type Brand, type Offer, type Page } from './api.ts';
 import { Fields, FormCard, saveRecord, shownOf, useForm } from './form.tsx';
 import { ListScreen, usePicked } from './lists.tsx';
+import { Trackers } from './Trackers.tsx';
 import { choicesOf, SelectField, Status, useLoad } from './ui.tsx';
 
 /** Brands and their offers, edited with the API's field-level validation messages; the list is searched and paged by the server. */
@@ -86,7 +87,7 @@ function Offers({ brandId }: { brandId: number }) {
       <h2>Offers</h2>
       <Status load={offers} empty={offers.data?.data.length === 0 && 'This brand has no offers.'}>
         {offers.data?.data.map((o) => (
-          <OfferForm key={o.id} offer={o} />
+          <OfferForm key={o.id} offer={o} onChanged={offers.reload} />
         ))}
       </Status>
       <NewOffer brandId={brandId} onCreated={offers.reload} />
@@ -106,7 +107,7 @@ const offerSpecs = (id: string) =>
     },
   ] as const;
 
-function OfferForm({ offer }: { offer: Offer }) {
+function OfferForm({ offer, onChanged }: { offer: Offer; onChanged: () => void }) {
   const form = useForm({
     offerText: offer.offerText,
     bonusCode: offer.bonusCode,
@@ -124,13 +125,16 @@ function OfferForm({ offer }: { offer: Offer }) {
       return 'Offer saved.';
     });
   return (
-    <FormCard
-      label={`Offer ${offer.id}`}
-      form={form}
-      specs={specs}
-      onSubmit={save}
-      submit={`Save offer ${offer.id}`}
-    />
+    <div className="offer">
+      <FormCard
+        label={`Offer ${offer.id}`}
+        form={form}
+        specs={specs}
+        onSubmit={save}
+        submit={`Save offer ${offer.id}`}
+      />
+      <Trackers offerId={offer.id} trackers={offer.trackers} onChanged={onChanged} />
+    </div>
   );
 }
 

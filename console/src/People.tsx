@@ -71,6 +71,88 @@ function SitesOf({
   );
 }
 
+/**
+ * Invitations: the people invited who have not set a password yet, when they were invited, a new
+ * link for each (mailed, or shown to copy; the earlier link stops working) and withdrawing one
+ * (the person is suspended, so no link of theirs can be accepted).
+ */
+export function InvitationsScreen() {
+  const pending = useLoad(() => api<{ data: User[] }>('GET', '/users?status=invited&limit=200'), 'invited');
+  const [issued, setIssued] = useState<Issued | null>(null);
+  const [outcome, setOutcome] = useState('');
+  const act = async (what: () => Promise<unknown>, done: string) => {
+    setOutcome('');
+    setIssued(null);
+    try {
+      await what();
+      setOutcome(done);
+      pending.reload();
+    } catch (err) {
+      setOutcome(message(err));
+    }
+  };
+  return (
+    <section>
+      <h1>Invitations</h1>
+      <p className="muted">
+        People invited who have not set their password yet. Invite someone on <a href="#/users">Users</a>.
+      </p>
+      {issued && <IssuedNotice issued={issued} onDone={() => setIssued(null)} />}
+      {outcome && !issued && <p role="status">{outcome}</p>}
+      <Status load={pending} empty={pending.data?.data.length === 0 && 'No pending invitations.'}>
+        <table data-testid="invitations">
+          <thead>
+            <tr>
+              <th>Email</th>
+              <th>Name</th>
+              <th>Role</th>
+              <th>Invited</th>
+              <th>
+                <span className="sr-only">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {pending.data?.data.map((u) => (
+              <tr key={u.id}>
+                <th scope="row">{u.email}</th>
+                <td>{u.displayName || '—'}</td>
+                <td>{u.role.name}</td>
+                <td>{new Date(u.createdAt).toLocaleString()}</td>
+                <td>
+                  <button
+                    type="button"
+                    onClick={() =>
+                      act(async () => {
+                        const r = await api<{ data: IssuedLink }>('POST', `/users/${u.id}/invitation`);
+                        setIssued({ link: r.data, to: u.email, what: 'invitation' });
+                      }, `Issued a new invitation link for ${u.email}.`)
+                    }
+                  >
+                    New link for {u.email}
+                  </button>{' '}
+                  <button
+                    type="button"
+                    onClick={() =>
+                      window.confirm(`Withdraw the invitation to ${u.email}? Their links stop working.`) &&
+                      act(
+                        () => api('POST', `/users/${u.id}/suspend`),
+                        `Withdrew the invitation to ${u.email}.`,
+                      )
+                    }
+                  >
+                    Withdraw invitation to {u.email}
+                  </button>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </Status>
+    </section>
+  );
+}
+
 /** Users: invite with a role (the link is mailed, or shown to copy), change role or sites, reset a password, suspend, reactivate. */
 export function UsersScreen() {
   const users = useLoad(() => api<{ data: User[] }>('GET', '/users?limit=200'), 'users');
