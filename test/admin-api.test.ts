@@ -87,6 +87,15 @@ describe(`editorial admin API (${DB_KIND})`, () => {
         [created.body.data.id],
       );
       expect(Buffer.from(rows[0]!.token_hash).toString('utf8')).not.toContain(created.body.data.token);
+      // The name is optional: a token asked for with no body at all is unnamed.
+      const unnamed = await admin('POST', '/sites/2/tokens');
+      expect(unnamed.status).toBe(201);
+      expect(unnamed.body.data).toMatchObject({ name: '', token: expect.stringMatching(/^pds_/) });
+      // A token for a site that does not exist, or a revocation of one that does not, is a 404.
+      expect((await admin('POST', '/sites/999999/tokens', { name: 'x' })).body.code).toBe('not_found');
+      const gone = await admin('DELETE', '/sites/2/tokens/999999');
+      expect(gone.status).toBe(404);
+      expect(gone.body.message).toBe('Site token not found');
     });
   });
 
