@@ -9,6 +9,26 @@ import { InputField, SecretOnce, Status, useLoad } from './ui.tsx';
 
 const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
+/**
+ * A list's one-click actions: each runs (after `onStart`), its sentence or its error becomes the
+ * outcome line, and the list reloads after a success.
+ */
+function useActs(reload: () => void, onStart?: () => void) {
+  const [outcome, setOutcome] = useState('');
+  const act = async (what: () => Promise<unknown>, done: string) => {
+    setOutcome('');
+    onStart?.();
+    try {
+      await what();
+      setOutcome(done);
+      reload();
+    } catch (err) {
+      setOutcome(message(err));
+    }
+  };
+  return { outcome, act };
+}
+
 /** A one-time link as issued: "mailed", or the link to copy (with the mail's failure, if it failed). */
 type Issued = { link: IssuedLink; to: string; what: 'invitation' | 'password-reset' };
 
@@ -79,18 +99,7 @@ function SitesOf({
 export function InvitationsScreen() {
   const pending = useLoad(() => api<{ data: User[] }>('GET', '/users?status=invited&limit=200'), 'invited');
   const [issued, setIssued] = useState<Issued | null>(null);
-  const [outcome, setOutcome] = useState('');
-  const act = async (what: () => Promise<unknown>, done: string) => {
-    setOutcome('');
-    setIssued(null);
-    try {
-      await what();
-      setOutcome(done);
-      pending.reload();
-    } catch (err) {
-      setOutcome(message(err));
-    }
-  };
+  const { outcome, act } = useActs(pending.reload, () => setIssued(null));
   return (
     <section>
       <h1>Invitations</h1>
@@ -159,17 +168,7 @@ export function UsersScreen() {
   const sites = useLoad(() => api<{ data: Site[] }>('GET', '/sites?per_page=100'), 'sites');
   const roles = useLoad(() => api<{ data: Role[] }>('GET', '/roles'), 'roles');
   const [issued, setIssued] = useState<Issued | null>(null);
-  const [outcome, setOutcome] = useState('');
-  const act = async (what: () => Promise<unknown>, done: string) => {
-    setOutcome('');
-    try {
-      await what();
-      setOutcome(done);
-      users.reload();
-    } catch (err) {
-      setOutcome(message(err));
-    }
-  };
+  const { outcome, act } = useActs(users.reload);
   return (
     <section>
       <h1>Users</h1>

@@ -18,6 +18,34 @@ export function uploadBodyLimit(maxBytes: Readonly<Record<CreativeFormat, number
   return Math.max(...Object.values(maxBytes)) * 4;
 }
 
+/**
+ * Registers upload routes in a scope of their own that takes the raw image as the body, whatever
+ * its Content-Type (the type is read from the bytes), so no other route parses bodies this way;
+ * bodies past four times the largest weight limit are refused unread (413).
+ */
+export async function imageUploads(
+  app: FastifyInstance,
+  maxBytes: Readonly<Record<CreativeFormat, number>>,
+  routes: (upload: FastifyInstance) => void,
+): Promise<void> {
+  await app.register(async (upload) => {
+    upload.removeAllContentTypeParsers();
+    upload.addContentTypeParser(
+      '*',
+      { parseAs: 'buffer', bodyLimit: uploadBodyLimit(maxBytes) },
+      (_req, body, done) => done(null, body),
+    );
+    routes(upload);
+  });
+}
+
+/** An upload's body as the image bytes; empty or anything else is refused (rule `type`). */
+export function imageOf(body: unknown): Buffer {
+  if (!Buffer.isBuffer(body) || body.length === 0)
+    throw refused('type', 'must be the image file itself (PNG, JPEG, GIF or WebP), not empty');
+  return body;
+}
+
 /** The creatives admin API under /api/admin/v1: upload, library, moderation. Writes are audited. */
 export async function registerCreativesAdmin(
   scope: FastifyInstance,
@@ -70,15 +98,7 @@ export async function registerCreativesAdmin(
     },
   );
 
-  // The upload takes the raw image as its body, whatever its Content-Type: the type is read
-  // from the bytes. Its own scope, so no other route parses bodies this way.
-  await app.register(async (upload) => {
-    upload.removeAllContentTypeParsers();
-    upload.addContentTypeParser(
-      '*',
-      { parseAs: 'buffer', bodyLimit: uploadBodyLimit(deps.maxBytes) },
-      (_req, body, done) => done(null, body),
-    );
+  await imageUploads(app, deps.maxBytes, (upload) => {
     upload.withTypeProvider<TypeBoxTypeProvider>().post(
       '/creatives',
       {
@@ -90,10 +110,7 @@ export async function registerCreativesAdmin(
         },
       },
       async (req, reply) => {
-        const body = req.body;
-        if (!Buffer.isBuffer(body) || body.length === 0)
-          throw refused('type', 'must be the image file itself (PNG, JPEG, GIF or WebP), not empty');
-        const { creative, created } = await creatives.upload(req.query, body, actorOf(req));
+        const { creative, created } = await creatives.upload(req.query, imageOf(req.body), actorOf(req));
         req.audit = { targetId: creative.id, after: creative };
         return reply.status(created ? 201 : 200).send({ data: creative });
       },

@@ -14,6 +14,16 @@ const Status = T.Union([
   T.Literal('replaced'),
 ]);
 
+/** What an upload says beside the image: where a click lands, and a name for the library. */
+export const UploadMeta = {
+  landing_url: T.String({
+    minLength: 1,
+    maxLength: 2048,
+    description: 'where a click lands (after /go/{code})',
+  }),
+  name: T.Optional(T.String({ minLength: 1, maxLength: 200, pattern: '\\S' })),
+};
+
 export const UploadQuery = T.Object(
   {
     booking_id: T.Optional(BookingId),
@@ -25,12 +35,7 @@ export const UploadQuery = T.Object(
       }),
     ),
     line_no: T.Integer({ minimum: 1, maximum: 200 }),
-    landing_url: T.String({
-      minLength: 1,
-      maxLength: 2048,
-      description: 'where a click lands (after /go/{code})',
-    }),
-    name: T.Optional(T.String({ minLength: 1, maxLength: 200, pattern: '\\S' })),
+    ...UploadMeta,
   },
   strict,
 );

@@ -94,17 +94,17 @@ export const ReservationInput = T.Object(
   strict,
 );
 export const ReservationParams = T.Object({ id: ReservationId });
+/** A reservation's state. */
+export const ReservationStatusSchema = T.Union([
+  T.Literal('held'),
+  T.Literal('approving'),
+  T.Literal('booked'),
+  T.Literal('rejected'),
+  T.Literal('expired'),
+]);
 export const ReservationQuery = T.Object(
   {
-    status: T.Optional(
-      T.Union([
-        T.Literal('held'),
-        T.Literal('approving'),
-        T.Literal('booked'),
-        T.Literal('rejected'),
-        T.Literal('expired'),
-      ]),
-    ),
+    status: T.Optional(ReservationStatusSchema),
     advertiser_id: T.Optional(AdvertiserId),
     limit: T.Optional(T.Integer({ minimum: 1, maximum: 200 })),
   },

@@ -3,8 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { CreativeFormat } from '../../config.ts';
 import type { AuthThrottle } from '../../lib/auth-throttle.ts';
 import { type AdvertiserPrincipal, requireAdvertiser } from '../../plugins/auth.ts';
-import { refused } from '../creatives/inspect.ts';
-import { uploadBodyLimit } from '../creatives/routes.ts';
+import { imageOf, imageUploads } from '../creatives/routes.ts';
 import { IMAGE_BODY } from '../creatives/schemas.ts';
 import { AvailabilityQuery, ProductParams, ReservationParams, StatementParams } from '../market/schemas.ts';
 import {
@@ -105,15 +104,7 @@ export async function registerPortal(
     { ...auth, schema: { summary: 'Creatives of your reservations with their moderation state' } },
     async (req) => ({ data: await portal.creativesOf(who(req)) }),
   );
-  // The upload takes the raw image as its body, whatever its Content-Type (the type is read from
-  // the bytes), in a scope of its own so no other route parses bodies this way.
-  await app.register(async (upload) => {
-    upload.removeAllContentTypeParsers();
-    upload.addContentTypeParser(
-      '*',
-      { parseAs: 'buffer', bodyLimit: uploadBodyLimit(deps.maxBytes) },
-      (_req, body, done) => done(null, body),
-    );
+  await imageUploads(app, deps.maxBytes, (upload) => {
     upload.withTypeProvider<TypeBoxTypeProvider>().post(
       '/reservations/:id/lines/:line/creatives',
       {
@@ -126,15 +117,12 @@ export async function registerPortal(
         },
       },
       async (req, reply) => {
-        const body = req.body;
-        if (!Buffer.isBuffer(body) || body.length === 0)
-          throw refused('type', 'must be the image file itself (PNG, JPEG, GIF or WebP), not empty');
         const { creative, created } = await portal.upload(
           who(req),
           req.params.id,
           req.params.line,
           req.query,
-          body,
+          imageOf(req.body),
         );
         return reply.status(created ? 201 : 200).send({ data: creative });
       },

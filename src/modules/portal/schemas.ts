@@ -1,5 +1,12 @@
 import { Type as T } from '@sinclair/typebox';
-import { Month, Name, ReservationLines, ReservationParams } from '../market/schemas.ts';
+import { UploadMeta } from '../creatives/schemas.ts';
+import {
+  Month,
+  Name,
+  ReservationLines,
+  ReservationParams,
+  ReservationStatusSchema,
+} from '../market/schemas.ts';
 
 const strict = { additionalProperties: false } as const;
 
@@ -7,18 +14,7 @@ const strict = { additionalProperties: false } as const;
 export const PortalReservationInput = T.Object({ campaign_name: Name, lines: ReservationLines }, strict);
 
 export const PortalReservationQuery = T.Object(
-  {
-    status: T.Optional(
-      T.Union([
-        T.Literal('held'),
-        T.Literal('approving'),
-        T.Literal('booked'),
-        T.Literal('rejected'),
-        T.Literal('expired'),
-      ]),
-    ),
-    limit: T.Optional(T.Integer({ minimum: 1, maximum: 200 })),
-  },
+  { status: T.Optional(ReservationStatusSchema), limit: T.Optional(T.Integer({ minimum: 1, maximum: 200 })) },
   strict,
 );
 
@@ -33,15 +29,5 @@ export const LineParams = T.Object({
   line: T.Integer({ minimum: 1, maximum: 200 }),
 });
 
-/** What an upload says beside the image: where a click lands, and a name for the library. */
-export const PortalUploadQuery = T.Object(
-  {
-    landing_url: T.String({
-      minLength: 1,
-      maxLength: 2048,
-      description: 'where a click lands (after /go/{code})',
-    }),
-    name: T.Optional(T.String({ minLength: 1, maxLength: 200, pattern: '\\S' })),
-  },
-  strict,
-);
+/** Where a click on the uploaded creative lands, and its name in the library. */
+export const PortalUploadQuery = T.Object(UploadMeta, strict);
