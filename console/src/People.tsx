@@ -5,6 +5,7 @@ import type { Role, User } from '../../src/modules/people/repository.ts';
 import type { IssuedLink } from '../../src/modules/people/types.ts';
 import { ApiError, api, SIGNED_OUT_EVENT } from './api.ts';
 import { RequireTwoFactor, TwoFactorCard } from './TwoFactor.tsx';
+import { ACTIONS, LoadedTable } from './table.tsx';
 import { InputField, SecretOnce, Status, useLoad } from './ui.tsx';
 
 const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
@@ -108,56 +109,44 @@ export function InvitationsScreen() {
       </p>
       {issued && <IssuedNotice issued={issued} onDone={() => setIssued(null)} />}
       {outcome && !issued && <p role="status">{outcome}</p>}
-      <Status load={pending} empty={pending.data?.data.length === 0 && 'No pending invitations.'}>
-        <table data-testid="invitations">
-          <thead>
-            <tr>
-              <th>Email</th>
-              <th>Name</th>
-              <th>Role</th>
-              <th>Invited</th>
-              <th>
-                <span className="sr-only">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {pending.data?.data.map((u) => (
-              <tr key={u.id}>
-                <th scope="row">{u.email}</th>
-                <td>{u.displayName || '—'}</td>
-                <td>{u.role.name}</td>
-                <td>{new Date(u.createdAt).toLocaleString()}</td>
-                <td>
-                  <button
-                    type="button"
-                    onClick={() =>
-                      act(async () => {
-                        const r = await api<{ data: IssuedLink }>('POST', `/users/${u.id}/invitation`);
-                        setIssued({ link: r.data, to: u.email, what: 'invitation' });
-                      }, `Issued a new invitation link for ${u.email}.`)
-                    }
-                  >
-                    New link for {u.email}
-                  </button>{' '}
-                  <button
-                    type="button"
-                    onClick={() =>
-                      window.confirm(`Withdraw the invitation to ${u.email}? Their links stop working.`) &&
-                      act(
-                        () => api('POST', `/users/${u.id}/suspend`),
-                        `Withdrew the invitation to ${u.email}.`,
-                      )
-                    }
-                  >
-                    Withdraw invitation to {u.email}
-                  </button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </Status>
+      <LoadedTable
+        load={pending}
+        empty="No pending invitations."
+        testId="invitations"
+        columns={[
+          { head: 'Email', rowHeader: true, cell: (u) => u.email },
+          { head: 'Name', cell: (u) => u.displayName || '—' },
+          { head: 'Role', cell: (u) => u.role.name },
+          { head: 'Invited', cell: (u) => new Date(u.createdAt).toLocaleString() },
+          {
+            head: ACTIONS,
+            cell: (u) => (
+              <>
+                <button
+                  type="button"
+                  onClick={() =>
+                    act(async () => {
+                      const r = await api<{ data: IssuedLink }>('POST', `/users/${u.id}/invitation`);
+                      setIssued({ link: r.data, to: u.email, what: 'invitation' });
+                    }, `Issued a new invitation link for ${u.email}.`)
+                  }
+                >
+                  New link for {u.email}
+                </button>{' '}
+                <button
+                  type="button"
+                  onClick={() =>
+                    window.confirm(`Withdraw the invitation to ${u.email}? Their links stop working.`) &&
+                    act(() => api('POST', `/users/${u.id}/suspend`), `Withdrew the invitation to ${u.email}.`)
+                  }
+                >
+                  Withdraw invitation to {u.email}
+                </button>
+              </>
+            ),
+          },
+        ]}
+      />
     </section>
   );
 }

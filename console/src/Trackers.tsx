@@ -2,6 +2,7 @@ import { useState } from 'react';
 import type { Tracker } from '../../src/modules/catalog/types.ts';
 import { api } from './api.ts';
 import { type FieldSpec, FormCard, shownOf, useAction, useForm } from './form.tsx';
+import { ACTIONS, Table } from './table.tsx';
 import { OutcomeLine } from './ui.tsx';
 
 /** A comma-separated list as the API's array (blanks dropped), and back. */
@@ -120,37 +121,30 @@ export function Trackers({
       {trackers.length === 0 ? (
         <p className="muted">No tracker yet: this offer's tracking links lead nowhere until one is added.</p>
       ) : (
-        <table>
-          <thead>
-            <tr>
-              <th>Campaign</th>
-              <th>Landing URL</th>
-              <th>Geos</th>
-              <th>
-                <span className="sr-only">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {trackers.map((t) => (
-              <tr key={t.id}>
-                <th scope="row">{t.campaignName}</th>
-                <td>
-                  <code>{t.landingUrl}</code>
-                </td>
-                <td>{textOf([...t.geos.countries, ...t.geos.markets]) || 'every country'}</td>
-                <td>
+        <Table
+          rows={trackers}
+          columns={[
+            { head: 'Campaign', rowHeader: true, cell: (t) => t.campaignName },
+            { head: 'Landing URL', cell: (t) => <code>{t.landingUrl}</code> },
+            {
+              head: 'Geos',
+              cell: (t) => textOf([...t.geos.countries, ...t.geos.markets]) || 'every country',
+            },
+            {
+              head: ACTIONS,
+              cell: (t) => (
+                <>
                   <button type="button" onClick={() => setEditing(editing === t.id ? null : t.id)}>
                     Edit tracker {t.campaignName}
                   </button>{' '}
                   <button type="button" onClick={() => remove(t)}>
                     Remove tracker {t.campaignName}
                   </button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+                </>
+              ),
+            },
+          ]}
+        />
       )}
       <OutcomeLine outcome={action.outcome} />
       {trackers

@@ -216,24 +216,12 @@ export class OutboundClient {
     const headers: Record<string, string> = { accept: 'application/json', ...req.headers };
     if (req.apiKey) headers.authorization = `Bearer ${req.apiKey}`;
     if (req.body !== undefined) headers['content-type'] = 'application/json';
-    const timeout = AbortSignal.timeout(this.totalMs);
-    const signal = req.signal ? AbortSignal.any([timeout, req.signal]) : timeout;
     const where = `${req.method} ${req.path}`;
     try {
-      this.agent ??= this.makeAgent();
-      const { agent, request } = await this.agent;
-      const res = await request(url, {
-        method: req.method,
-        headers,
-        body: req.body,
-        dispatcher: agent,
-        signal,
-      });
+      const res = await this.open(url, { method: req.method, headers, body: req.body }, req.signal);
       const flat: Headers = {};
       for (const [k, v] of Object.entries(res.headers))
         if (v !== undefined) flat[k] = say(Array.isArray(v) ? v.join(', ') : v);
-      // Errors of a body thrown away on purpose are expected; never let them go unhandled.
-      res.body.on('error', () => {});
       if (res.statusCode >= 300 && res.statusCode < 400) {
         res.body.destroy();
         return {
@@ -285,20 +273,13 @@ export class OutboundClient {
         kind = base.kind;
         throw new Error(base.message.replace(/^base_url/, 'URL'));
       }
-      const timeout = AbortSignal.timeout(this.totalMs);
-      const signal = init.signal ? AbortSignal.any([timeout, init.signal]) : timeout;
       const method = (init.method ?? 'GET').toUpperCase();
       try {
-        this.agent ??= this.makeAgent();
-        const { agent, request } = await this.agent;
-        const res = await request(base.url, {
-          method: method as 'GET',
-          headers: init.headers ?? {},
-          body: fetchBody(init.body),
-          dispatcher: agent,
-          signal,
-        });
-        res.body.on('error', () => {});
+        const res = await this.open(
+          base.url,
+          { method: method as 'GET', headers: init.headers ?? {}, body: fetchBody(init.body) },
+          init.signal,
+        );
         const headers = new Headers();
         for (const [k, v] of Object.entries(res.headers))
           for (const one of Array.isArray(v) ? v : v === undefined ? [] : [v]) headers.append(k, one);
@@ -341,20 +322,10 @@ export class OutboundClient {
   private async fetchFile(rawUrl: string, maxBytes: number, caller?: AbortSignal): Promise<Download> {
     const base = this.checkBaseUrl(rawUrl);
     if (!base.ok) return { kind: base.kind, message: base.message.replace('base_url', 'the URL') };
-    const timeout = AbortSignal.timeout(this.totalMs);
-    const signal = caller ? AbortSignal.any([timeout, caller]) : timeout;
     const where = 'GET asset';
     const say = (t: string) => redact(t, []);
     try {
-      this.agent ??= this.makeAgent();
-      const { agent, request } = await this.agent;
-      const res = await request(base.url, {
-        method: 'GET',
-        headers: { accept: 'image/*' },
-        dispatcher: agent,
-        signal,
-      });
-      res.body.on('error', () => {});
+      const res = await this.open(base.url, { method: 'GET', headers: { accept: 'image/*' } }, caller);
       if (res.statusCode >= 300 && res.statusCode < 400) {
         res.body.destroy();
         return { kind: 'redirect', message: `${where}: HTTP ${res.statusCode} redirect (not followed)` };
@@ -376,6 +347,24 @@ export class OutboundClient {
         return { kind: 'too_large', message: `${where}: larger than ${maxBytes} bytes` };
       return failed as Download;
     }
+  }
+
+  /**
+   * Sends one request through the SSRF-guarded agent, bounded by the total timeout and the
+   * caller's signal. Errors of a body thrown away on purpose are expected: never unhandled.
+   */
+  private async open(
+    url: string | URL,
+    opts: { method: 'GET' | 'POST'; headers: Record<string, string>; body?: string | Uint8Array | undefined },
+    caller?: AbortSignal,
+  ) {
+    const timeout = AbortSignal.timeout(this.totalMs);
+    const signal = caller ? AbortSignal.any([timeout, caller]) : timeout;
+    this.agent ??= this.makeAgent();
+    const { agent, request } = await this.agent;
+    const res = await request(url, { ...opts, dispatcher: agent, signal });
+    res.body.on('error', () => {});
+    return res;
   }
 
   private async readBody(body: AsyncIterable<Buffer> & { destroy(): void }, limit: number): Promise<Buffer> {

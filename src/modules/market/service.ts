@@ -222,6 +222,14 @@ export class MarketService {
     return this.repo.listProducts(connectionId, LIST_LIMIT);
   }
 
+  /** The products an advertiser can book: its publisher's active ones in its currency. */
+  async productsFor(advertiserId: string): Promise<Product[]> {
+    const adv = await this.getAdvertiser(advertiserId);
+    return (await this.listProducts()).filter(
+      (p) => p.publisher === adv.publisher && p.status === 'active' && p.currency === adv.currency,
+    );
+  }
+
   /* Availability */
 
   /**

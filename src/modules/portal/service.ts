@@ -38,11 +38,8 @@ export class PortalService {
   }
 
   /** The products the advertiser can book: its publisher's active ones, priced in its currency. */
-  async products(a: PortalActor): Promise<Product[]> {
-    const adv = await this.me(a);
-    return (await this.market.listProducts()).filter(
-      (p) => p.publisher === adv.publisher && p.status === 'active' && p.currency === adv.currency,
-    );
+  products(a: PortalActor): Promise<Product[]> {
+    return this.market.productsFor(a.advertiserId);
   }
 
   /** One bookable product's availability per geo and month; any other product is a 404. */

@@ -233,11 +233,8 @@ export class SalesAgentService {
   }
 
   /** The advertiser's publisher's active products in the advertiser's currency. */
-  private async sellable(buyer: Buyer): Promise<Product[]> {
-    const adv = await this.market.getAdvertiser(buyer.advertiserId);
-    return (await this.market.listProducts()).filter(
-      (p) => p.publisher === adv.publisher && p.status === 'active' && p.currency === adv.currency,
-    );
+  private sellable(buyer: Buyer): Promise<Product[]> {
+    return this.market.productsFor(buyer.advertiserId);
   }
 
   /** `get_products`: the advertiser's publisher's active products, each with its price. */
